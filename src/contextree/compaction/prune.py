@@ -1,0 +1,115 @@
+"""Tool-output pruning (pi-behaviour.md §6), lossless per DESIGN decision 6.
+
+Old tool results outside a protected window of recent output are replaced, for the model, by a
+short placeholder. Unlike the fork, the original content is kept in the entry under
+``prunedContent``: pi reads the placeholder in ``content`` and ignores the extra key, and
+nothing the tools produced is lost.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from contextree.entries.ids import now_ms
+from contextree.entries.types import Entry
+from contextree.settings.schema import PruneSettings
+from contextree.tokens.estimate import TokenEstimator, get_estimator
+
+__all__ = [
+    "PruneCandidate",
+    "PruneDecision",
+    "apply_prune",
+    "decide_prune",
+    "prune_placeholder",
+    "prune_tool_outputs",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PruneCandidate:
+    """A tool result that would be pruned, with its estimated tokens."""
+
+    entry: Entry
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class PruneDecision:
+    """What pruning would do; empty ``candidates`` when it is not worth it."""
+
+    candidates: list[PruneCandidate] = field(default_factory=list)
+    tokens_saved: int = 0
+
+    @property
+    def pruned_count(self) -> int:
+        return len(self.candidates)
+
+
+def prune_placeholder(tokens: int) -> str:
+    """The text a pruned tool result shows the model."""
+    return f"[Output truncated - {tokens} tokens]"
+
+
+def decide_prune(
+    path_entries: Sequence[Entry],
+    settings: PruneSettings | None = None,
+    *,
+    estimator: TokenEstimator | None = None,
+) -> PruneDecision:
+    """Choose tool results to prune, newest to oldest, outside the protected window."""
+    settings = settings or PruneSettings()
+    estimate = (estimator or get_estimator("pi")).estimate
+    protected = set(settings.protected_tools)
+    accumulated = 0
+    candidates: list[PruneCandidate] = []
+    for entry in reversed(path_entries):
+        if entry.get("type") != "message":
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") != "toolResult":
+            continue
+        tokens = estimate(message)
+        if message.get("prunedAt") is not None:
+            accumulated += tokens
+            continue
+        # The window is checked before adding: the result that crosses it is still protected.
+        if accumulated < settings.protect_tokens or message.get("toolName") in protected:
+            accumulated += tokens
+            continue
+        candidates.append(PruneCandidate(entry, tokens))
+        accumulated += tokens
+    saved = sum(
+        max(0, c.tokens - math.ceil(len(prune_placeholder(c.tokens)) / 4)) for c in candidates
+    )
+    if not candidates or saved < settings.minimum_savings:
+        return PruneDecision()
+    return PruneDecision(candidates, saved)
+
+
+def apply_prune(decision: PruneDecision, *, now: Callable[[], int] = now_ms) -> list[Entry]:
+    """New versions of the chosen entries: placeholder content, ``prunedAt``, original kept."""
+    stamp = now()
+    updated: list[Entry] = []
+    for candidate in decision.candidates:
+        entry = copy.deepcopy(candidate.entry)
+        message = entry["message"]
+        message["prunedContent"] = message.get("content")
+        message["content"] = [{"type": "text", "text": prune_placeholder(candidate.tokens)}]
+        message["prunedAt"] = stamp
+        updated.append(entry)
+    return updated
+
+
+def prune_tool_outputs(
+    path_entries: Sequence[Entry],
+    settings: PruneSettings | None = None,
+    *,
+    estimator: TokenEstimator | None = None,
+    now: Callable[[], int] = now_ms,
+) -> tuple[PruneDecision, list[Entry]]:
+    """Decide and apply: the decision and the replacement entries (empty when none)."""
+    decision = decide_prune(path_entries, settings, estimator=estimator)
+    return decision, apply_prune(decision, now=now) if decision.candidates else []

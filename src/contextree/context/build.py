@@ -1,0 +1,225 @@
+"""Rebuild the agent messages of a leaf from its path (pi-behaviour.md §3.1).
+
+The latest compaction on the path becomes a ``compactionSummary`` message followed by the kept
+entries (from ``firstKeptEntryId`` up to the compaction) and everything after it; branch
+summaries and custom messages become their own message roles. ``convert_to_llm`` then turns
+these into what a model sees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from contextree.entries.ids import iso_to_ms
+from contextree.entries.types import AgentMessage, Entry
+
+__all__ = [
+    "UNSET",
+    "ModelRef",
+    "SessionContext",
+    "build_context_from_path",
+    "build_session_context",
+    "message_from_entry",
+    "path_to",
+]
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = _Unset()
+"""Marks "no leaf given" apart from ``None`` ("the leaf is before the first entry")."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    """The model a session last used: ``provider`` and ``model_id``."""
+
+    provider: str
+    model_id: str
+
+    @property
+    def spec(self) -> str:
+        return f"{self.provider}/{self.model_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    """What a leaf's path amounts to: messages for the model, thinking level and model."""
+
+    messages: list[AgentMessage] = field(default_factory=list)
+    thinking_level: str = "off"
+    model: ModelRef | None = None
+
+
+def message_from_entry(entry: Entry, *, for_context: bool = True) -> AgentMessage | None:
+    """The message an entry contributes, or ``None`` (pi's ``getMessageFromEntry``).
+
+    With ``for_context`` an empty branch summary produces nothing, as when pi rebuilds the
+    context; compaction preparation counts it (§5.4 step 8).
+    """
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        return message if isinstance(message, dict) else None
+    if kind == "custom_message":
+        custom: AgentMessage = {
+            "role": "custom",
+            "customType": entry.get("customType"),
+            "content": entry.get("content", ""),
+            "display": entry.get("display", True),
+        }
+        if "details" in entry:
+            custom["details"] = entry["details"]
+        if "attribution" in entry:
+            custom["attribution"] = entry["attribution"]
+        custom["timestamp"] = iso_to_ms(entry.get("timestamp"))
+        return custom
+    if kind == "branch_summary":
+        summary = entry.get("summary")
+        if for_context and not summary:
+            return None
+        return {
+            "role": "branchSummary",
+            "summary": summary if isinstance(summary, str) else "",
+            "fromId": entry.get("fromId"),
+            "timestamp": iso_to_ms(entry.get("timestamp")),
+        }
+    return None
+
+
+def compaction_summary_message(entry: Entry) -> AgentMessage:
+    """The ``compactionSummary`` message a compaction entry stands for."""
+    summary = entry.get("summary")
+    message: AgentMessage = {
+        "role": "compactionSummary",
+        "summary": summary if isinstance(summary, str) else "",
+        "tokensBefore": entry.get("tokensBefore", 0),
+        "timestamp": iso_to_ms(entry.get("timestamp")),
+    }
+    if isinstance(entry.get("shortSummary"), str):
+        message["shortSummary"] = entry["shortSummary"]
+    return message
+
+
+def _model_from(entry: Entry) -> ModelRef | None:
+    if entry.get("type") == "model_change":
+        provider, model_id = entry.get("provider"), entry.get("modelId")
+        if isinstance(provider, str) and isinstance(model_id, str):
+            return ModelRef(provider, model_id)
+        spec, role = entry.get("model"), entry.get("role")
+        # The fork writes "provider/id" with a role; only the default role is the session model.
+        if isinstance(spec, str) and spec and role in (None, "default"):
+            provider, _, model_id = spec.partition("/")
+            return ModelRef(provider, model_id) if model_id else ModelRef("", provider)
+        return None
+    message = entry.get("message")
+    if (
+        entry.get("type") == "message"
+        and isinstance(message, dict)
+        and message.get("role") == "assistant"
+    ):
+        provider, model_id = message.get("provider"), message.get("model")
+        if isinstance(provider, str) and isinstance(model_id, str):
+            return ModelRef(provider, model_id)
+    return None
+
+
+def _remote_history(compaction: Entry) -> dict[str, Any] | None:
+    # The fork's OpenAI remote compaction replays native history instead of kept entries (§7.8).
+    preserve = compaction.get("preserveData")
+    if not isinstance(preserve, dict):
+        return None
+    remote = preserve.get("openaiRemoteCompaction")
+    if not isinstance(remote, dict):
+        return None
+    provider, history = remote.get("provider"), remote.get("replacementHistory")
+    if isinstance(provider, str) and provider and isinstance(history, list):
+        return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
+    return None
+
+
+def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
+    """Build the context of a root-to-leaf path of entries."""
+    thinking = "off"
+    model: ModelRef | None = None
+    compaction_index = -1
+    for index, entry in enumerate(path):
+        kind = entry.get("type")
+        if kind == "thinking_level_change":
+            level = entry.get("thinkingLevel")
+            thinking = level if isinstance(level, str) and level else "off"
+        elif kind == "compaction":
+            compaction_index = index
+        found = _model_from(entry)
+        if found is not None:
+            model = found
+
+    messages: list[AgentMessage] = []
+
+    def emit(entry: Entry) -> None:
+        message = message_from_entry(entry)
+        if message is not None:
+            messages.append(message)
+
+    if compaction_index < 0:
+        for entry in path:
+            emit(entry)
+        return SessionContext(messages, thinking, model)
+
+    compaction = path[compaction_index]
+    summary = compaction_summary_message(compaction)
+    payload = _remote_history(compaction)
+    if payload is not None:
+        summary["providerPayload"] = payload
+    messages.append(summary)
+    if payload is None:
+        first_kept = compaction.get("firstKeptEntryId")
+        keeping = False
+        for entry in path[:compaction_index]:
+            if not keeping and entry.get("id") == first_kept:
+                keeping = True
+            if keeping:
+                emit(entry)
+    for entry in path[compaction_index + 1 :]:
+        emit(entry)
+    return SessionContext(messages, thinking, model)
+
+
+def path_to(leaf_id: str, by_id: Mapping[str, Entry]) -> list[Entry]:
+    """Root-first path ending at ``leaf_id``; stops at a missing parent or a cycle."""
+    path: list[Entry] = []
+    seen: set[str] = set()
+    current: Entry | None = by_id.get(leaf_id)
+    while current is not None:
+        entry_id = current.get("id")
+        if not isinstance(entry_id, str) or entry_id in seen:
+            break
+        seen.add(entry_id)
+        path.append(current)
+        parent = current.get("parentId")
+        current = by_id.get(parent) if isinstance(parent, str) and parent != entry_id else None
+    path.reverse()
+    return path
+
+
+def build_session_context(
+    entries: Sequence[Entry], leaf_id: str | _Unset | None = UNSET
+) -> SessionContext:
+    """pi's ``buildSessionContext(entries, leafId)`` over a list of entries in file order.
+
+    ``leaf_id=None`` gives an empty context; an omitted or unknown leaf means the last entry.
+    """
+    if leaf_id is None or not entries:
+        return SessionContext()
+    by_id = {entry["id"]: entry for entry in entries if isinstance(entry.get("id"), str)}
+    leaf = by_id.get(leaf_id) if isinstance(leaf_id, str) else None
+    if leaf is None:
+        leaf = entries[-1]
+    leaf_key = leaf.get("id")
+    path = path_to(leaf_key, by_id) if isinstance(leaf_key, str) else [leaf]
+    return build_context_from_path(path)

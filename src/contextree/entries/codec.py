@@ -1,0 +1,107 @@
+"""The JSON codec of session lines: one encoder and decoder, built once.
+
+Everything the store knows about the on-disk shape of a line lives here. Decoding is lossless:
+a line becomes a plain ``dict`` holding every key it had. :class:`Envelope` reads only the keys
+that place an entry in the tree, so the store can index a large file without building the body
+of every entry (DEPENDENCIES.md: "decode only what you need").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from contextree.entries.types import JsonDict
+
+__all__ = [
+    "Envelope",
+    "LineError",
+    "decode_envelope",
+    "decode_object",
+    "encode_line",
+    "entry_problem",
+    "header_problem",
+]
+
+
+class Envelope(msgspec.Struct):
+    """The tree-placing keys of a line; every other key is skipped by the parser."""
+
+    type: str | None = None
+    id: str | None = None
+    parentId: str | None = None  # the on-disk spelling
+    timestamp: str | None = None
+
+
+class LineError(ValueError):
+    """A line is not a JSON object of the expected shape; ``str()`` says why."""
+
+
+_object_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+_envelope_decoder = msgspec.json.Decoder(Envelope)
+_encoder = msgspec.json.Encoder()
+
+
+def decode_envelope(line: bytes) -> Envelope:
+    """Decode the envelope of one line; raise :class:`LineError` when it is not usable."""
+    try:
+        return _envelope_decoder.decode(line)
+    except msgspec.ValidationError as exc:
+        raise LineError(_validation_reason(str(exc))) from None
+    except msgspec.DecodeError as exc:
+        raise LineError(f"not valid JSON ({exc})") from None
+
+
+def decode_object(line: bytes) -> JsonDict:
+    """Decode one line into a dict; raise :class:`LineError` when it is not a JSON object."""
+    try:
+        value = _object_decoder.decode(line)
+    except msgspec.DecodeError as exc:
+        raise LineError(f"not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise LineError(f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def encode_line(obj: JsonDict) -> bytes:
+    """Encode one entry or header as compact JSON (no newline), non-ASCII kept as UTF-8."""
+    return _encoder.encode(obj)
+
+
+def _validation_reason(text: str) -> str:
+    # msgspec says e.g. "Expected `str | null`, got `int` - at `$.id`"
+    return text.replace("$.", "field ").replace(" - at ", " at ")
+
+
+def header_problem(obj: JsonDict) -> str | None:
+    """Why ``obj`` is not a usable session header, or ``None`` when it is (§1.3, §1.7)."""
+    if obj.get("type") != "session":
+        return f'expected a session header (type "session"), found type {obj.get("type")!r}'
+    if not isinstance(obj.get("id"), str):
+        return 'session header has no string "id"'
+    version = obj.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        return f'session header has an invalid "version" {version!r}'
+    return None
+
+
+def entry_problem(obj: JsonDict, *, needs_id: bool) -> str | None:
+    """Why ``obj`` cannot be placed in the tree, or ``None``; unknown types are fine."""
+    entry_type = obj.get("type")
+    if not isinstance(entry_type, str) or not entry_type:
+        return 'entry has no string "type"'
+    if needs_id:
+        entry_id = obj.get("id")
+        if not isinstance(entry_id, str) or not entry_id:
+            return 'entry has no string "id" (expected 8 hex characters)'
+        parent = obj.get("parentId")
+        if parent is not None and not isinstance(parent, str):
+            return f'entry "parentId" must be a string or null, found {type(parent).__name__}'
+    if entry_type == "message":
+        message = obj.get("message")
+        if not isinstance(message, dict):
+            return 'message entry has no "message" object'
+        if not isinstance(message.get("role"), str):
+            return 'message entry has no string "message.role"'
+    return None

@@ -1,0 +1,537 @@
+"""``SessionTree``: the append-only tree of a session, its leaf, and every append of pi.
+
+Appending makes a child of the current leaf and moves the leaf to it (pi-behaviour.md §1.6).
+The leaf on open is the last entry in file order. Entries are plain dicts with pi's keys; treat
+them as read-only (a change is a new entry or an atomic rewrite through :meth:`rewrite_entries`).
+
+Writes go through the store's transaction: under the lock we first take in whatever another
+process appended since we last looked, then write, so concurrent writers lose nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contextree.context.build import SessionContext, build_context_from_path
+from contextree.entries.codec import encode_line
+from contextree.entries.ids import iso_now, new_entry_id, new_session_id
+from contextree.entries.types import CURRENT_SESSION_VERSION, AgentMessage, Entry, Header
+from contextree.errors import EntryNotFoundError, SessionFileError, TreeError
+from contextree.store.base import SessionStore, StoreTransaction
+from contextree.store.index import (
+    BadLine,
+    LoadReport,
+    ParsedSession,
+    Record,
+    parse_entry_lines,
+    parse_session,
+)
+from contextree.store.jsonl import JsonlFileStore
+from contextree.store.memory import MemoryStore
+from contextree.store.migrations import migrate
+
+__all__ = ["SessionTree", "TreeNode"]
+
+
+@dataclass(slots=True)
+class TreeNode:
+    """One entry of :meth:`SessionTree.get_tree` with its children (oldest first) and label."""
+
+    entry: Entry
+    children: list[TreeNode] = field(default_factory=list)
+    label: str | None = None
+
+
+class SessionTree:
+    """A session: header, entries in file order, and the current leaf."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        *,
+        cwd: str | None = None,
+        now: Callable[[], str] = iso_now,
+        new_id: Callable[[Callable[[str], bool]], str] = new_entry_id,
+        session_id: str | None = None,
+    ) -> None:
+        """Load ``store`` (an existing session), or start a new one when it holds nothing."""
+        self.store = store
+        self._now = now
+        self._new_id = new_id
+        self._items: list[Record | BadLine] = []
+        self._leading: list[BadLine] = []
+        self._by_id: dict[str, Record] = {}
+        self._children: dict[str | None, list[Record]] | None = None
+        self._known_size = 0
+        self._needs_rewrite = False
+        self._next_line = 1
+        data = store.read() if store.exists() else b""
+        if data.strip():
+            self._load(parse_session(data, store.name))
+            self._known_size = len(data)
+        else:
+            self.header: Header = {
+                "type": "session",
+                "version": CURRENT_SESSION_VERSION,
+                "id": session_id or new_session_id(),
+                "timestamp": now(),
+                "cwd": cwd if cwd is not None else os.getcwd(),
+            }
+            self._header_raw: bytes | None = None
+            self.report = LoadReport(store.name)
+            self.leaf_id: str | None = None
+            # An empty file holds nothing to lose: the first write replaces it with a header.
+            self._needs_rewrite = bool(data)
+            self._known_size = len(data)
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        create: bool = True,
+        cwd: str | None = None,
+        fsync: bool = False,
+        now: Callable[[], str] = iso_now,
+    ) -> SessionTree:
+        """Open the session file at ``path`` (created on the first append when missing)."""
+        file = Path(path)
+        if file.is_dir():
+            raise SessionFileError(file, "is a directory, not a session file")
+        if not create and not file.exists():
+            raise SessionFileError(file, "no such session file")
+        return cls(JsonlFileStore(file, fsync=fsync), cwd=cwd, now=now)
+
+    @classmethod
+    def in_memory(
+        cls, data: bytes = b"", *, cwd: str | None = None, now: Callable[[], str] = iso_now
+    ) -> SessionTree:
+        """A session kept in memory; ``data`` may hold the lines of an existing session."""
+        return cls(MemoryStore(data), cwd=cwd, now=now)
+
+    def _load(self, parsed: ParsedSession) -> None:
+        self._needs_rewrite = migrate(parsed)
+        self.header = parsed.header
+        self._header_raw = parsed.header_raw
+        self.report = parsed.report
+        self._leading = parsed.leading
+        self._items = parsed.items
+        self._by_id = {}
+        self._children = None
+        self._index(parsed.items)
+        last = self._last_record()
+        self.leaf_id = last.id if last is not None else None
+
+    def _index(self, items: Iterable[Record | BadLine]) -> None:
+        by_id = self._by_id
+        duplicates = self.report.duplicate_ids
+        for item in items:
+            if isinstance(item, BadLine):
+                self._next_line = max(self._next_line, item.line + 1)
+                continue
+            if item.line is not None:
+                self._next_line = max(self._next_line, item.line + 1)
+            key = item.id
+            if key is None:
+                continue
+            previous = by_id.get(key)
+            if previous is not None:
+                lines = duplicates.setdefault(key, [previous.line or 0])
+                lines.append(item.line or 0)
+            by_id[key] = item
+        self._children = None
+        orphans = self.report.orphans
+        orphans.clear()
+        for item in self._items:
+            if (
+                isinstance(item, Record)
+                and item.parent_id is not None
+                and item.parent_id not in by_id
+            ):
+                orphans.append((item.id or "?", item.line, item.parent_id))
+
+    def _last_record(self) -> Record | None:
+        for item in reversed(self._items):
+            if isinstance(item, Record):
+                return item
+        return None
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path | None:
+        """The session file, or ``None`` for an in-memory session."""
+        return self.store.path if isinstance(self.store, JsonlFileStore) else None
+
+    @property
+    def session_id(self) -> str:
+        return str(self.header.get("id"))
+
+    def __len__(self) -> int:
+        return sum(1 for item in self._items if isinstance(item, Record))
+
+    def records(self) -> Iterator[Record]:
+        """Entry records in file order (bodies decoded on demand)."""
+        for item in self._items:
+            if isinstance(item, Record):
+                yield item
+
+    def get_entries(self) -> list[Entry]:
+        """Every entry in file order."""
+        return [record.entry for record in self.records()]
+
+    def get_entry(self, entry_id: str) -> Entry | None:
+        """The entry with ``entry_id``, or ``None``."""
+        record = self._by_id.get(entry_id)
+        return record.entry if record is not None else None
+
+    def has_entry(self, entry_id: str) -> bool:
+        return entry_id in self._by_id
+
+    def get_leaf_entry(self) -> Entry | None:
+        return self.get_entry(self.leaf_id) if self.leaf_id is not None else None
+
+    def get_branch(self, from_id: str | None = None) -> list[Entry]:
+        """The root-first path to ``from_id`` (default: the leaf); stops at cycles."""
+        start = from_id if from_id is not None else self.leaf_id
+        if start is None:
+            return []
+        if start not in self._by_id:
+            raise EntryNotFoundError(start)
+        return [record.entry for record in self._path_records(start)]
+
+    def _path_records(self, start: str) -> list[Record]:
+        path: list[Record] = []
+        seen: set[str] = set()
+        by_id = self._by_id
+        current = by_id.get(start)
+        while current is not None and current.id not in seen:
+            assert current.id is not None
+            seen.add(current.id)
+            path.append(current)
+            parent = current.parent_id
+            current = by_id.get(parent) if parent is not None else None
+        path.reverse()
+        return path
+
+    def get_children(self, entry_id: str | None) -> list[Entry]:
+        """Direct children of ``entry_id`` (``None``: the roots), oldest first."""
+        return [record.entry for record in self._child_map().get(entry_id, [])]
+
+    def _child_map(self) -> dict[str | None, list[Record]]:
+        if self._children is None:
+            children: dict[str | None, list[Record]] = {}
+            by_id = self._by_id
+            for record in self.records():
+                if record.id is None or by_id.get(record.id) is not record:
+                    continue
+                parent = record.parent_id
+                if parent is None or parent == record.id or parent not in by_id:
+                    parent = None
+                children.setdefault(parent, []).append(record)
+            for siblings in children.values():
+                siblings.sort(key=lambda r: r.timestamp or "")
+            self._children = children
+        return self._children
+
+    def labels(self) -> dict[str, str]:
+        """Resolved labels by target id: the last label entry for a target wins; empty clears."""
+        resolved: dict[str, str] = {}
+        for record in self.records():
+            if record.type != "label":
+                continue
+            entry = record.entry
+            target, label = entry.get("targetId"), entry.get("label")
+            if not isinstance(target, str):
+                continue
+            if isinstance(label, str) and label:
+                resolved[target] = label
+            else:
+                resolved.pop(target, None)
+        return resolved
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self.labels().get(entry_id)
+
+    def get_tree(self) -> list[TreeNode]:
+        """The whole tree: roots (and entries caught in cycles) with children by timestamp."""
+        labels = self.labels()
+        children = self._child_map()
+        placed: set[str] = set()
+
+        def build(roots: Sequence[Record]) -> list[TreeNode]:
+            out: list[TreeNode] = []
+            stack: list[tuple[Record, list[TreeNode]]] = [(r, out) for r in reversed(roots)]
+            while stack:
+                record, siblings = stack.pop()
+                assert record.id is not None
+                if record.id in placed:
+                    continue
+                placed.add(record.id)
+                node = TreeNode(record.entry, [], labels.get(record.id))
+                siblings.append(node)
+                for child in reversed(children.get(record.id, [])):
+                    stack.append((child, node.children))
+            return out
+
+        nodes = build(children.get(None, []))
+        stranded = [r for r in self.records() if r.id is not None and r.id not in placed]
+        if stranded:
+            # Entries whose parents form a cycle have no root; show them rather than lose them.
+            nodes.extend(build([r for r in stranded if self._by_id.get(r.id or "") is r]))
+        return nodes
+
+    def build_session_context(self, leaf_id: str | None = None) -> SessionContext:
+        """The context of ``leaf_id`` (default: the current leaf), pi's ``buildSessionContext``."""
+        target = leaf_id if leaf_id is not None else self.leaf_id
+        if target is None:
+            return SessionContext()
+        return build_context_from_path(self.get_branch(target))
+
+    # -- moving the leaf ------------------------------------------------------------------------
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to ``entry_id``; nothing is written (pi's ``branch``)."""
+        if entry_id not in self._by_id:
+            raise EntryNotFoundError(entry_id)
+        self.leaf_id = entry_id
+
+    def reset_leaf(self) -> None:
+        """Move the leaf before the first entry; the next append starts a new root."""
+        self.leaf_id = None
+
+    # -- appending ------------------------------------------------------------------------------
+
+    def _base(self, kind: str) -> Entry:
+        return {
+            "type": kind,
+            "id": self._new_id(self._by_id.__contains__),
+            "parentId": self.leaf_id,
+            "timestamp": self._now(),
+        }
+
+    def append_entry(self, entry: Entry) -> str:
+        """Append a complete entry dict (it must carry ``type``, ``id``, ``parentId``)."""
+        if not isinstance(entry.get("type"), str) or not isinstance(entry.get("id"), str):
+            raise TreeError('an entry needs a string "type" and "id"')
+        if entry["id"] in self._by_id:
+            raise TreeError(f"an entry with id {entry['id']} already exists")
+        self._write([Record.from_entry(entry)])
+        return str(entry["id"])
+
+    def append_message(self, message: AgentMessage) -> str:
+        """Append a ``message`` entry holding ``message``; returns the new id."""
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise TypeError('a message must be a dict with a string "role"')
+        entry = self._base("message")
+        entry["message"] = message
+        return self.append_entry(entry)
+
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        entry = self._base("thinking_level_change")
+        entry["thinkingLevel"] = thinking_level
+        return self.append_entry(entry)
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        entry = self._base("model_change")
+        entry["provider"] = provider
+        entry["modelId"] = model_id
+        return self.append_entry(entry)
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,
+        from_extension: bool = False,
+        *,
+        short_summary: str | None = None,
+        preserve_data: dict[str, Any] | None = None,
+    ) -> str:
+        """Append a ``compaction`` entry; writes both ``fromHook`` and ``fromExtension``."""
+        entry = self._base("compaction")
+        entry["summary"] = summary
+        if short_summary is not None:
+            entry["shortSummary"] = short_summary
+        entry["firstKeptEntryId"] = first_kept_entry_id
+        entry["tokensBefore"] = tokens_before
+        if details is not None:
+            entry["details"] = details
+        entry["fromHook"] = from_extension
+        entry["fromExtension"] = from_extension
+        if preserve_data is not None:
+            entry["preserveData"] = preserve_data
+        return self.append_entry(entry)
+
+    def append_custom(self, custom_type: str, data: Any = None) -> str:
+        """Append a ``custom`` entry (extension state; never in the LLM context)."""
+        base = self._base("custom")
+        entry: Entry = {"type": "custom", "customType": custom_type}
+        if data is not None:
+            entry["data"] = data
+        entry.update(id=base["id"], parentId=base["parentId"], timestamp=base["timestamp"])
+        return self.append_entry(entry)
+
+    def append_custom_message(
+        self, custom_type: str, content: str | list[Any], display: bool = True, details: Any = None
+    ) -> str:
+        """Append a ``custom_message`` entry (reaches the LLM as a user message)."""
+        base = self._base("custom_message")
+        entry: Entry = {
+            "type": "custom_message",
+            "customType": custom_type,
+            "content": content,
+            "display": display,
+        }
+        if details is not None:
+            entry["details"] = details
+        entry.update(id=base["id"], parentId=base["parentId"], timestamp=base["timestamp"])
+        return self.append_entry(entry)
+
+    def append_label(self, target_id: str, label: str | None) -> str:
+        """Set (or with ``None``/empty, clear) the label of ``target_id``."""
+        if target_id not in self._by_id:
+            raise EntryNotFoundError(target_id)
+        entry = self._base("label")
+        entry["targetId"] = target_id
+        if label:
+            entry["label"] = label
+        return self.append_entry(entry)
+
+    def append_session_info(self, name: str | None) -> str:
+        """Name the session (trimmed; empty clears)."""
+        entry = self._base("session_info")
+        trimmed = (name or "").strip()
+        if trimmed:
+            entry["name"] = trimmed
+        return self.append_entry(entry)
+
+    def branch_with_summary(
+        self,
+        branch_from_id: str | None,
+        summary: str,
+        details: Any = None,
+        from_extension: bool = False,
+    ) -> str:
+        """Move the leaf to ``branch_from_id`` and append a ``branch_summary`` there."""
+        if branch_from_id is not None and branch_from_id not in self._by_id:
+            raise EntryNotFoundError(branch_from_id)
+        self.leaf_id = branch_from_id
+        entry = self._base("branch_summary")
+        entry["fromId"] = branch_from_id if branch_from_id is not None else "root"
+        entry["summary"] = summary
+        if details is not None:
+            entry["details"] = details
+        entry["fromHook"] = from_extension
+        entry["fromExtension"] = from_extension
+        return self.append_entry(entry)
+
+    # -- rewriting ------------------------------------------------------------------------------
+
+    def rewrite_entries(self, replacements: Sequence[Entry]) -> None:
+        """Replace entries (matched by id) with new versions in one atomic rewrite."""
+        by_new_id = {e.get("id"): e for e in replacements}
+        with self.store.transaction() as txn:
+            self._sync(txn)
+            for key in by_new_id:
+                if not isinstance(key, str) or key not in self._by_id:
+                    raise EntryNotFoundError(str(key))
+            for key, entry in by_new_id.items():
+                record = self._by_id[str(key)]
+                record._entry = entry
+                record.raw = None
+            self._replace_all(txn, [])
+
+    def flush(self) -> None:
+        """Write pending migrations now (an atomic rewrite); no-op when nothing is pending."""
+        if not self._needs_rewrite:
+            return
+        with self.store.transaction() as txn:
+            self._sync(txn)
+            self._replace_all(txn, [])
+
+    @property
+    def needs_rewrite(self) -> bool:
+        """True when a migration is waiting for the next write."""
+        return self._needs_rewrite
+
+    def _write(self, new: list[Record]) -> None:
+        with self.store.transaction() as txn:
+            self._sync(txn)
+            if self._needs_rewrite or txn.size == 0:
+                self._replace_all(txn, new)
+            else:
+                data = b"".join(encode_line(r.entry) + b"\n" for r in new)
+                txn.append(data)
+                for record in new:
+                    record.raw = None
+                self._known_size = txn.size
+                self._add(new)
+
+    def _add(self, new: list[Record]) -> None:
+        for record in new:
+            record.line = self._next_line
+            self._next_line += 1
+            self._items.append(record)
+            assert record.id is not None
+            self._by_id[record.id] = record
+            if self._children is not None:
+                parent = record.parent_id if record.parent_id in self._by_id else None
+                self._children.setdefault(parent, []).append(record)
+            self.leaf_id = record.id
+
+    def _replace_all(self, txn: StoreTransaction, new: list[Record]) -> None:
+        header = self._header_raw if self._header_raw is not None else encode_line(self.header)
+        lines = [bad.raw for bad in self._leading]
+        lines.append(header)
+        lines.extend(
+            item.raw if isinstance(item, BadLine) else item.to_line() for item in self._items
+        )
+        lines.extend(encode_line(r.entry) for r in new)
+        data = b"\n".join(lines) + b"\n"
+        txn.replace(data)
+        self._known_size = len(data)
+        self._header_raw = header
+        self._needs_rewrite = False
+        self._add(new)
+        # Renumber: the rewrite wrote one line per item, in order.
+        number = len(self._leading) + 2
+        for item in self._items:
+            if isinstance(item, Record):
+                item.line = number
+            number += 1
+        self._next_line = number
+
+    def _sync(self, txn: StoreTransaction) -> None:
+        """Take in what other writers did since we last looked."""
+        size = txn.size
+        if txn.replaced or size < self._known_size:
+            leaf = self.leaf_id
+            data = txn.read_from(0)
+            if data.strip():
+                self._next_line = 1
+                self._load(parse_session(data, self.store.name))
+                if leaf is not None and leaf in self._by_id:
+                    self.leaf_id = leaf
+            self._known_size = len(data)
+            return
+        if size > self._known_size and self._known_size > 0:
+            tail = txn.read_from(self._known_size)
+            foreign = parse_entry_lines(
+                tail.split(b"\n"),
+                first_line=self._next_line,
+                needs_id=True,
+                report=self.report,
+            )
+            leaf = self.leaf_id
+            self._items.extend(foreign)
+            self._index(foreign)
+            self.leaf_id = leaf
+            self._known_size = size

@@ -1,0 +1,60 @@
+"""Typed settings values and their defaults (DESIGN.md "Defaults"; pi settings.json keys)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "BranchSummarySettings",
+    "CompactionSettings",
+    "PruneSettings",
+    "RetrySettings",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionSettings:
+    """``compaction.*``: when to compact and how much recent history to keep verbatim."""
+
+    enabled: bool = True
+    reserve_tokens: int = 16384
+    """Room kept free for the summary and the next turn; also sizes the summary call."""
+    keep_recent_tokens: int = 20000
+    """Estimated tokens of recent messages kept verbatim after a compaction."""
+    threshold_percent: float = -1
+    """Compact above this percentage of the window; <= 0 means the reserve rule."""
+    threshold_tokens: int = -1
+    """Compact above this many tokens; > 0 takes priority over the percentage."""
+    auto_continue: bool = True
+    remote_endpoint: str | None = None
+    adjust_keep_recent_by_usage: bool = True
+    """Shrink keep_recent_tokens by the measured-usage / estimate ratio (pi-behaviour §4.4)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PruneSettings:
+    """Tool-output pruning (pi-behaviour §6)."""
+
+    enabled: bool = True
+    protect_tokens: int = 40000
+    minimum_savings: int = 20000
+    protected_tools: tuple[str, ...] = ("skill", "read")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchSummarySettings:
+    """``branchSummary.*``."""
+
+    enabled: bool = False
+    reserve_tokens: int = 16384
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetrySettings:
+    """``retry.*``: retries of failed summarization calls."""
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+    max_delay_ms: int = 30000
+    fallback_models: tuple[str, ...] = field(default_factory=tuple)

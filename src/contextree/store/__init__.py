@@ -1,0 +1,20 @@
+"""Persistence of sessions: JSONL files and memory, with lazy indexing and migrations."""
+
+from contextree.store.base import SessionStore, StoreTransaction
+from contextree.store.index import BadLine, LoadReport, ParsedSession, Record, parse_session
+from contextree.store.jsonl import JsonlFileStore
+from contextree.store.memory import MemoryStore
+from contextree.store.migrations import migrate
+
+__all__ = [
+    "BadLine",
+    "JsonlFileStore",
+    "LoadReport",
+    "MemoryStore",
+    "ParsedSession",
+    "Record",
+    "SessionStore",
+    "StoreTransaction",
+    "migrate",
+    "parse_session",
+]

@@ -1,0 +1,61 @@
+"""The byte-level contract every session store keeps.
+
+A store holds the lines of one session as bytes and knows how to make them durable; it knows
+nothing about entries (that is :mod:`contextree.store.index`). All writes happen inside a
+:meth:`SessionStore.transaction`, which holds the store's write lock, so a reader of the tail and
+a writer never interleave with another process's writes.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+__all__ = ["SessionStore", "StoreTransaction"]
+
+
+class StoreTransaction(Protocol):
+    """What may be done while a store's write lock is held."""
+
+    @property
+    def size(self) -> int:
+        """Current size of the stored bytes."""
+        ...
+
+    @property
+    def replaced(self) -> bool:
+        """True when another writer replaced the whole content since our last transaction."""
+        ...
+
+    def read_from(self, offset: int) -> bytes:
+        """The stored bytes from ``offset`` to the end."""
+        ...
+
+    def append(self, data: bytes) -> None:
+        """Append ``data`` (whole lines) in one write; a torn last line is terminated first."""
+        ...
+
+    def replace(self, data: bytes) -> None:
+        """Replace the whole content atomically: readers see the old or the new bytes."""
+        ...
+
+
+class SessionStore(Protocol):
+    """Durable bytes of one session: a JSONL file or a buffer in memory."""
+
+    @property
+    def name(self) -> str:
+        """Where the session lives, for messages (a path, or ``<memory>``)."""
+        ...
+
+    def exists(self) -> bool:
+        """Whether there is anything stored yet."""
+        ...
+
+    def read(self) -> bytes:
+        """All stored bytes. Raises ``FileNotFoundError`` when nothing exists."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[StoreTransaction]:
+        """Hold the write lock (creating the store if needed) for the duration of the block."""
+        ...

@@ -1,0 +1,226 @@
+"""The JSONL session file store: locked appends, atomic rewrites, 0600 files.
+
+Appends are one ``os.write`` of whole lines on an ``O_APPEND`` descriptor under ``flock``;
+rewrites write a temp file in the same directory, fsync it and rename it over the session
+(DESIGN decision 6: a file is never truncated or replaced except by an atomic rewrite). The lock
+is taken on the session file itself; because a rewrite swaps the inode, every transaction checks
+after locking that its descriptor still names the file at ``path`` and reopens it if not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from contextree.errors import SessionFileError, SessionLockedError
+
+__all__ = ["JsonlFileStore"]
+
+_FILE_MODE = 0o600
+_DIR_MODE = 0o700
+_LOCK_POLL_S = 0.002
+
+
+class _FileTransaction:
+    def __init__(self, store: JsonlFileStore, fd: int, replaced: bool) -> None:
+        self._store = store
+        self._fd = fd
+        self._replaced = replaced
+        self._closed = False
+
+    @property
+    def size(self) -> int:
+        return os.fstat(self._fd).st_size
+
+    @property
+    def replaced(self) -> bool:
+        return self._replaced
+
+    def read_from(self, offset: int) -> bytes:
+        size = self.size
+        chunks: list[bytes] = []
+        while offset < size:
+            chunk = os.pread(self._fd, size - offset, offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+        return b"".join(chunks)
+
+    def append(self, data: bytes) -> None:
+        self._check_open()
+        size = self.size
+        if size and os.pread(self._fd, 1, size - 1) != b"\n":
+            # A crash left a torn last line: end it so our line stays a line of its own.
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        if self._store.fsync:
+            os.fsync(self._fd)
+
+    def replace(self, data: bytes) -> None:
+        self._check_open()
+        self._store._replace_with(self._fd, data)
+        self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this transaction already replaced the file; start a new one")
+
+
+class JsonlFileStore:
+    """A session stored as a JSONL file at ``path``."""
+
+    def __init__(
+        self, path: str | Path, *, fsync: bool = False, lock_timeout: float = 30.0
+    ) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self.lock_timeout = lock_timeout
+        self._fd: int | None = None
+        self._identity: tuple[int, int] | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def read(self) -> bytes:
+        try:
+            with open(self.path, "rb") as handle:
+                return handle.read()
+        except IsADirectoryError:
+            raise SessionFileError(self.path, "is a directory, not a session file") from None
+        except PermissionError:
+            raise SessionFileError(self.path, "permission denied") from None
+
+    def close(self) -> None:
+        """Release the file descriptor kept open between writes."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[_FileTransaction]:
+        fd, replaced = self._lock()
+        txn = _FileTransaction(self, fd, replaced)
+        try:
+            yield txn
+        finally:
+            if self._fd == fd:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _open(self) -> int:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=_DIR_MODE)
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+            return os.open(self.path, flags, _FILE_MODE)
+        except PermissionError:
+            raise SessionFileError(
+                self.path, "permission denied; cannot write the session"
+            ) from None
+        except IsADirectoryError:
+            raise SessionFileError(self.path, "is a directory, not a session file") from None
+        except OSError as exc:
+            raise SessionFileError(self.path, f"cannot open for writing ({exc.strerror})") from None
+
+    def _lock(self) -> tuple[int, bool]:
+        deadline = time.monotonic() + self.lock_timeout
+        while True:
+            if self._fd is None:
+                self._fd = self._open()
+            fd = self._fd
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise
+                    if time.monotonic() > deadline:
+                        raise SessionLockedError(
+                            self.path,
+                            f"another process holds the write lock for over "
+                            f"{self.lock_timeout:g} s; try again later",
+                        ) from None
+                    time.sleep(_LOCK_POLL_S)
+            fd_stat = os.fstat(fd)
+            try:
+                path_stat = os.stat(self.path)
+            except FileNotFoundError:
+                path_stat = None
+            if path_stat is not None and (path_stat.st_dev, path_stat.st_ino) == (
+                fd_stat.st_dev,
+                fd_stat.st_ino,
+            ):
+                identity = (fd_stat.st_dev, fd_stat.st_ino)
+                replaced = self._identity is not None and self._identity != identity
+                self._identity = identity
+                return fd, replaced
+            # Someone renamed a rewritten file over ours (or removed it): follow the path.
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            self._fd = None
+
+    def _replace_with(self, locked_fd: int, data: bytes) -> None:
+        directory = self.path.parent
+        temp = directory / f".{self.path.name}.{secrets.token_hex(4)}.tmp"
+        mode = os.fstat(locked_fd).st_mode & 0o777 or _FILE_MODE
+        try:
+            tfd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+        except OSError as exc:
+            raise SessionFileError(
+                self.path, f"cannot create a temporary file for the rewrite ({exc.strerror})"
+            ) from None
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(tfd, view) :]
+            os.fsync(tfd)
+            new_stat = os.fstat(tfd)
+        except BaseException:
+            os.close(tfd)
+            temp.unlink(missing_ok=True)
+            raise
+        os.close(tfd)
+        try:
+            os.replace(temp, self.path)
+        except OSError as exc:
+            temp.unlink(missing_ok=True)
+            raise SessionFileError(self.path, f"atomic rename failed ({exc.strerror})") from None
+        _fsync_dir(directory)
+        # Our lock lived on the old inode; release it and write to the new file from now on.
+        fcntl.flock(locked_fd, fcntl.LOCK_UN)
+        os.close(locked_fd)
+        self._fd = None
+        self._identity = (new_stat.st_dev, new_stat.st_ino)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
