@@ -10,6 +10,8 @@ ContextreeError
   SettingsError(source, key)          a settings file or value is invalid
   HookError(hook, cause)              a hook handler failed in a way that must stop the operation
   CompactionError                     a compaction could not be produced
+    CompactionCancelledError          a hook or the caller cancelled it; nothing written
+  ModelSpecError(spec)                a "provider:model" string is malformed (also a ValueError)
   ModelError(model)                   a model call failed
     ContextOverflowError              the provider says the prompt does not fit
     ModelHTTPError(status, retry_after)
@@ -26,6 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "CompactionCancelledError",
     "CompactionError",
     "ContextOverflowError",
     "ContextreeError",
@@ -34,6 +37,7 @@ __all__ = [
     "ModelError",
     "ModelHTTPError",
     "ModelResponseError",
+    "ModelSpecError",
     "ModelTimeoutError",
     "SessionFileError",
     "SessionLockedError",
@@ -101,6 +105,14 @@ class CompactionError(ContextreeError):
     """A compaction could not be produced."""
 
 
+class ModelSpecError(ContextreeError, ValueError):
+    """A ``provider:model`` string is malformed or names an unknown provider."""
+
+    def __init__(self, spec: str, message: str) -> None:
+        self.spec = spec
+        super().__init__(message)
+
+
 class ModelError(ContextreeError):
     """A model call failed."""
 
@@ -137,3 +149,10 @@ class ModelTimeoutError(ModelError):
 
 class ModelResponseError(ModelError):
     """The provider answered with a body we cannot use (malformed, empty, wrong shape)."""
+
+
+class CompactionCancelledError(CompactionError):
+    """A hook or the caller cancelled the compaction; nothing was written."""
+
+    def __init__(self, message: str = "Compaction cancelled") -> None:
+        super().__init__(message)

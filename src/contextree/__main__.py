@@ -1,0 +1,5 @@
+"""``python -m contextree``."""
+
+from contextree.cli.app import main
+
+main()

@@ -1,0 +1,1 @@
+"""The ``contextree`` command line (typer + rich)."""

@@ -1,0 +1,265 @@
+"""The ``contextree`` command: one small function per command, rendering in ``render``."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from contextree.cli.theme import THEME
+from contextree.errors import ContextreeError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="contextree",
+    help="Inspect, compact and navigate pi-compatible LLM agent sessions (JSONL trees).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class _State:
+    debug = False
+
+    @functools.cached_property
+    def console(self) -> Console:
+        return Console(theme=THEME, highlight=False, soft_wrap=False)
+
+    @functools.cached_property
+    def errors(self) -> Console:
+        return Console(theme=THEME, stderr=True, highlight=False)
+
+
+state = _State()
+
+SessionArg = Annotated[
+    Path, typer.Argument(help="Session file (.jsonl).", show_default=False, dir_okay=False)
+]
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    state.errors.print(f"[ct.error]error:[/] {message}", markup=True, highlight=False)
+    return typer.Exit(code)
+
+
+def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn expected failures into one red line on stderr and exit code 1 (2 for usage)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except ContextreeError as exc:
+            if state.debug:
+                raise
+            raise _fail(str(exc)) from None
+        except OSError as exc:
+            if state.debug:
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise _fail(f"{where}{exc.strerror or exc}") from None
+
+    return wrapper
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    state.debug = debug
+
+
+def _open(path: Path) -> Any:
+    from contextree.session.tree import SessionTree
+
+    return SessionTree.open(path, create=False)
+
+
+def _report_load(tree: Any) -> None:
+    for line in tree.report.messages():
+        state.errors.print(f"[ct.warning]warning:[/] {line}", markup=True, highlight=False)
+
+
+@app.command()
+@handles_errors
+def info(session: SessionArg) -> None:
+    """Summarize a session: entries, branches, model, context size."""
+    from contextree.cli import render
+    from contextree.session.check import count_types
+    from contextree.tokens.estimate import estimate_tokens
+    from contextree.tokens.usage import estimate_context_tokens
+
+    tree = _open(session)
+    _report_load(tree)
+    counts = count_types(tree)
+    ctx = tree.build_session_context()
+    estimate = estimate_context_tokens(ctx.messages)
+    leaves = sum(1 for r in tree.records() if not tree.get_children(r.id)) if len(tree) else 0
+    names = [e.get("name") for e in tree.get_entries() if e.get("type") == "session_info"]
+    version = str(tree.header.get("version"))
+    if tree.report.migrated_from:
+        version = f"3 (file is v{tree.report.migrated_from}; migrated in memory)"
+    roles = ", ".join(
+        f"{n} {k.split(':', 1)[1]}" for k, n in counts.most_common() if k.startswith("message:")
+    )
+    others = ", ".join(f"{n} {k}" for k, n in counts.most_common() if ":" not in k)
+    rows = [
+        ("file", str(session)),
+        ("session id", tree.session_id),
+        ("name", str(names[-1]) if names and names[-1] else "-"),
+        ("format version", version),
+        ("cwd", str(tree.header.get("cwd", "-"))),
+        ("created", str(tree.header.get("timestamp", "-"))),
+        ("entries", f"{len(tree)} ({others or 'no other entries'})"),
+        ("messages", roles or "none"),
+        ("branches (leaves)", str(leaves)),
+        ("leaf", str(tree.leaf_id)),
+        ("model", ctx.model.spec if ctx.model else "-"),
+        ("thinking level", ctx.thinking_level),
+        ("context", f"{len(ctx.messages)} messages, ~{estimate.tokens:,} tokens"),
+    ]
+    if estimate.last_usage_index is not None:
+        rows.append(
+            (
+                "",
+                f"{estimate.usage_tokens:,} measured by the provider + "
+                f"{estimate.trailing_tokens:,} estimated after it",
+            )
+        )
+    problems = len(tree.report.messages())
+    rows.append(("problems", f"{problems} (run contextree check)" if problems else "none"))
+    state.console.print(render.info_table(rows))
+
+
+@app.command()
+@handles_errors
+def tree(
+    session: SessionArg,
+    fold: Annotated[
+        int, typer.Option(help="Entries shown at each end of a linear run; 0 shows all.")
+    ] = 6,
+) -> None:
+    """Show the entry tree: the leaf, compactions and branch summaries marked."""
+    from contextree.cli import render
+
+    session_tree = _open(session)
+    _report_load(session_tree)
+    state.console.print(render.entry_tree(session_tree, fold=fold))
+
+
+class ContextFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+@app.command()
+@handles_errors
+def context(
+    session: SessionArg,
+    leaf: Annotated[str | None, typer.Option(help="Entry id to build the context for.")] = None,
+    format: Annotated[ContextFormat, typer.Option("--format", "-f")] = ContextFormat.text,
+) -> None:
+    """Print what the LLM sees at the leaf (or at --leaf)."""
+    from contextree.cli import render
+    from contextree.context.convert import convert_to_llm
+    from contextree.tokens.usage import estimate_context_tokens
+
+    session_tree = _open(session)
+    _report_load(session_tree)
+    ctx = session_tree.build_session_context(leaf)
+    messages = convert_to_llm(ctx.messages)
+    if format is ContextFormat.json:
+        payload = {
+            "thinkingLevel": ctx.thinking_level,
+            "model": {"provider": ctx.model.provider, "modelId": ctx.model.model_id}
+            if ctx.model
+            else None,
+            "messages": messages,
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    state.console.print(render.context_text(messages))
+    tokens = estimate_context_tokens(ctx.messages).tokens
+    state.console.print(
+        f"[ct.meta]{len(messages)} messages, ~{tokens:,} tokens, thinking {ctx.thinking_level}, "
+        f"model {ctx.model.spec if ctx.model else '-'}[/]",
+        markup=True,
+    )
+
+
+@app.command()
+@handles_errors
+def check(session: SessionArg) -> None:
+    """Check a session for damage; exit code 1 when any is found."""
+    from contextree.cli import render
+    from contextree.session.check import check_session
+
+    report = check_session(_open(session))
+    state.console.print(render.check_report(report))
+    if report.damaged:
+        raise typer.Exit(1)
+
+
+@app.command()
+@handles_errors
+def compact(
+    session: SessionArg,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the plan; write nothing, call no model.")
+    ] = False,
+    keep_recent: Annotated[
+        int | None, typer.Option(help="Tokens of recent history to keep verbatim.")
+    ] = None,
+    no_usage_adjust: Annotated[
+        bool,
+        typer.Option("--no-usage-adjust", help="Do not shrink the keep budget by measured usage."),
+    ] = False,
+) -> None:
+    """Fold old history into a compaction entry (use --dry-run to preview)."""
+    from contextree.cli import render
+    from contextree.compaction.prepare import NothingToCompact, prepare_compaction
+    from contextree.settings.schema import CompactionSettings
+    from contextree.tokens.estimate import estimate_tokens
+
+    session_tree = _open(session)
+    _report_load(session_tree)
+    settings = CompactionSettings(
+        keep_recent_tokens=keep_recent if keep_recent is not None else 20000,
+        adjust_keep_recent_by_usage=not no_usage_adjust,
+    )
+    path = session_tree.get_branch()
+    prep = prepare_compaction(path, settings)
+    if isinstance(prep, NothingToCompact):
+        state.console.print(f"Nothing to do: {prep.message}.")
+        return
+    summarized = sum(
+        estimate_tokens(m) for m in (*prep.messages_to_summarize, *prep.turn_prefix_messages)
+    )
+    budget = min(max(200, summarized // 5), 4000)
+    if not dry_run:
+        raise _fail("only --dry-run is available in this version", 2)
+    state.console.print(render.compaction_plan(prep, path, summary_budget=budget))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        state.errors.print("interrupted; nothing was written", style="ct.error")
+        sys.exit(130)

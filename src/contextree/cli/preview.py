@@ -1,0 +1,82 @@
+"""One-line previews of entries and messages, for trees and tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contextree.entries.types import Entry
+from contextree.tokens.estimate import js_stringify
+
+__all__ = ["entry_kind", "entry_preview", "message_text"]
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
+
+
+def _call_args(arguments: object) -> str:
+    if not isinstance(arguments, dict):
+        return ""
+    return ", ".join(f"{key}={js_stringify(value)}" for key, value in arguments.items())
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The readable text of a message: text blocks, tool calls, summaries or commands."""
+    role = message.get("role")
+    if role in ("branchSummary", "compactionSummary"):
+        return str(message.get("summary", ""))
+    if role == "bashExecution":
+        return f"$ {message.get('command', '')}"
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                parts.append(str(block.get("text", "")))
+            elif kind == "toolCall":
+                parts.append(f"→ {block.get('name')}({_call_args(block.get('arguments'))})")
+            elif kind == "image":
+                parts.append(f"[image {block.get('mimeType', '')}]")
+    return " ".join(p for p in parts if p)
+
+
+def entry_kind(entry: Entry) -> str:
+    """``user``, ``assistant``, ``toolResult``, ``compaction``, ``label`` ... for an entry."""
+    if entry.get("type") == "message":
+        message = entry.get("message")
+        if isinstance(message, dict):
+            return str(message.get("role", "message"))
+    return str(entry.get("type", "?"))
+
+
+def entry_preview(entry: Entry, width: int = 72) -> str:
+    """A short description of what an entry holds."""
+    kind = entry.get("type")
+    message = entry.get("message")
+    if kind == "message" and isinstance(message, dict):
+        if message.get("role") == "toolResult":
+            text = message_text(message)
+            return _one_line(f"{message.get('toolName', '')}: {text}", width)
+        return _one_line(message_text(message), width)
+    if kind in ("compaction", "branch_summary"):
+        return _one_line(str(entry.get("summary", "")), width)
+    if kind == "custom_message":
+        return _one_line(message_text({"content": entry.get("content")}), width)
+    if kind == "thinking_level_change":
+        return str(entry.get("thinkingLevel"))
+    if kind == "model_change":
+        model = entry.get("model") or f"{entry.get('provider')}/{entry.get('modelId')}"
+        return str(model)
+    if kind == "label":
+        return f"{entry.get('targetId')} = {entry.get('label', '(cleared)')}"
+    if kind == "custom":
+        return str(entry.get("customType", ""))
+    if kind == "session_info":
+        return str(entry.get("name", "(cleared)"))
+    return ""

@@ -1,0 +1,237 @@
+"""Turn domain values into rich renderables; nothing here reads files or calls models."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from contextree.cli.preview import entry_kind, entry_preview
+from contextree.compaction.prepare import CompactionPreparation
+from contextree.entries.types import Entry, LlmMessage
+from contextree.session.check import CheckReport
+from contextree.session.tree import SessionTree, TreeNode
+from contextree.tokens.estimate import estimate_tokens, js_stringify
+
+__all__ = ["check_report", "compaction_plan", "context_text", "entry_tree", "info_table"]
+
+_ROLE_STYLES = {
+    "user": "ct.role.user",
+    "assistant": "ct.role.assistant",
+    "toolResult": "ct.role.tool",
+}
+
+
+def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text:
+    entry = node.entry
+    entry_id = str(entry.get("id"))
+    kind = entry_kind(entry)
+    text = Text()
+    text.append(entry_id, style="ct.id")
+    text.append(" ")
+    if kind == "compaction":
+        text.append("[compaction]", style="ct.compaction")
+    elif kind == "branch_summary":
+        text.append("[branch summary]", style="ct.branch_summary")
+    else:
+        text.append(kind, style=_ROLE_STYLES.get(kind, "ct.role.other"))
+    preview = entry_preview(entry)
+    if preview:
+        text.append(" " + preview, style=None if entry.get("type") == "message" else "ct.meta")
+    if node.label:
+        text.append(f"  #{node.label}", style="ct.label")
+    if entry_id == leaf_id:
+        text.append("  ◀ leaf", style="ct.leaf")
+    elif entry_id in on_path:
+        text.stylize("bold", 0, len(entry_id))
+    return text
+
+
+def _is_notable(node: TreeNode, leaf_id: str | None) -> bool:
+    return (
+        node.entry.get("id") == leaf_id
+        or node.label is not None
+        or node.entry.get("type") in ("compaction", "branch_summary")
+    )
+
+
+def entry_tree(tree: SessionTree, *, fold: int = 6, title: str | None = None) -> Tree:
+    """The session as a tree: linear runs flat, branches indented, long runs folded.
+
+    ``fold`` is how many entries to show at each end of a linear run; 0 shows everything.
+    The leaf, compactions, branch summaries and labelled entries are never folded away.
+    """
+    leaf_id = tree.leaf_id
+    on_path = {str(e.get("id")) for e in tree.get_branch()} if leaf_id else set()
+    root = Tree(Text(title or f"session {tree.session_id}", style="ct.heading"))
+
+    def add_run(target: Tree, start: TreeNode) -> None:
+        while True:
+            run = [start]
+            while len(run[-1].children) == 1:
+                run.append(run[-1].children[0])
+            last: Tree | None = None
+            hidden = 0
+            for index, node in enumerate(run):
+                visible = (
+                    fold <= 0
+                    or index < fold
+                    or index >= len(run) - fold
+                    or _is_notable(node, leaf_id)
+                )
+                if not visible:
+                    hidden += 1
+                    continue
+                if hidden:
+                    target.add(Text(f"… {hidden} more entries …", style="ct.fold"))
+                    hidden = 0
+                last = target.add(_entry_label(node, leaf_id, on_path))
+            children = run[-1].children
+            if not children or last is None:
+                return
+            for number, child in enumerate(children, start=1):
+                marker = "◆" if str(child.entry.get("id")) in on_path else "◇"
+                branch = last.add(Text(f"{marker} branch {number}", style="ct.meta"))
+                add_run(branch, child)
+            return
+
+    for node in tree.get_tree():
+        add_run(root, node)
+    return root
+
+
+def info_table(rows: Sequence[tuple[str, str]]) -> Table:
+    """A two-column key/value table."""
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="ct.heading", no_wrap=True)
+    table.add_column()
+    for key, value in rows:
+        table.add_row(key, value)
+    return table
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "thinking":
+        return f"(thinking) {block.get('thinking', '')}"
+    if kind == "toolCall":
+        return f"→ {block.get('name')}({js_stringify(block.get('arguments', {}))})"
+    if kind == "image":
+        return f"[image {block.get('mimeType', '')}]"
+    return f"[{kind} block]"
+
+
+def context_text(messages: Sequence[LlmMessage]) -> RenderableType:
+    """What the model sees, message by message."""
+    parts: list[RenderableType] = []
+    for index, message in enumerate(messages, start=1):
+        role = str(message.get("role"))
+        header = Text(f"── {index}. {role}", style=_ROLE_STYLES.get(role, "ct.role.other"))
+        if role == "toolResult":
+            header.append(f" ({message.get('toolName')})", style="ct.meta")
+            if message.get("isError"):
+                header.append(" error", style="ct.error")
+        parts.append(header)
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(Text(content))
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict):
+                    parts.append(Text(_block_text(block)))
+        parts.append(Text(""))
+    return Group(*parts)
+
+
+def check_report(report: CheckReport) -> RenderableType:
+    lines: list[RenderableType] = []
+    for finding in report.findings:
+        where = report.source + (f":{finding.line}" if finding.line else "")
+        style = {"error": "ct.error", "warning": "ct.warning"}.get(finding.severity, "ct.meta")
+        text = Text(f"{where}: ", style="ct.meta")
+        text.append(f"{finding.severity}: ", style=style)
+        text.append(finding.message)
+        if finding.entry_id:
+            text.append(f" (entry {finding.entry_id})", style="ct.meta")
+        lines.append(text)
+    errors, warnings = len(report.errors), len(report.warnings)
+    if errors:
+        lines.append(Text(f"damaged: {errors} error(s), {warnings} warning(s)", style="ct.error"))
+    else:
+        lines.append(Text(f"ok: no damage found ({warnings} warning(s))", style="ct.ok"))
+    return Group(*lines)
+
+
+def _tokens(messages: Sequence[dict[str, Any]]) -> int:
+    return sum(estimate_tokens(m) for m in messages)
+
+
+def compaction_plan(
+    prep: CompactionPreparation, path: Sequence[Entry], *, summary_budget: int
+) -> RenderableType:
+    """The dry-run view of a compaction: cut point, split turn, summarized and kept."""
+    first = path[prep.first_kept_entry_index]
+    summarized = _tokens(prep.messages_to_summarize)
+    prefix = _tokens(prep.turn_prefix_messages)
+    kept = _tokens(prep.recent_messages)
+    table = Table(title="Compaction plan (dry run: nothing written)", title_justify="left")
+    table.add_column("", style="ct.heading")
+    table.add_column("entries", justify="right")
+    table.add_column("messages", justify="right")
+    table.add_column("tokens (est.)", justify="right")
+    history_end = prep.turn_start_index if prep.is_split_turn else prep.first_kept_entry_index
+    table.add_row(
+        "summarized",
+        str(history_end - prep.boundary_start),
+        str(len(prep.messages_to_summarize)),
+        f"{summarized:,}",
+    )
+    if prep.is_split_turn:
+        table.add_row(
+            "turn prefix (summarized)",
+            str(prep.first_kept_entry_index - prep.turn_start_index),
+            str(len(prep.turn_prefix_messages)),
+            f"{prefix:,}",
+        )
+    table.add_row(
+        "kept verbatim",
+        str(prep.boundary_end - prep.first_kept_entry_index),
+        str(len(prep.recent_messages)),
+        f"{kept:,}",
+    )
+    after = kept + summary_budget
+    rows = [
+        (
+            "first kept entry",
+            f"{prep.first_kept_entry_id} (index {prep.first_kept_entry_index}, "
+            f"{entry_kind(first)}: {entry_preview(first, 50)})",
+        ),
+        (
+            "split turn",
+            f"yes, turn starts at index {prep.turn_start_index}" if prep.is_split_turn else "no",
+        ),
+        (
+            "boundary",
+            f"path index {prep.boundary_start}"
+            + (" (previous compaction's first kept entry)" if prep.previous_summary else ""),
+        ),
+        (
+            "keep budget",
+            f"{prep.keep_recent_tokens:,} tokens"
+            + (
+                " (shrunk by measured usage)"
+                if prep.keep_recent_tokens < prep.settings.keep_recent_tokens
+                else ""
+            ),
+        ),
+        ("tokens before", f"{prep.tokens_before:,}"),
+        ("estimated after", f"~{after:,} (kept + summary of at most {summary_budget:,})"),
+        ("previous summary", "yes (update prompt)" if prep.previous_summary else "no"),
+    ]
+    return Group(table, info_table(rows))

@@ -1,0 +1,162 @@
+"""Compact a session end to end: prepare, hooks, summarize, append, notify (§10.1 steps 5-9).
+
+This is what ``contextree compact`` and the agent runtime call. Nothing is written unless the
+summary was produced: a cancellation (by a hook or of the awaiting task) leaves the file as it
+was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contextree.compaction.prepare import (
+    CompactionPreparation,
+    NothingToCompact,
+    prepare_compaction,
+)
+from contextree.compaction.summarize import CompactionResult, compact
+from contextree.context.build import SessionContext
+from contextree.entries.types import Entry
+from contextree.errors import CompactionCancelledError
+from contextree.hooks.events import (
+    BeforeCompactEvent,
+    CompactingEvent,
+    SessionCompactEvent,
+)
+from contextree.hooks.registry import (
+    BEFORE_COMPACT,
+    COMPACT,
+    COMPACTING,
+    HookRegistry,
+    result_field,
+)
+from contextree.llm.base import ModelClient
+from contextree.session.tree import SessionTree
+from contextree.settings.schema import CompactionSettings
+from contextree.tokens.estimate import TokenEstimator
+
+__all__ = ["CompactionOutcome", "compact_session", "result_from_hook"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionOutcome:
+    """A saved compaction: the result, the new entry, and the context after it."""
+
+    result: CompactionResult
+    entry: Entry
+    preparation: CompactionPreparation
+    context: SessionContext
+
+
+def result_from_hook(value: Any, preparation: CompactionPreparation) -> CompactionResult:
+    """A hook-supplied compaction (dict with pi keys, or a result) used verbatim."""
+    if isinstance(value, CompactionResult):
+        return CompactionResult(
+            summary=value.summary,
+            first_kept_entry_id=value.first_kept_entry_id,
+            tokens_before=value.tokens_before,
+            details=value.details,
+            short_summary=value.short_summary,
+            tokens_after=value.tokens_after,
+            preserve_data=value.preserve_data,
+            from_extension=True,
+        )
+    summary = result_field(value, "summary")
+    if not isinstance(summary, str):
+        raise TypeError("a hook's compaction needs a string summary")
+    first_kept = result_field(value, "firstKeptEntryId", "first_kept_entry_id")
+    tokens = result_field(value, "tokensBefore", "tokens_before")
+    return CompactionResult(
+        summary=summary,
+        first_kept_entry_id=str(first_kept or preparation.first_kept_entry_id),
+        tokens_before=int(tokens) if tokens is not None else preparation.tokens_before,
+        details=result_field(value, "details"),
+        short_summary=result_field(value, "shortSummary", "short_summary"),
+        preserve_data=result_field(value, "preserveData", "preserve_data"),
+        from_extension=True,
+    )
+
+
+async def compact_session(
+    tree: SessionTree,
+    summarizer: ModelClient,
+    *,
+    settings: CompactionSettings | None = None,
+    hooks: HookRegistry | None = None,
+    custom_instructions: str | None = None,
+    turn_prefix_summarizer: ModelClient | None = None,
+    reasoning: str | None = None,
+    prompts_dir: Path | None = None,
+    estimator: TokenEstimator | None = None,
+    reason: str = "manual",
+    extra_context: Sequence[str] = (),
+) -> CompactionOutcome | NothingToCompact:
+    """Compact the current branch of ``tree`` and append the compaction entry.
+
+    Returns :class:`NothingToCompact` when there is nothing to do. Raises
+    :class:`CompactionCancelledError` when a hook cancels, ``CompactionError`` when a
+    summarization call fails; in both cases nothing is written.
+    """
+    settings = settings or CompactionSettings()
+    hooks = hooks or HookRegistry()
+    path = tree.get_branch()
+    preparation = prepare_compaction(path, settings, estimator=estimator)
+    if isinstance(preparation, NothingToCompact):
+        return preparation
+
+    decision = await hooks.run_before(
+        BEFORE_COMPACT,
+        BeforeCompactEvent(preparation, path, custom_instructions, reason),
+    )
+    if decision is not None and result_field(decision, "cancel"):
+        raise CompactionCancelledError()
+    hook_compaction = result_field(decision, "compaction") if decision is not None else None
+
+    preserve: dict[str, Any] | None = None
+    if hook_compaction is not None:
+        result = result_from_hook(hook_compaction, preparation)
+    else:
+        steer = await hooks.run_last_truthy(
+            COMPACTING,
+            CompactingEvent(
+                tree.session_id,
+                [*preparation.messages_to_summarize, *preparation.turn_prefix_messages],
+            ),
+        )
+        lines = list(extra_context)
+        prompt: str | None = None
+        if steer is not None:
+            lines.extend(str(x) for x in result_field(steer, "context") or [])
+            prompt = result_field(steer, "prompt")
+            preserve = result_field(steer, "preserveData", "preserve_data")
+        result = await compact(
+            preparation,
+            summarizer,
+            custom_instructions=custom_instructions,
+            turn_prefix_summarizer=turn_prefix_summarizer,
+            prompt_override=prompt,
+            extra_context=lines,
+            reasoning=reasoning,
+            prompts_dir=prompts_dir,
+            estimator=estimator,
+        )
+
+    preserve_data = result.preserve_data
+    if preserve is not None:
+        preserve_data = {**preserve, **(preserve_data or {})}
+    entry_id = tree.append_compaction(
+        result.summary,
+        result.first_kept_entry_id,
+        result.tokens_before,
+        result.details,
+        result.from_extension,
+        short_summary=result.short_summary,
+        preserve_data=preserve_data,
+    )
+    entry = tree.get_entry(entry_id)
+    assert entry is not None
+    await hooks.emit(COMPACT, SessionCompactEvent(entry, result.from_extension))
+    return CompactionOutcome(result, entry, preparation, tree.build_session_context())

@@ -1,0 +1,118 @@
+"""Render a conversation as plain text for a summarizer (pi-behaviour.md §7.1).
+
+A summarizer reads the conversation as one text, not as messages, so it does not try to
+continue it. The output is byte-for-byte what pi's ``serializeConversation`` produces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from contextree.entries.types import LlmMessage
+from contextree.tokens.estimate import js_object_entries, js_stringify, utf16_len
+
+__all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation"]
+
+TOOL_RESULT_MAX_CHARS: Final = 2000
+"""Tool results longer than this (in UTF-16 code units, as pi counts) are cut."""
+
+
+def serialize_conversation(llm_messages: Iterable[LlmMessage]) -> str:
+    """The conversation as text: ``[User]: ...``, ``[Assistant]: ...``, ... parts joined by a
+    blank line.
+
+    Takes the output of ``convert_to_llm``. Only ``user``, ``assistant`` and ``toolResult``
+    messages are rendered; tool results are cut at :data:`TOOL_RESULT_MAX_CHARS`.
+
+    Raises:
+        TypeError: a tool-call argument is not a JSON value.
+    """
+    parts: list[str] = []
+    for message in llm_messages:
+        parts.extend(_message_parts(message))
+    return "\n\n".join(parts)
+
+
+def _message_parts(message: object) -> list[str]:
+    if not isinstance(message, dict):
+        return []
+    match message.get("role"):
+        case "user":
+            text = _joined_text(message.get("content"))
+            return [f"[User]: {text}"] if text else []
+        case "assistant":
+            return _assistant_parts(message.get("content"))
+        case "toolResult":
+            text = _joined_text(message.get("content"))
+            return [f"[Tool result]: {_truncate(text, TOOL_RESULT_MAX_CHARS)}"] if text else []
+        case _:
+            return []
+
+
+def _joined_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        _str(block.get("text"))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+def _assistant_parts(content: object) -> list[str]:
+    if not isinstance(content, list):
+        return []
+    texts: list[str] = []
+    thinkings: list[str] = []
+    calls: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        match block.get("type"):
+            case "text":
+                texts.append(_str(block.get("text")))
+            case "thinking":
+                thinkings.append(_str(block.get("thinking")))
+            case "toolCall":
+                calls.append(_tool_call(block.get("name"), block.get("arguments")))
+            case _:
+                pass
+    parts: list[str] = []
+    # As in pi, a part is emitted as soon as it has a block, even one with empty text.
+    if thinkings:
+        parts.append("[Assistant thinking]: " + "\n".join(thinkings))
+    if texts:
+        parts.append("[Assistant]: " + "\n".join(texts))
+    if calls:
+        parts.append("[Assistant tool calls]: " + "; ".join(calls))
+    return parts
+
+
+def _tool_call(name: object, arguments: object) -> str:
+    rendered = ""
+    if isinstance(arguments, dict):
+        rendered = ", ".join(
+            f"{key}={js_stringify(value)}" for key, value in js_object_entries(arguments)
+        )
+    return f"{_str(name)}({rendered})"
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _truncate(text: str, max_chars: int) -> str:
+    """The first ``max_chars`` UTF-16 units of ``text`` and a note of how many were cut."""
+    length = utf16_len(text)
+    if length <= max_chars:
+        return text
+    if text.isascii():
+        head = text[:max_chars]
+    else:
+        # Cut where JavaScript's slice cuts, even inside a surrogate pair.
+        units = text.encode("utf-16-le", "surrogatepass")[: 2 * max_chars]
+        head = units.decode("utf-16-le", "surrogatepass")
+    return f"{head}\n\n[... {length - max_chars} more characters truncated]"

@@ -1,0 +1,159 @@
+"""Turn session messages into the messages a model sees (pi-behaviour.md §3.2).
+
+Models only know ``user``, ``assistant`` and ``toolResult`` (plus the fork's ``developer``).
+Every other role the session stores is rewritten as a ``user`` message or dropped:
+
+| role | becomes |
+|---|---|
+| ``user``, ``assistant``, ``developer`` | unchanged |
+| ``toolResult`` | unchanged; once pruned (``prunedAt``) only its text, or a placeholder |
+| ``custom``, ``hookMessage`` | ``user`` with the same content blocks |
+| ``bashExecution`` | ``user`` text saying what ran and what it printed, unless excluded |
+| ``branchSummary``, ``compactionSummary`` | ``user`` text wrapping the summary |
+| anything else | dropped |
+
+Unchanged messages are returned as they are (the same dicts); treat the result as read-only.
+Input messages are never modified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage
+from contextree.tokens.estimate import js_stringify
+
+__all__ = [
+    "PRUNED_OUTPUT_PLACEHOLDER",
+    "bash_execution_to_text",
+    "branch_summary_text",
+    "compaction_summary_text",
+    "convert_to_llm",
+]
+
+PRUNED_OUTPUT_PLACEHOLDER: Final = "[Output truncated]"
+"""What a pruned tool result says when none of its text survived (the fork's wording)."""
+
+# Our own wording (DESIGN: borrowed prose stays out); the <summary> tags are what pi uses.
+_COMPACTION_PREAMBLE: Final = (
+    "Earlier turns of this conversation were condensed to save space. The summary below is "
+    "the record of what happened before this point; treat it as context you already have "
+    "and continue from it."
+)
+_BRANCH_PREAMBLE: Final = (
+    "Before arriving here, this conversation explored another branch and then came back. "
+    "The summary below records what happened on that branch; it is context, not part of "
+    "the current path."
+)
+
+
+def compaction_summary_text(summary: str) -> str:
+    """The user text a ``compactionSummary`` message becomes."""
+    return f"{_COMPACTION_PREAMBLE}\n\n<summary>\n{summary}\n</summary>"
+
+
+def branch_summary_text(summary: str) -> str:
+    """The user text a ``branchSummary`` message becomes."""
+    return f"{_BRANCH_PREAMBLE}\n\n<summary>\n{summary}\n</summary>"
+
+
+def bash_execution_to_text(message: AgentMessage) -> str:
+    """The user text a ``bashExecution`` message becomes (pi's ``bashExecutionToText``)."""
+    command = message.get("command")
+    output = message.get("output")
+    text = f"Ran `{command if isinstance(command, str) else ''}`\n"
+    if isinstance(output, str) and output:
+        text += f"```\n{output}\n```"
+    else:
+        text += "(no output)"
+    exit_code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif _is_number(exit_code) and exit_code != 0:
+        text += f"\n\nCommand exited with code {js_stringify(exit_code)}"
+    full_output_path = message.get("fullOutputPath")
+    if message.get("truncated") and isinstance(full_output_path, str) and full_output_path:
+        text += f"\n\n[Output truncated. Full output: {full_output_path}]"
+    return text
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def convert_to_llm(messages: Iterable[AgentMessage]) -> list[LlmMessage]:
+    """The messages a model sees for ``messages``, in order (see the module docstring)."""
+    converted: list[LlmMessage] = []
+    for message in messages:
+        llm_message = _convert(message)
+        if llm_message is not None:
+            converted.append(llm_message)
+    return converted
+
+
+def _convert(message: object) -> LlmMessage | None:
+    if not isinstance(message, dict):
+        return None
+    match message.get("role"):
+        # pi drops "developer"; the fork sends it to the model as is, and so do we.
+        case "user" | "assistant" | "developer":
+            return message
+        case "toolResult":
+            return _pruned_tool_result(message) if message.get("prunedAt") is not None else message
+        case "custom" | "hookMessage":
+            return _user(message, _custom_content(message.get("content")))
+        case "bashExecution":
+            if message.get("excludeFromContext"):
+                return None
+            return _user(message, [_text(bash_execution_to_text(message))])
+        case "branchSummary":
+            return _user(message, [_text(branch_summary_text(_summary(message)))])
+        case "compactionSummary":
+            return _user(message, [_text(compaction_summary_text(_summary(message)))])
+        case _:
+            return None
+
+
+def _pruned_tool_result(message: AgentMessage) -> LlmMessage:
+    # The fork's rule: a pruned result keeps only its text (images dropped), or a placeholder.
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = "".join(
+            block["text"]
+            for block in content
+            if isinstance(block, dict)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
+        )
+    else:
+        text = ""
+    converted = {key: value for key, value in message.items() if key != "prunedContent"}
+    converted["content"] = [_text(text or PRUNED_OUTPUT_PLACEHOLDER)]
+    return converted
+
+
+def _custom_content(content: object) -> list[ContentBlock]:
+    if isinstance(content, str):
+        return [_text(content)]
+    if isinstance(content, list):
+        return list(content)
+    return []
+
+
+def _summary(message: AgentMessage) -> str:
+    summary = message.get("summary")
+    return summary if isinstance(summary, str) else ""
+
+
+def _text(text: str) -> ContentBlock:
+    return {"type": "text", "text": text}
+
+
+def _user(source: AgentMessage, content: list[ContentBlock]) -> LlmMessage:
+    converted: LlmMessage = {"role": "user", "content": content}
+    if "timestamp" in source:
+        converted["timestamp"] = source["timestamp"]
+    return converted

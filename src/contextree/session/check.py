@@ -1,0 +1,205 @@
+"""Damage checks over a whole session: what ``contextree check`` reports.
+
+Errors are damage (a model call or pi would go wrong, or data was lost); warnings are oddities a
+healthy session can have (an aborted run leaves tool calls without results).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal
+
+from contextree.entries.codec import entry_problem
+from contextree.session.tree import SessionTree
+from contextree.store.index import Record
+
+__all__ = ["CheckReport", "Finding", "check_session"]
+
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem: where (line, entry id) and what."""
+
+    severity: Severity
+    message: str
+    line: int | None = None
+    entry_id: str | None = None
+
+
+@dataclass(slots=True)
+class CheckReport:
+    source: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning"]
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.errors)
+
+
+def _cycles(tree: SessionTree) -> list[Record]:
+    """Records whose parent chain loops back on itself (one per cycle member)."""
+    by_id = {r.id: r for r in tree.records() if r.id is not None}
+    state: dict[str, int] = {}  # 1 = on the current walk, 2 = known to reach a root
+    in_cycle: list[Record] = []
+    for record in by_id.values():
+        walk: list[str] = []
+        current: Record | None = record
+        while current is not None and current.id is not None and current.id not in state:
+            state[current.id] = 1
+            walk.append(current.id)
+            parent = current.parent_id
+            current = by_id.get(parent) if parent is not None else None
+        if current is not None and current.id is not None and state.get(current.id) == 1:
+            start = walk.index(current.id)
+            in_cycle.extend(by_id[i] for i in walk[start:])
+        for entry_id in walk:
+            state[entry_id] = 2
+    return in_cycle
+
+
+def _tool_pairing(tree: SessionTree, report: CheckReport) -> None:
+    by_id = {r.id: r for r in tree.records() if r.id is not None}
+    answered: set[str] = set()
+    for record in tree.records():
+        if record.type != "message":
+            continue
+        message = record.entry.get("message")
+        if not isinstance(message, dict) or message.get("role") != "toolResult":
+            continue
+        call_id = message.get("toolCallId")
+        answered.add(str(call_id))
+        found = False
+        seen: set[str] = set()
+        current = by_id.get(record.parent_id) if record.parent_id else None
+        while current is not None and current.id not in seen and not found:
+            seen.add(str(current.id))
+            parent_message = current.entry.get("message") if current.type == "message" else None
+            if isinstance(parent_message, dict):
+                role = parent_message.get("role")
+                if role == "assistant":
+                    content = parent_message.get("content")
+                    found = isinstance(content, list) and any(
+                        isinstance(b, dict)
+                        and b.get("type") == "toolCall"
+                        and b.get("id") == call_id
+                        for b in content
+                    )
+                    break
+                if role != "toolResult":
+                    break
+            current = by_id.get(current.parent_id) if current.parent_id else None
+        if not found:
+            report.findings.append(
+                Finding(
+                    "error",
+                    f"tool result for call {call_id!r} has no matching tool call before it",
+                    record.line,
+                    record.id,
+                )
+            )
+    for record in tree.records():
+        if record.type != "message":
+            continue
+        message = record.entry.get("message")
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "toolCall"
+                and str(block.get("id")) not in answered
+            ):
+                report.findings.append(
+                    Finding(
+                        "warning",
+                        f"tool call {block.get('id')!r} ({block.get('name')}) has no result",
+                        record.line,
+                        record.id,
+                    )
+                )
+
+
+def check_session(tree: SessionTree) -> CheckReport:
+    """Validate every entry of ``tree`` and return what is wrong."""
+    report = CheckReport(tree.report.source)
+    add = report.findings.append
+    for bad in tree.report.bad_lines:
+        add(Finding("error", f"unreadable line skipped: {bad.reason}", bad.line))
+    for entry_id, lines in tree.report.duplicate_ids.items():
+        add(Finding("error", f"duplicate id {entry_id!r} (lines {lines})", lines[-1], entry_id))
+    for entry_id, line, parent in tree.report.orphans:
+        add(Finding("error", f"parent {parent!r} does not exist", line, entry_id))
+    for record in _cycles(tree):
+        add(Finding("error", "parent chain forms a cycle", record.line, record.id))
+    ids = {r.id for r in tree.records()}
+    for record in tree.records():
+        entry = record.entry
+        problem = entry_problem(entry, needs_id=True)
+        if problem is not None:
+            add(Finding("error", problem, record.line, record.id))
+            continue
+        kind = record.type
+        if kind == "compaction":
+            kept = entry.get("firstKeptEntryId")
+            path_ids = {e.get("id") for e in tree.get_branch(record.id)} if record.id else set()
+            if not isinstance(kept, str) or kept not in path_ids:
+                add(
+                    Finding(
+                        "error",
+                        f"firstKeptEntryId {kept!r} is not on the compaction's path "
+                        "(nothing before it is kept)",
+                        record.line,
+                        record.id,
+                    )
+                )
+            if not isinstance(entry.get("summary"), str):
+                add(Finding("error", 'compaction has no string "summary"', record.line, record.id))
+        elif kind == "label" and entry.get("targetId") not in ids:
+            add(
+                Finding(
+                    "warning", f"label targets missing entry {entry.get('targetId')!r}", record.line
+                )
+            )
+        elif kind == "branch_summary":
+            from_id = entry.get("fromId")
+            if from_id != "root" and from_id not in ids:
+                add(Finding("warning", f"fromId {from_id!r} does not exist", record.line))
+    _tool_pairing(tree, report)
+    if tree.needs_rewrite:
+        add(
+            Finding(
+                "info",
+                f"format v{tree.report.migrated_from} is migrated to v3 in memory; "
+                "the next write rewrites the file atomically",
+            )
+        )
+    if tree.report.partial_last_line:
+        add(Finding("warning", "the last line was cut off by an interrupted write"))
+    return report
+
+
+def count_types(tree: SessionTree) -> Counter[str]:
+    """Entries per type, message entries per role (``message:user``...)."""
+    counts: Counter[str] = Counter()
+    for record in tree.records():
+        if record.type == "message":
+            message = record.entry.get("message")
+            role = message.get("role") if isinstance(message, dict) else None
+            counts[f"message:{role}"] += 1
+        else:
+            counts[record.type] += 1
+    return counts

@@ -1,0 +1,112 @@
+"""Usage arithmetic: context size from the provider's measured usage (pi-behaviour.md §4.2).
+
+The provider's reported usage of the last assistant reply is the best measure of the context;
+only the messages after it are estimated. Replies that were aborted or failed carry no usable
+usage and are skipped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from contextree.entries.types import AgentMessage, Entry, Usage
+from contextree.tokens.estimate import PiEstimator, TokenEstimator
+
+__all__ = [
+    "ContextEstimate",
+    "calculate_context_tokens",
+    "calculate_prompt_tokens",
+    "estimate_context_tokens",
+    "get_last_assistant_usage",
+    "get_last_assistant_usage_index",
+]
+
+_INVALID_STOP_REASONS = frozenset({"aborted", "error"})
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEstimate:
+    """How many tokens a list of messages takes, and where the number comes from."""
+
+    tokens: int
+    """``usage_tokens + trailing_tokens``."""
+    usage_tokens: int
+    """Context tokens of the last valid assistant usage, 0 when there is none."""
+    trailing_tokens: int
+    """Estimated tokens of the messages after that usage (of all messages without one)."""
+    last_usage_index: int | None
+    """Index of the assistant message whose usage was used, ``None`` when there is none."""
+
+
+def _count(value: object) -> int:
+    # Usage fields are token counts; anything else (missing, null, text) counts 0.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if isinstance(value, float):
+        return math.floor(value) if math.isfinite(value) else 0
+    return value
+
+
+def calculate_context_tokens(usage: Usage) -> int:
+    """``totalTokens`` when it is non-zero, else ``input + output + cacheRead + cacheWrite``."""
+    total = _count(usage.get("totalTokens"))
+    if total:
+        return total
+    return sum(_count(usage.get(key)) for key in ("input", "output", "cacheRead", "cacheWrite"))
+
+
+def calculate_prompt_tokens(usage: Usage) -> int:
+    """The prompt side of a usage: ``input + cacheRead + cacheWrite``.
+
+    Falls back to :func:`calculate_context_tokens` when those are all 0 (as the fork does).
+    """
+    prompt = sum(_count(usage.get(key)) for key in ("input", "cacheRead", "cacheWrite"))
+    return prompt if prompt > 0 else calculate_context_tokens(usage)
+
+
+def _valid_usage(message: object) -> Usage | None:
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return None
+    if message.get("stopReason") in _INVALID_STOP_REASONS:
+        return None
+    usage = message.get("usage")
+    return usage if isinstance(usage, dict) else None
+
+
+def get_last_assistant_usage(entries: Sequence[Entry]) -> Usage | None:
+    """The usage of the last assistant reply among ``message`` entries that was not aborted or
+    failed, or ``None`` when there is none."""
+    for entry in reversed(entries):
+        if isinstance(entry, dict) and entry.get("type") == "message":
+            usage = _valid_usage(entry.get("message"))
+            if usage is not None:
+                return usage
+    return None
+
+
+def get_last_assistant_usage_index(messages: Sequence[AgentMessage]) -> int | None:
+    """Index of the last assistant message with a valid usage, or ``None``."""
+    for index in range(len(messages) - 1, -1, -1):
+        if _valid_usage(messages[index]) is not None:
+            return index
+    return None
+
+
+def estimate_context_tokens(
+    messages: Sequence[AgentMessage], estimator: TokenEstimator | None = None
+) -> ContextEstimate:
+    """The context size of ``messages``: the last valid usage plus estimates of what follows.
+
+    Without any valid usage every message is estimated. ``estimator`` defaults to pi's.
+    """
+    counter = estimator if estimator is not None else PiEstimator()
+    index = get_last_assistant_usage_index(messages)
+    if index is None:
+        estimated = sum(counter.estimate(message) for message in messages)
+        return ContextEstimate(estimated, 0, estimated, None)
+    usage: Usage = messages[index]["usage"]
+    usage_tokens = calculate_context_tokens(usage)
+    trailing = sum(counter.estimate(message) for message in messages[index + 1 :])
+    return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)

@@ -1,0 +1,21 @@
+"""Where the real pi session files live: ``../shared/pi-fixtures`` beside the repository.
+
+They are read in place (never copied into the project); CI has ``shared/`` at the same place.
+A missing fixture fails the test loudly rather than skipping it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PI_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "pi-fixtures"
+
+
+def pi_fixture(name: str) -> Path:
+    """Path of a fixture file; raises when ``../shared/pi-fixtures`` is not there."""
+    path = PI_FIXTURES / name
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"pi fixture {path} is missing; tests need ../shared beside the repo"
+        )
+    return path
