@@ -6,7 +6,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
@@ -101,14 +101,13 @@ def info(session: SessionArg) -> None:
     """Summarize a session: entries, branches, model, context size."""
     from contextree.cli import render
     from contextree.session.check import count_types
-    from contextree.tokens.estimate import estimate_tokens
-    from contextree.tokens.usage import estimate_context_tokens
+    from contextree.tokens.usage import estimate_current_tokens
 
     tree = _open(session)
     _report_load(tree)
     counts = count_types(tree)
     ctx = tree.build_session_context()
-    estimate = estimate_context_tokens(ctx.messages)
+    estimate = estimate_current_tokens(ctx.messages)
     leaves = sum(1 for r in tree.records() if not tree.get_children(r.id)) if len(tree) else 0
     names = [e.get("name") for e in tree.get_entries() if e.get("type") == "session_info"]
     version = str(tree.header.get("version"))
@@ -162,7 +161,7 @@ def tree(
     state.console.print(render.entry_tree(session_tree, fold=fold))
 
 
-class ContextFormat(str, Enum):
+class ContextFormat(StrEnum):
     text = "text"
     json = "json"
 
@@ -177,7 +176,7 @@ def context(
     """Print what the LLM sees at the leaf (or at --leaf)."""
     from contextree.cli import render
     from contextree.context.convert import convert_to_llm
-    from contextree.tokens.usage import estimate_context_tokens
+    from contextree.tokens.usage import estimate_current_tokens
 
     session_tree = _open(session)
     _report_load(session_tree)
@@ -194,7 +193,7 @@ def context(
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
     state.console.print(render.context_text(messages))
-    tokens = estimate_context_tokens(ctx.messages).tokens
+    tokens = estimate_current_tokens(ctx.messages).tokens
     state.console.print(
         f"[ct.meta]{len(messages)} messages, ~{tokens:,} tokens, thinking {ctx.thinking_level}, "
         f"model {ctx.model.spec if ctx.model else '-'}[/]",
@@ -215,6 +214,20 @@ def check(session: SessionArg) -> None:
         raise typer.Exit(1)
 
 
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="provider:model (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, "
+        "ollama:llama3.1, remote:URL); default: the built-in offline summarizer.",
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None, typer.Option(help="Server root for OpenAI-compatible / Anthropic providers.")
+]
+
+
 @app.command()
 @handles_errors
 def compact(
@@ -222,38 +235,88 @@ def compact(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the plan; write nothing, call no model.")
     ] = False,
+    instructions: Annotated[
+        str | None, typer.Option("--instructions", "-i", help="What the summary should focus on.")
+    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
     keep_recent: Annotated[
         int | None, typer.Option(help="Tokens of recent history to keep verbatim.")
+    ] = None,
+    reserve_tokens: Annotated[
+        int | None, typer.Option(help="Tokens reserved for the summary and the next turn.")
     ] = None,
     no_usage_adjust: Annotated[
         bool,
         typer.Option("--no-usage-adjust", help="Do not shrink the keep budget by measured usage."),
     ] = False,
+    prompts_dir: Annotated[
+        Path | None, typer.Option(help="Directory of <name>.md files overriding our prompts.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the summary.")] = False,
 ) -> None:
     """Fold old history into a compaction entry (use --dry-run to preview)."""
+    import asyncio
+
     from contextree.cli import render
+    from contextree.cli.models import make_client, turn_prefix_client
     from contextree.compaction.prepare import NothingToCompact, prepare_compaction
+    from contextree.compaction.run import compact_session
     from contextree.settings.schema import CompactionSettings
     from contextree.tokens.estimate import estimate_tokens
 
     session_tree = _open(session)
     _report_load(session_tree)
+    defaults = CompactionSettings()
     settings = CompactionSettings(
-        keep_recent_tokens=keep_recent if keep_recent is not None else 20000,
+        keep_recent_tokens=keep_recent if keep_recent is not None else defaults.keep_recent_tokens,
+        reserve_tokens=reserve_tokens if reserve_tokens is not None else defaults.reserve_tokens,
         adjust_keep_recent_by_usage=not no_usage_adjust,
     )
-    path = session_tree.get_branch()
-    prep = prepare_compaction(path, settings)
-    if isinstance(prep, NothingToCompact):
-        state.console.print(f"Nothing to do: {prep.message}.")
+    if dry_run:
+        path = session_tree.get_branch()
+        prep = prepare_compaction(path, settings)
+        if isinstance(prep, NothingToCompact):
+            state.console.print(f"Nothing to do: {prep.message}.")
+            return
+        summarized = sum(
+            estimate_tokens(m) for m in (*prep.messages_to_summarize, *prep.turn_prefix_messages)
+        )
+        budget = min(max(200, summarized // 5), 4000)
+        state.console.print(render.compaction_plan(prep, path, summary_budget=budget))
         return
-    summarized = sum(
-        estimate_tokens(m) for m in (*prep.messages_to_summarize, *prep.turn_prefix_messages)
-    )
-    budget = min(max(200, summarized // 5), 4000)
-    if not dry_run:
-        raise _fail("only --dry-run is available in this version", 2)
-    state.console.print(render.compaction_plan(prep, path, summary_budget=budget))
+    client = make_client(model, base_url=base_url)
+    with state.console.status(f"Summarizing with {client.name}..."):
+        outcome = asyncio.run(
+            compact_session(
+                session_tree,
+                client,
+                settings=settings,
+                custom_instructions=instructions,
+                turn_prefix_summarizer=turn_prefix_client(model, client),
+                prompts_dir=prompts_dir,
+            )
+        )
+    if isinstance(outcome, NothingToCompact):
+        state.console.print(f"Nothing to do: {outcome.message}.")
+        return
+    state.console.print(render.compaction_outcome(outcome, show_summary=not quiet))
+
+
+@app.command()
+@handles_errors
+def prune(
+    session: SessionArg,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be pruned.")] = False,
+) -> None:
+    """Replace old tool outputs with a placeholder for the model (originals are kept)."""
+    from contextree.cli import render
+    from contextree.compaction.prune import prune_session
+
+    session_tree = _open(session)
+    _report_load(session_tree)
+    decision = prune_session(session_tree, dry_run=dry_run)
+    state.console.print(render.prune_outcome(decision, dry_run=dry_run))
 
 
 def main() -> None:

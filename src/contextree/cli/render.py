@@ -235,3 +235,42 @@ def compaction_plan(
         ("previous summary", "yes (update prompt)" if prep.previous_summary else "no"),
     ]
     return Group(table, info_table(rows))
+
+
+def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
+    """Before/after table of a saved compaction, then the summary."""
+    from rich.markdown import Markdown
+    from rich.panel import Panel
+
+    prep = outcome.preparation
+    result = outcome.result
+    table = Table(title="Compacted", title_justify="left")
+    table.add_column("", style="ct.heading")
+    table.add_column("value", justify="right")
+    summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
+    table.add_row("messages summarized", f"{summarized:,}")
+    table.add_row("messages kept verbatim", f"{len(prep.recent_messages):,}")
+    table.add_row("split turn", "yes" if prep.is_split_turn else "no")
+    table.add_row("tokens before", f"{result.tokens_before:,}")
+    table.add_row("tokens after (est.)", f"{result.tokens_after:,}")
+    table.add_row("compaction entry", str(outcome.entry.get("id")))
+    table.add_row("first kept entry", result.first_kept_entry_id)
+    parts: list[RenderableType] = [table]
+    if show_summary:
+        parts.append(Panel(Markdown(result.summary), title="summary", title_align="left"))
+        if result.short_summary:
+            parts.append(Text(result.short_summary, style="ct.meta"))
+    return Group(*parts)
+
+
+def prune_outcome(decision: Any, *, dry_run: bool) -> RenderableType:
+    """What pruning did (or would do)."""
+    if not decision.candidates:
+        return Text("Nothing to prune: the savings would be below the minimum.")
+    verb = "would prune" if dry_run else "pruned"
+    text = Text(
+        f"{verb} {decision.pruned_count} tool result(s), saving ~{decision.tokens_saved:,} tokens"
+    )
+    if not dry_run:
+        text.append("; original outputs kept in the file (prunedContent)", style="ct.meta")
+    return text

@@ -12,11 +12,15 @@ import copy
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from contextree.entries.ids import now_ms
 from contextree.entries.types import Entry
 from contextree.settings.schema import PruneSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
+
+if TYPE_CHECKING:
+    from contextree.session.tree import SessionTree
 
 __all__ = [
     "PruneCandidate",
@@ -24,6 +28,7 @@ __all__ = [
     "apply_prune",
     "decide_prune",
     "prune_placeholder",
+    "prune_session",
     "prune_tool_outputs",
 ]
 
@@ -113,3 +118,20 @@ def prune_tool_outputs(
     """Decide and apply: the decision and the replacement entries (empty when none)."""
     decision = decide_prune(path_entries, settings, estimator=estimator)
     return decision, apply_prune(decision, now=now) if decision.candidates else []
+
+
+def prune_session(
+    tree: SessionTree,
+    settings: PruneSettings | None = None,
+    *,
+    estimator: TokenEstimator | None = None,
+    now: Callable[[], int] = now_ms,
+    dry_run: bool = False,
+) -> PruneDecision:
+    """Prune the current branch of a ``SessionTree`` with one atomic rewrite of its file."""
+    decision, updated = prune_tool_outputs(
+        tree.get_branch(), settings, estimator=estimator, now=now
+    )
+    if updated and not dry_run:
+        tree.rewrite_entries(updated)
+    return decision

@@ -17,6 +17,7 @@ from contextree.tokens.usage import (
     calculate_context_tokens,
     calculate_prompt_tokens,
     estimate_context_tokens,
+    estimate_current_tokens,
     get_last_assistant_usage,
     get_last_assistant_usage_index,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "calculate_context_tokens",
     "calculate_prompt_tokens",
     "estimate_context_tokens",
+    "estimate_current_tokens",
     "estimate_tokens",
     "get_estimator",
     "get_last_assistant_usage",

@@ -19,6 +19,7 @@ __all__ = [
     "calculate_context_tokens",
     "calculate_prompt_tokens",
     "estimate_context_tokens",
+    "estimate_current_tokens",
     "get_last_assistant_usage",
     "get_last_assistant_usage_index",
 ]
@@ -110,3 +111,21 @@ def estimate_context_tokens(
     usage_tokens = calculate_context_tokens(usage)
     trailing = sum(counter.estimate(message) for message in messages[index + 1 :])
     return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
+
+
+def estimate_current_tokens(
+    messages: Sequence[AgentMessage], estimator: TokenEstimator | None = None
+) -> ContextEstimate:
+    """Like :func:`estimate_context_tokens`, but a usage measured before the compaction that
+    starts ``messages`` is stale (it counted the history the summary replaced) and is ignored.
+    """
+    if not messages or messages[0].get("role") != "compactionSummary":
+        return estimate_context_tokens(messages, estimator)
+    since = _count(messages[0].get("timestamp"))
+    for index in range(len(messages) - 1, 0, -1):
+        message = messages[index]
+        if _valid_usage(message) is not None and _count(message.get("timestamp")) > since:
+            return estimate_context_tokens(messages, estimator)
+    counter = estimator if estimator is not None else PiEstimator()
+    estimated = sum(counter.estimate(message) for message in messages)
+    return ContextEstimate(estimated, 0, estimated, None)

@@ -1,0 +1,42 @@
+"""Build model clients for the command line from a ``provider:model`` spec."""
+
+from __future__ import annotations
+
+from contextree.llm.base import ModelClient
+
+__all__ = ["DEFAULT_MODEL", "make_client", "turn_prefix_client"]
+
+DEFAULT_MODEL = "offline"
+
+
+def _offline() -> ModelClient:
+    from contextree.compaction.offline import OfflineSummarizer
+
+    return OfflineSummarizer()
+
+
+def make_client(
+    spec: str | None,
+    *,
+    base_url: str | None = None,
+    token: str | None = None,
+    timeout: float | None = None,
+) -> ModelClient:
+    """The client for ``spec`` (default: the built-in offline summarizer)."""
+    from contextree.llm.registry import create_client
+
+    return create_client(
+        spec or DEFAULT_MODEL,
+        base_url=base_url,
+        token=token,
+        timeout=timeout,
+        offline_factory=_offline,
+    )
+
+
+def turn_prefix_client(spec: str | None, client: ModelClient) -> ModelClient:
+    """The remote endpoint never summarizes a split turn's prefix (§7.6): do it locally."""
+    from contextree.llm.registry import parse_model_spec
+
+    provider, _ = parse_model_spec(spec or DEFAULT_MODEL)
+    return _offline() if provider == "remote" else client
