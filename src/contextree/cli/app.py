@@ -319,6 +319,46 @@ def prune(
     state.console.print(render.prune_outcome(decision, dry_run=dry_run))
 
 
+@app.command()
+@handles_errors
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8765,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CONTEXTREE_SERVE_TOKEN",
+            help="Bearer token clients must send (required beyond loopback).",
+        ),
+    ] = None,
+    max_body_bytes: Annotated[int, typer.Option(help="Largest request body accepted.")] = (
+        8 * 1024 * 1024
+    ),
+    timeout: Annotated[float, typer.Option(help="Seconds a summary may take (then 504).")] = 300.0,
+) -> None:
+    """Run the remote summarization endpoint ({systemPrompt, prompt} -> {summary})."""
+    import logging
+
+    from contextree.cli.models import make_client
+    from contextree.serve import ServerConfig, SummaryServer
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    client = make_client(model, base_url=base_url)
+    server = SummaryServer(
+        client,
+        ServerConfig(
+            host=host, port=port, token=token, max_body_bytes=max_body_bytes, model_timeout=timeout
+        ),
+    )
+    state.errors.print(f"serving {client.name} summaries at {server.url} (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        state.errors.print("stopped")
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -1,0 +1,228 @@
+"""``contextree serve``: the remote summarization endpoint as a small HTTP server.
+
+Speaks the protocol of ``compaction.remoteEndpoint`` (pi-behaviour §7.6): ``POST`` a JSON body
+``{"systemPrompt": str, "prompt": str}``, get ``{"summary": str}``. Any model spec backs it; the
+built-in offline summarizer by default. Every error is a JSON ``{"error": ...}`` with a fitting
+status. Bodies are size-limited, slow clients time out, and a bearer token is required whenever
+the server listens beyond the loopback interface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from contextree.errors import ContextreeError, ModelError
+from contextree.llm.base import CompletionRequest, ModelClient
+
+__all__ = ["ServerConfig", "SummaryServer", "is_loopback"]
+
+log = logging.getLogger("contextree.serve")
+
+SUMMARIZE_PATHS = frozenset({"/", "/summarize", "/v1/summarize"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+    max_body_bytes: int = 8 * 1024 * 1024
+    read_timeout: float = 30.0
+    """Seconds a client may take to send its request."""
+    model_timeout: float = 300.0
+    """Seconds a summary may take before the server answers 504."""
+    max_tokens: int | None = None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    server_version = "contextree"
+    sys_version = ""
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.config.read_timeout)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.info("%s %s", self.address_string(), format % args)
+
+    def _reply(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
+        body = json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        if status >= 400:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _error(self, status: HTTPStatus, message: str) -> None:
+        self._reply(status, {"error": message})
+
+    def do_GET(self) -> None:
+        if self.path in ("/health", "/healthz"):
+            self._reply(HTTPStatus.OK, {"status": "ok", "model": self.server.client.name})
+        elif self.path in SUMMARIZE_PATHS:
+            self._error(HTTPStatus.METHOD_NOT_ALLOWED, "use POST with {systemPrompt, prompt}")
+        else:
+            self._error(HTTPStatus.NOT_FOUND, f"no such endpoint {self.path}")
+
+    def _authorized(self) -> bool:
+        token = self.server.config.token
+        if token is None:
+            return True
+        given = self.headers.get("Authorization", "")
+        expected = f"Bearer {token}"
+        return hmac.compare_digest(given.encode(), expected.encode())
+
+    def _read_json(self) -> dict[str, Any] | None:
+        length_text = self.headers.get("Content-Length")
+        if length_text is None:
+            self._error(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
+            return None
+        try:
+            length = int(length_text)
+        except ValueError:
+            self._error(HTTPStatus.BAD_REQUEST, "Content-Length is not a number")
+            return None
+        if length < 0 or length > self.server.config.max_body_bytes:
+            self._error(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                f"body of {length} bytes exceeds the limit of "
+                f"{self.server.config.max_body_bytes} bytes",
+            )
+            return None
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            self._error(HTTPStatus.REQUEST_TIMEOUT, "the request body arrived too slowly")
+            return None
+        if len(raw) < length:
+            self._error(HTTPStatus.BAD_REQUEST, "the request body was cut short")
+            return None
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            self._error(HTTPStatus.BAD_REQUEST, f"body is not valid JSON ({exc})")
+            return None
+        if not isinstance(body, dict):
+            self._error(HTTPStatus.BAD_REQUEST, "body must be a JSON object")
+            return None
+        return body
+
+    def do_POST(self) -> None:
+        if self.path not in SUMMARIZE_PATHS:
+            self._error(HTTPStatus.NOT_FOUND, f"no such endpoint {self.path}")
+            return
+        if not self._authorized():
+            self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token")
+            return
+        body = self._read_json()
+        if body is None:
+            return
+        prompt, system = body.get("prompt"), body.get("systemPrompt", "")
+        if not isinstance(prompt, str) or not prompt.strip():
+            self._error(HTTPStatus.BAD_REQUEST, 'field "prompt" must be a non-empty string')
+            return
+        if not isinstance(system, str):
+            self._error(HTTPStatus.BAD_REQUEST, 'field "systemPrompt" must be a string')
+            return
+        try:
+            summary = self.server.summarize(system, prompt)
+        except TimeoutError:
+            self._error(HTTPStatus.GATEWAY_TIMEOUT, "the model did not answer in time")
+            return
+        except ModelError as exc:
+            self._error(HTTPStatus.BAD_GATEWAY, f"model error: {exc}")
+            return
+        except ContextreeError as exc:
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, str(exc))
+            return
+        except Exception as exc:
+            log.exception("summary failed")
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"summary failed: {type(exc).__name__}")
+            return
+        self._reply(HTTPStatus.OK, {"summary": summary})
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, config: ServerConfig, client: ModelClient) -> None:
+        self.config = config
+        self.client = client
+        super().__init__((config.host, config.port), _Handler)
+
+    def summarize(self, system_prompt: str, prompt: str) -> str:
+        request = CompletionRequest(
+            system_prompt=system_prompt,
+            messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
+            max_tokens=self.config.max_tokens,
+        )
+
+        async def run() -> str:
+            completion = await asyncio.wait_for(
+                self.client.complete(request), self.config.model_timeout
+            )
+            if completion.stop_reason == "error":
+                raise ModelError(self.client.name, completion.error_message or "model error")
+            return completion.text
+
+        return asyncio.run(run())
+
+
+class SummaryServer:
+    """The summarization endpoint; ``start()`` in a thread or ``serve_forever()``."""
+
+    def __init__(self, client: ModelClient, config: ServerConfig | None = None) -> None:
+        self.config = config or ServerConfig()
+        if not is_loopback(self.config.host) and not self.config.token:
+            raise ContextreeError(
+                f"serve: listening on {self.config.host} exposes the endpoint to the network; "
+                "pass --token (or bind 127.0.0.1)"
+            )
+        self._server = _Server(self.config, client)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        shown = f"[{name}]" if ":" in name else name
+        return f"http://{shown}:{port}/summarize"
+
+    def serve_forever(self) -> None:
+        self._server.serve_forever()
+
+    def start(self) -> str:
+        """Serve in a background thread; returns the endpoint URL."""
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self.url
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join()
