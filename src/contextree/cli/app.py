@@ -95,6 +95,16 @@ def _report_load(tree: Any) -> None:
         state.errors.print(f"[ct.warning]warning:[/] {line}", markup=True, highlight=False)
 
 
+def _settings(**overrides: Any) -> Any:
+    """Effective settings: files and environment, then the command's flags."""
+    from contextree.settings.load import load_settings
+
+    loaded = load_settings(overrides={k: v for k, v in overrides.items() if v is not None})
+    for warning in loaded.warnings:
+        state.errors.print(f"[ct.warning]warning:[/] {warning}", markup=True, highlight=False)
+    return loaded
+
+
 @app.command()
 @handles_errors
 def info(session: SessionArg) -> None:
@@ -262,17 +272,24 @@ def compact(
     from contextree.cli.models import make_client, turn_prefix_client
     from contextree.compaction.prepare import NothingToCompact, prepare_compaction
     from contextree.compaction.run import compact_session
-    from contextree.settings.schema import CompactionSettings
     from contextree.tokens.estimate import estimate_tokens
 
+    loaded = _settings(
+        **{
+            "compaction.keepRecentTokens": keep_recent,
+            "compaction.reserveTokens": reserve_tokens,
+            "compaction.adjustKeepRecentByUsage": False if no_usage_adjust else None,
+            "model": model,
+            "prompts.dir": str(prompts_dir) if prompts_dir else None,
+        }
+    ).settings
+    settings = loaded.compaction
+    model = loaded.model or (
+        f"remote:{settings.remote_endpoint}" if settings.remote_endpoint else None
+    )
+    prompts_dir = Path(loaded.prompts_dir) if loaded.prompts_dir else None
     session_tree = _open(session)
     _report_load(session_tree)
-    defaults = CompactionSettings()
-    settings = CompactionSettings(
-        keep_recent_tokens=keep_recent if keep_recent is not None else defaults.keep_recent_tokens,
-        reserve_tokens=reserve_tokens if reserve_tokens is not None else defaults.reserve_tokens,
-        adjust_keep_recent_by_usage=not no_usage_adjust,
-    )
     if dry_run:
         path = session_tree.get_branch()
         prep = prepare_compaction(path, settings)
@@ -313,9 +330,10 @@ def prune(
     from contextree.cli import render
     from contextree.compaction.prune import prune_session
 
+    settings = _settings().settings
     session_tree = _open(session)
     _report_load(session_tree)
-    decision = prune_session(session_tree, dry_run=dry_run)
+    decision = prune_session(session_tree, settings.prune, dry_run=dry_run)
     state.console.print(render.prune_outcome(decision, dry_run=dry_run))
 
 
@@ -357,6 +375,16 @@ def serve(
         server.serve_forever()
     except KeyboardInterrupt:
         state.errors.print("stopped")
+
+
+@app.command()
+@handles_errors
+def config() -> None:
+    """Show the effective settings and where each value came from."""
+    from contextree.cli import render
+
+    loaded = _settings()
+    state.console.print(render.settings_table(loaded))
 
 
 def main() -> None:

@@ -274,3 +274,28 @@ def prune_outcome(decision: Any, *, dry_run: bool) -> RenderableType:
     if not dry_run:
         text.append("; original outputs kept in the file (prunedContent)", style="ct.meta")
     return text
+
+
+def _setting_text(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple):
+        return ", ".join(value)
+    if isinstance(value, dict):
+        return js_stringify(value)
+    return str(value)
+
+
+def settings_table(loaded: Any) -> Table:
+    """Every setting: key, effective value, source."""
+    from contextree.settings.load import KEYS
+
+    table = Table(title="Effective settings", title_justify="left")
+    table.add_column("key", style="ct.heading", no_wrap=True)
+    table.add_column("value")
+    table.add_column("from", style="ct.meta")
+    for key in KEYS:
+        table.add_row(key, _setting_text(loaded.value(key)), loaded.origins[key])
+    return table

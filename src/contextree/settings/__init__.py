@@ -1,5 +1,6 @@
-"""Settings: typed values, defaults, and (later) loading from files and the environment."""
+"""Settings: typed values and defaults, loaded from files, the environment and flags."""
 
+from contextree.settings.load import KEYS, LoadedSettings, Settings, load_settings
 from contextree.settings.schema import (
     BranchSummarySettings,
     CompactionSettings,
@@ -7,4 +8,13 @@ from contextree.settings.schema import (
     RetrySettings,
 )
 
-__all__ = ["BranchSummarySettings", "CompactionSettings", "PruneSettings", "RetrySettings"]
+__all__ = [
+    "KEYS",
+    "BranchSummarySettings",
+    "CompactionSettings",
+    "LoadedSettings",
+    "PruneSettings",
+    "RetrySettings",
+    "Settings",
+    "load_settings",
+]

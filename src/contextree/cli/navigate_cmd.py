@@ -1,0 +1,122 @@
+"""``contextree navigate``: move a session's leaf, optionally leaving a branch summary.
+
+``register(app)`` adds the command to the ``contextree`` app. Unlike the library's
+``navigate_tree`` (pi's in-memory behaviour), the command keeps a move without a summary on
+disk with a ``contextree.leaf`` entry (DESIGN decision 8).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from contextree.branching.navigate import NavigationResult
+
+__all__ = ["register"]
+
+# The same argument as app.py's; declared here because typer resolves the annotations in this
+# module's namespace.
+SessionArg = Annotated[
+    Path, typer.Argument(help="Session file (.jsonl).", show_default=False, dir_okay=False)
+]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``navigate`` command to ``app``."""
+    # Imported here, not at module level: app.py registers this command at its end, and a
+    # module-level import of app.py from here would be circular.
+    from contextree.cli.app import _fail, _open, _report_load, handles_errors, state
+
+    @app.command()
+    @handles_errors
+    def navigate(
+        session: SessionArg,
+        target: Annotated[
+            str,
+            typer.Argument(
+                help="Entry id, or a unique prefix of one, to move to.", show_default=False
+            ),
+        ],
+        summarize: Annotated[
+            bool, typer.Option("--summarize", help="Summarize the branch being left.")
+        ] = False,
+        instructions: Annotated[
+            str | None, typer.Option(help="What the summary should focus on.")
+        ] = None,
+        replace_instructions: Annotated[
+            bool,
+            typer.Option(
+                "--replace-instructions", help="Send --instructions instead of the branch prompt."
+            ),
+        ] = False,
+        label: Annotated[
+            str | None, typer.Option(help="Label the summary, or the target when there is none.")
+        ] = None,
+        model: Annotated[
+            str, typer.Option(help='Summarizing model "provider:model"; default: built-in.')
+        ] = "offline",
+    ) -> None:
+        """Move the leaf to TARGET; with --summarize, leave a summary of the branch left."""
+        import asyncio
+
+        from contextree.branching.navigate import navigate_tree, persist_leaf, resolve_entry_id
+        from contextree.compaction.offline import OfflineSummarizer
+        from contextree.llm.registry import context_window, create_client
+
+        tree = _open(session)
+        _report_load(tree)
+        target_id = resolve_entry_id(tree, target)
+        client = create_client(model, offline_factory=OfflineSummarizer) if summarize else None
+        move = navigate_tree(
+            tree,
+            target_id,
+            summarize=summarize,
+            client=client,
+            context_window=context_window(model),
+            custom_instructions=instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+        )
+        if summarize:
+            with state.console.status("Summarizing the branch..."):
+                result = asyncio.run(move)
+        else:
+            result = asyncio.run(move)
+        if result.cancelled:
+            raise _fail("cancelled; nothing was written", 130 if result.aborted else 1)
+        recorded = None
+        if result.summary_entry is None and result.new_leaf_id != result.old_leaf_id:
+            recorded = persist_leaf(tree)  # decision 8: the move must survive the process
+        _print_result(state.console, result, recorded)
+
+    del navigate  # registered on the app; the name is not needed here
+
+
+def _print_result(console: Console, result: NavigationResult, recorded: str | None) -> None:
+    position = result.new_leaf_id or "the start of the session (before the first entry)"
+    if result.summary_entry is not None:
+        position = str(result.summary_entry.get("parentId") or "the start of the session")
+    console.print(f"Moved the leaf from {result.old_leaf_id or '-'} to {position}.", markup=False)
+    if recorded is not None:
+        console.print(
+            f"[ct.meta]Recorded on disk as contextree.leaf entry {recorded}.[/]", markup=True
+        )
+    if result.label_entry_id is not None:
+        console.print(f"[ct.meta]Label entry {result.label_entry_id}.[/]", markup=True)
+    if result.editor_text is not None:
+        console.print("[ct.heading]Message to edit and send again:[/]", markup=True)
+        console.print(result.editor_text, markup=False, highlight=False, soft_wrap=True)
+    if result.summary_entry is not None:
+        summary_id = result.summary_entry.get("id")
+        console.print(f"[ct.branch_summary]Branch summary {summary_id}:[/]", markup=True)
+        console.print(
+            str(result.summary_entry.get("summary", "")),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )

@@ -1,0 +1,269 @@
+"""Load settings: defaults < user files < project files < environment < command-line flags.
+
+Keys are pi's dotted camelCase names (``compaction.reserveTokens``). Files:
+
+- user: pi's ``~/.pi/agent/settings.json``, then ``$CONTEXTREE_HOME/settings.toml``
+  (``CONTEXTREE_HOME`` defaults to ``~/.config/contextree``);
+- project: ``<cwd>/.pi/settings.json``, then ``<cwd>/.contextree/settings.toml``;
+- environment: ``CONTEXTREE_<SECTION>_<KEY>`` in upper snake case, e.g.
+  ``CONTEXTREE_COMPACTION_RESERVE_TOKENS=8000``, ``CONTEXTREE_MODEL=openai:gpt-4o-mini``.
+
+Values are validated with errors that name the source and key. pi's files hold many keys we do
+not use; those are ignored. Unknown keys in our own files are reported as warnings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contextree.errors import SettingsError
+from contextree.settings.schema import (
+    BranchSummarySettings,
+    CompactionSettings,
+    PruneSettings,
+    RetrySettings,
+)
+
+__all__ = ["KEYS", "LoadedSettings", "Settings", "load_settings", "settings_files"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Every setting contextree reads, typed."""
+
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    branch_summary: BranchSummarySettings = field(default_factory=BranchSummarySettings)
+    prune: PruneSettings = field(default_factory=PruneSettings)
+    retry: RetrySettings = field(default_factory=RetrySettings)
+    model: str | None = None
+    """Default model spec (``provider:model``); ``None`` means the offline summarizer."""
+    estimator: str = "pi"
+    context_windows: dict[str, int] = field(default_factory=dict)
+    prompts_dir: str | None = None
+    fsync: bool = False
+    allow_outside_cwd: bool = False
+
+
+Validator = Callable[[Any], Any]
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
+        return True
+    if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"expected true or false, found {value!r}")
+
+
+def _int(minimum: int | None = None) -> Validator:
+    def check(value: Any) -> int:
+        if isinstance(value, bool):
+            raise ValueError(f"expected an integer, found {value!r}")
+        try:
+            number = int(value) if not isinstance(value, float) or value.is_integer() else None
+        except (TypeError, ValueError):
+            number = None
+        if number is None:
+            raise ValueError(f"expected an integer, found {value!r}")
+        if minimum is not None and number < minimum and number != -1:
+            raise ValueError(f"expected an integer >= {minimum} (or -1 for unset), found {number}")
+        return number
+
+    return check
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, found {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a number, found {value!r}") from None
+
+
+def _str_or_none(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, found {value!r}")
+    return value
+
+
+def _str_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"expected a list of strings, found {value!r}")
+    return tuple(value)
+
+
+def _windows(value: Any) -> dict[str, int]:
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a table of model -> tokens, found {value!r}")
+    return {str(k): _int(1)(v) for k, v in value.items()}
+
+
+def _estimator(value: Any) -> str:
+    if value not in ("pi", "utf8"):
+        raise ValueError(f'expected "pi" or "utf8", found {value!r}')
+    return str(value)
+
+
+KEYS: dict[str, tuple[str, str, Validator]] = {
+    # key: (section attribute or "", field name, validator)
+    "compaction.enabled": ("compaction", "enabled", _bool),
+    "compaction.reserveTokens": ("compaction", "reserve_tokens", _int(0)),
+    "compaction.keepRecentTokens": ("compaction", "keep_recent_tokens", _int(0)),
+    "compaction.thresholdPercent": ("compaction", "threshold_percent", _number),
+    "compaction.thresholdTokens": ("compaction", "threshold_tokens", _int(0)),
+    "compaction.autoContinue": ("compaction", "auto_continue", _bool),
+    "compaction.remoteEndpoint": ("compaction", "remote_endpoint", _str_or_none),
+    "compaction.adjustKeepRecentByUsage": ("compaction", "adjust_keep_recent_by_usage", _bool),
+    "branchSummary.enabled": ("branch_summary", "enabled", _bool),
+    "branchSummary.reserveTokens": ("branch_summary", "reserve_tokens", _int(0)),
+    "pruning.enabled": ("prune", "enabled", _bool),
+    "pruning.protectTokens": ("prune", "protect_tokens", _int(0)),
+    "pruning.minimumSavings": ("prune", "minimum_savings", _int(0)),
+    "pruning.protectedTools": ("prune", "protected_tools", _str_list),
+    "retry.enabled": ("retry", "enabled", _bool),
+    "retry.maxRetries": ("retry", "max_retries", _int(0)),
+    "retry.baseDelayMs": ("retry", "base_delay_ms", _int(0)),
+    "retry.maxDelayMs": ("retry", "max_delay_ms", _int(0)),
+    "retry.fallbackModels": ("retry", "fallback_models", _str_list),
+    "model": ("", "model", _str_or_none),
+    "tokens.estimator": ("", "estimator", _estimator),
+    "contextWindows": ("", "context_windows", _windows),
+    "prompts.dir": ("", "prompts_dir", _str_or_none),
+    "storage.fsync": ("", "fsync", _bool),
+    "tools.allowOutsideCwd": ("", "allow_outside_cwd", _bool),
+}
+"""Every settings key we read, with where it lands and how it is validated."""
+
+
+def _env_name(key: str) -> str:
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).replace(".", "_")
+    return "CONTEXTREE_" + snake.upper()
+
+
+ENV_NAMES = {_env_name(key): key for key in KEYS}
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSettings:
+    """Effective settings, where each value came from, and warnings about the sources."""
+
+    settings: Settings
+    origins: dict[str, str]
+    warnings: list[str]
+
+    def value(self, key: str) -> Any:
+        section, name, _ = KEYS[key]
+        holder = getattr(self.settings, section) if section else self.settings
+        return getattr(holder, name)
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{_camel(str(key))}"
+        if isinstance(value, dict) and name not in KEYS:
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def settings_files(cwd: Path, home: Path | None, env: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """``(kind, path)`` of every settings file, lowest precedence first."""
+    user_home = Path(env.get("HOME", str(Path.home())))
+    ct_home = Path(env["CONTEXTREE_HOME"]) if env.get("CONTEXTREE_HOME") else None
+    ct_home = home or ct_home or user_home / ".config" / "contextree"
+    return [
+        ("pi", user_home / ".pi" / "agent" / "settings.json"),
+        ("user", ct_home / "settings.toml"),
+        ("pi", cwd / ".pi" / "settings.json"),
+        ("project", cwd / ".contextree" / "settings.toml"),
+    ]
+
+
+def _read_file(kind: str, path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(str(path), None, f"cannot read ({exc.strerror})") from None
+    try:
+        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(
+            str(path), None, f"not valid {path.suffix[1:].upper()}: {exc}"
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsError(str(path), None, "expected an object of settings")
+    return _flatten(data)
+
+
+def load_settings(
+    *,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    files: list[tuple[str, Path]] | None = None,
+) -> LoadedSettings:
+    """Merge every source into one :class:`Settings`; raises :class:`SettingsError`."""
+    env = os.environ if env is None else env
+    cwd = cwd or Path.cwd()
+    values: dict[str, tuple[Any, str]] = {}
+    warnings: list[str] = []
+    for kind, path in files if files is not None else settings_files(cwd, home, env):
+        if not path.is_file():
+            continue
+        for key, value in _read_file(kind, path).items():
+            if key in KEYS:
+                values[key] = (value, str(path))
+            elif kind != "pi":
+                warnings.append(f"{path}: unknown setting {key!r} ignored")
+    for name, key in ENV_NAMES.items():
+        if name in env:
+            values[key] = (env[name], f"env {name}")
+    for key, value in (overrides or {}).items():
+        if key not in KEYS:
+            raise SettingsError("command line", key, "unknown setting")
+        if value is not None:
+            values[key] = (value, "command line")
+
+    sections: dict[str, dict[str, Any]] = {}
+    top: dict[str, Any] = {}
+    origins = {key: "default" for key in KEYS}
+    for key, (raw, source) in values.items():
+        section, name, validate = KEYS[key]
+        try:
+            value = validate(raw)
+        except ValueError as exc:
+            raise SettingsError(source, key, str(exc)) from None
+        (sections.setdefault(section, {}) if section else top)[name] = value
+        origins[key] = source
+    settings = Settings(
+        compaction=CompactionSettings(**sections.get("compaction", {})),
+        branch_summary=BranchSummarySettings(**sections.get("branch_summary", {})),
+        prune=PruneSettings(**sections.get("prune", {})),
+        retry=RetrySettings(**sections.get("retry", {})),
+        **top,
+    )
+    return LoadedSettings(settings, origins, warnings)
