@@ -11,6 +11,7 @@ ContextreeError
   HookError(hook, cause)              a hook handler failed in a way that must stop the operation
   CompactionError                     a compaction could not be produced
     CompactionCancelledError          a hook or the caller cancelled it; nothing written
+  BranchSummaryError(reason)          a branch summary could not be generated; leaf unchanged
   ModelSpecError(spec)                a "provider:model" string is malformed (also a ValueError)
   ModelError(model)                   a model call failed
     ContextOverflowError              the provider says the prompt does not fit
@@ -28,6 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "BranchSummaryError",
     "CompactionCancelledError",
     "CompactionError",
     "ContextOverflowError",
@@ -156,3 +158,11 @@ class CompactionCancelledError(CompactionError):
 
     def __init__(self, message: str = "Compaction cancelled") -> None:
         super().__init__(message)
+
+
+class BranchSummaryError(ContextreeError):
+    """A branch summary could not be generated; nothing was written and the leaf did not move."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"branch summary failed: {reason}; the leaf did not move")

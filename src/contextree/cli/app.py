@@ -387,6 +387,15 @@ def config() -> None:
     state.console.print(render.settings_table(loaded))
 
 
+def _register_commands() -> None:
+    from contextree.cli import navigate_cmd
+
+    navigate_cmd.register(app)
+
+
+_register_commands()
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

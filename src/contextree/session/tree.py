@@ -512,13 +512,16 @@ class SessionTree:
     def _sync(self, txn: StoreTransaction) -> None:
         """Take in what other writers did since we last looked."""
         size = txn.size
-        if txn.replaced or size < self._known_size:
+        # Nothing known yet but bytes stored: another writer created the session after we
+        # looked; take it in whole (its header included) rather than as a tail.
+        created_elsewhere = self._known_size == 0 and size > 0
+        if txn.replaced or size < self._known_size or created_elsewhere:
             leaf = self.leaf_id
             data = txn.read_from(0)
             if data.strip():
                 self._next_line = 1
                 self._load(parse_session(data, self.store.name))
-                if leaf is not None and leaf in self._by_id:
+                if leaf is None or leaf in self._by_id:
                     self.leaf_id = leaf
             self._known_size = len(data)
             return

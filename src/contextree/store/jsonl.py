@@ -99,6 +99,11 @@ class JsonlFileStore:
     def read(self) -> bytes:
         try:
             with open(self.path, "rb") as handle:
+                if self._identity is None:
+                    # The bytes read are our first view: a later rewrite by another writer
+                    # must show up as ``replaced`` in our first transaction.
+                    st = os.fstat(handle.fileno())
+                    self._identity = (st.st_dev, st.st_ino)
                 return handle.read()
         except IsADirectoryError:
             raise SessionFileError(self.path, "is a directory, not a session file") from None
@@ -129,7 +134,7 @@ class JsonlFileStore:
 
     def _open(self) -> int:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=_DIR_MODE)
+            _make_dirs(self.path.parent)
             flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
             return os.open(self.path, flags, _FILE_MODE)
         except PermissionError:
@@ -190,6 +195,7 @@ class JsonlFileStore:
                 self.path, f"cannot create a temporary file for the rewrite ({exc.strerror})"
             ) from None
         try:
+            os.fchmod(tfd, mode)  # os.open applied the umask; keep the original mode exactly
             view = memoryview(data)
             while view:
                 view = view[os.write(tfd, view) :]
@@ -211,6 +217,16 @@ class JsonlFileStore:
         os.close(locked_fd)
         self._fd = None
         self._identity = (new_stat.st_dev, new_stat.st_ino)
+
+
+def _make_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents, each new one with mode 0700."""
+    missing: list[Path] = []
+    while not directory.exists():
+        missing.append(directory)
+        directory = directory.parent
+    for new in reversed(missing):
+        new.mkdir(mode=_DIR_MODE, exist_ok=True)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -1,0 +1,345 @@
+"""Move the leaf to another entry, optionally summarizing the branch left behind (§9.4).
+
+``navigate_tree`` follows pi 0.73.1's ``navigateTree``:
+
+1. moving to the current leaf does nothing;
+2. the abandoned entries are collected (§9.1) into a :class:`TreePreparation`;
+3. ``session_before_tree`` hooks may cancel, supply the summary, or override the custom
+   instructions, ``replace_instructions`` and the label;
+4. with ``summarize`` the branch is summarized (§9.3) unless nothing was abandoned (or only
+   our ``contextree.leaf`` markers); a cancelled or aborted call writes nothing and leaves the
+   leaf where it was; a failed call raises :class:`BranchSummaryError`;
+5. the new position: a user message or custom message target puts its text in the editor and
+   the leaf at its parent (so the message can be edited and sent again); any other target
+   becomes the leaf;
+6. with a summary, a ``branch_summary`` entry is appended at the new position and becomes the
+   leaf; without one the leaf only moves in memory (pi's behaviour; see :func:`persist_leaf`);
+7. a label is attached to the summary entry, or to the target when there is no summary. As in
+   pi, the ``label`` entry is appended at the leaf, so the leaf ends on that entry (it carries
+   no message, so the context is the same) and the move is then on disk;
+8. ``session_tree`` hooks are told where the leaf went.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from contextree.branching.collect import collect_entries_for_branch_summary
+from contextree.branching.summarize import BranchSummaryResult, generate_branch_summary
+from contextree.entries.types import Entry
+from contextree.errors import BranchSummaryError, EntryNotFoundError, TreeError
+from contextree.hooks.events import BeforeTreeEvent, SessionTreeEvent
+from contextree.hooks.registry import BEFORE_TREE, TREE, HookRegistry, result_field
+from contextree.llm.base import ModelClient
+from contextree.session.tree import SessionTree
+from contextree.settings.schema import BranchSummarySettings
+from contextree.tokens.estimate import TokenEstimator
+
+__all__ = [
+    "LEAF_CUSTOM_TYPE",
+    "NavigationResult",
+    "TreePreparation",
+    "navigate_tree",
+    "persist_leaf",
+    "resolve_entry_id",
+]
+
+LEAF_CUSTOM_TYPE: Final = "contextree.leaf"
+"""``customType`` of the ``custom`` entry that records a leaf move on disk (DESIGN decision 8)."""
+
+_MAX_LISTED_CANDIDATES: Final = 8
+
+
+@dataclass(frozen=True, slots=True)
+class TreePreparation:
+    """What a move is about to do; ``session_before_tree`` hooks receive it."""
+
+    target_id: str
+    old_leaf_id: str | None
+    common_ancestor_id: str | None
+    entries_to_summarize: list[Entry]
+    """The abandoned entries, oldest first (§9.1)."""
+    user_wants_summary: bool
+    custom_instructions: str | None = None
+    replace_instructions: bool = False
+    label: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NavigationResult:
+    """How a move went.
+
+    ``cancelled`` means nothing was written and the leaf did not move: a hook cancelled, or
+    (with ``aborted``) the summary call was cancelled or aborted.
+    """
+
+    cancelled: bool = False
+    aborted: bool = False
+    editor_text: str | None = None
+    """The text of a user or custom message target, to edit and send again."""
+    summary_entry: Entry | None = None
+    """The ``branch_summary`` entry written, if any."""
+    new_leaf_id: str | None = None
+    """The leaf after the move: the summary entry, the label entry, or the new position."""
+    old_leaf_id: str | None = None
+    from_extension: bool = False
+    """The summary came from a ``session_before_tree`` hook."""
+    label_entry_id: str | None = None
+    """The ``label`` entry written, if a label was given."""
+
+
+def _text_blocks(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(block.get("text", ""))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+def _position(tree: SessionTree, target: Entry, target_id: str) -> tuple[str | None, str | None]:
+    """``(new_leaf_id, editor_text)`` for a move to ``target`` (§9.4 step 6)."""
+    message = target.get("message")
+    if target.get("type") == "message" and isinstance(message, dict):
+        if message.get("role") != "user":
+            return target_id, None
+        text = _text_blocks(message.get("content"))
+    elif target.get("type") == "custom_message":
+        text = _text_blocks(target.get("content"))
+    else:
+        return target_id, None
+    parent = target.get("parentId")
+    # A parent that is missing (an orphan) or the entry itself makes the target a root.
+    if not isinstance(parent, str) or parent == target_id or not tree.has_entry(parent):
+        return None, text
+    return parent, text
+
+
+def _is_leaf_marker(entry: Entry) -> bool:
+    # Our decision-8 bookkeeping is no content: a branch holding only such markers is not
+    # summarized (pi would write "No content to summarize" for it).
+    return entry.get("type") == "custom" and entry.get("customType") == LEAF_CUSTOM_TYPE
+
+
+def _override(result: Any, camel: str, snake: str, current: Any) -> Any:
+    """A hook's override: a dict overrides when it has the key (even ``None``); an object when
+    its attribute is not ``None``."""
+    if isinstance(result, dict):
+        for key in (camel, snake):
+            if key in result:
+                return result[key]
+        return current
+    value = getattr(result, snake, None)
+    return current if value is None else value
+
+
+def _hook_summary(value: Any) -> tuple[str, Any]:
+    if isinstance(value, str):
+        return value, None
+    if isinstance(value, BranchSummaryResult):
+        return value.summary or "", value.details
+    text = result_field(value, "summary")
+    if not isinstance(text, str):
+        raise TypeError("a session_before_tree hook's summary needs a string summary")
+    return text, result_field(value, "details")
+
+
+async def navigate_tree(
+    tree: SessionTree,
+    target_id: str,
+    *,
+    summarize: bool = False,
+    client: ModelClient | None = None,
+    context_window: int | None = None,
+    settings: BranchSummarySettings | None = None,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    label: str | None = None,
+    hooks: HookRegistry | None = None,
+    prompts_dir: Path | None = None,
+    estimator: TokenEstimator | None = None,
+) -> NavigationResult:
+    """Move the leaf of ``tree`` to ``target_id``; with ``summarize``, leave a branch summary.
+
+    Args:
+        summarize: summarize the abandoned branch with ``client`` (or a hook's summary).
+        client: the summarizing model; required with ``summarize``.
+        context_window: the model's window; default looked up from ``client.name``.
+        settings: ``branchSummary.*`` (``reserve_tokens``). ``enabled`` only gates offering
+            summaries in a UI; an explicit ``summarize`` is always honoured.
+        custom_instructions: what the summary should focus on.
+        replace_instructions: send ``custom_instructions`` instead of the branch prompt.
+        label: a label for the summary entry, or for the target when there is no summary.
+        hooks: ``session_before_tree`` / ``session_tree`` handlers.
+
+    A move without a summary changes only the in-memory leaf (a reload puts the leaf back on
+    the last entry in the file); call :func:`persist_leaf` to keep it.
+
+    Raises:
+        ValueError: ``summarize`` without a client.
+        EntryNotFoundError: no entry ``target_id``.
+        BranchSummaryError: the summary call failed; nothing was written.
+    """
+    old_leaf_id = tree.leaf_id
+    if target_id == old_leaf_id:
+        return NavigationResult(new_leaf_id=old_leaf_id, old_leaf_id=old_leaf_id)
+    if summarize and client is None:
+        raise ValueError("No model available for summarization")
+    target = tree.get_entry(target_id)
+    if target is None:
+        raise EntryNotFoundError(target_id)
+    settings = settings or BranchSummarySettings()
+    hooks = hooks or HookRegistry()
+    collection = collect_entries_for_branch_summary(tree, old_leaf_id, target_id)
+    preparation = TreePreparation(
+        target_id=target_id,
+        old_leaf_id=old_leaf_id,
+        common_ancestor_id=collection.common_ancestor_id,
+        entries_to_summarize=collection.entries,
+        user_wants_summary=summarize,
+        custom_instructions=custom_instructions,
+        replace_instructions=replace_instructions,
+        label=label,
+    )
+    unchanged = NavigationResult(cancelled=True, new_leaf_id=old_leaf_id, old_leaf_id=old_leaf_id)
+    aborted = NavigationResult(
+        cancelled=True, aborted=True, new_leaf_id=old_leaf_id, old_leaf_id=old_leaf_id
+    )
+
+    hook_summary: Any = None
+    decision = await hooks.run_before(BEFORE_TREE, BeforeTreeEvent(preparation))
+    if decision is not None:
+        if result_field(decision, "cancel"):
+            return unchanged
+        if summarize:
+            hook_summary = result_field(decision, "summary")
+        custom_instructions = _override(
+            decision, "customInstructions", "custom_instructions", custom_instructions
+        )
+        replace_instructions = bool(
+            _override(decision, "replaceInstructions", "replace_instructions", replace_instructions)
+        )
+        label = _override(decision, "label", "label", label)
+
+    summary_text: str | None = None
+    details: Any = None
+    from_extension = False
+    if hook_summary:
+        summary_text, details = _hook_summary(hook_summary)
+        from_extension = True
+    elif summarize and any(not _is_leaf_marker(e) for e in collection.entries):
+        assert client is not None
+        window = context_window
+        if window is None:
+            from contextree.llm.registry import context_window as lookup_window
+
+            window = lookup_window(client.name)
+        try:
+            result = await generate_branch_summary(
+                collection.entries,
+                client,
+                context_window=window,
+                reserve_tokens=settings.reserve_tokens,
+                custom_instructions=custom_instructions,
+                replace_instructions=replace_instructions,
+                prompts_dir=prompts_dir,
+                estimator=estimator,
+            )
+        except asyncio.CancelledError:
+            # pi aborts only the summary call and reports the move as cancelled. The
+            # cancellation is handled here, so this task is not left "cancelling".
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return aborted
+        if result.aborted:
+            return aborted
+        if result.error is not None:
+            raise BranchSummaryError(result.error)
+        summary_text, details = result.summary, result.details
+
+    new_position, editor_text = _position(tree, target, target_id)
+    summary_entry: Entry | None = None
+    label_entry_id: str | None = None
+    if summary_text:
+        summary_id = tree.branch_with_summary(new_position, summary_text, details, from_extension)
+        summary_entry = tree.get_entry(summary_id)
+        if label:
+            label_entry_id = tree.append_label(summary_id, label)
+    else:
+        if new_position is None:
+            tree.reset_leaf()
+        else:
+            tree.branch(new_position)
+        if label:
+            label_entry_id = tree.append_label(target_id, label)
+
+    has_summary = summary_entry is not None
+    await hooks.emit(
+        TREE,
+        SessionTreeEvent(
+            new_leaf_id=tree.leaf_id,
+            old_leaf_id=old_leaf_id,
+            summary_entry=summary_entry,
+            from_extension=from_extension if has_summary else None,
+        ),
+    )
+    return NavigationResult(
+        editor_text=editor_text,
+        summary_entry=summary_entry,
+        new_leaf_id=tree.leaf_id,
+        old_leaf_id=old_leaf_id,
+        from_extension=from_extension and has_summary,
+        label_entry_id=label_entry_id,
+    )
+
+
+def persist_leaf(tree: SessionTree) -> str | None:
+    """Record the current leaf on disk, so that a reload puts the leaf there (decision 8).
+
+    pi and contextree load the last entry in the file as the leaf, so a ``custom`` entry with
+    ``customType`` :data:`LEAF_CUSTOM_TYPE` is appended at the leaf (a new root when the leaf
+    is before the first entry). Custom entries never reach the context. Returns the new
+    entry's id, or ``None`` when a reload already lands on the leaf and nothing was written.
+    """
+    last: str | None = None
+    for record in tree.records():
+        last = record.id
+    if tree.leaf_id == last:
+        return None
+    return tree.append_custom(LEAF_CUSTOM_TYPE, {"leafId": tree.leaf_id})
+
+
+def resolve_entry_id(tree: SessionTree, text: str) -> str:
+    """The id of the entry that ``text`` names: a full id, or a prefix of exactly one id.
+
+    Raises:
+        EntryNotFoundError: no id starts with ``text``.
+        TreeError: several ids start with ``text`` (the message lists them).
+    """
+    wanted = text.strip()
+    if wanted and tree.has_entry(wanted):
+        return wanted
+    matches = (
+        sorted({r.id for r in tree.records() if r.id is not None and r.id.startswith(wanted)})
+        if wanted
+        else []
+    )
+    if not matches:
+        raise EntryNotFoundError(wanted)
+    if len(matches) > 1:
+        shown = ", ".join(matches[:_MAX_LISTED_CANDIDATES])
+        more = len(matches) - _MAX_LISTED_CANDIDATES
+        if more > 0:
+            shown += f" and {more} more"
+        raise TreeError(
+            f'entry id prefix "{wanted}" matches {len(matches)} entries ({shown}); '
+            "give more characters"
+        )
+    return matches[0]
