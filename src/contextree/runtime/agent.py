@@ -1,0 +1,574 @@
+"""``AgentSession``: the agent loop on a session tree, with the three compaction triggers.
+
+prompt -> model -> tool calls -> tool results -> ... -> stop, every message persisted as it
+happens. After each run and before each prompt the session checks its context (§10.2):
+
+- **overflow**: the last reply failed because the prompt did not fit (or silently exceeded the
+  window). The failed reply stays in the file but never reaches the model again; the session
+  compacts (reason ``overflow``) and retries once per prompt;
+- **threshold**: measured usage (minus what pruning saved) crossed the threshold; the session
+  prunes, compacts (reason ``threshold``) and, unless ``compaction.autoContinue`` is false,
+  sends a synthetic "continue" prompt;
+- **manual**: :meth:`AgentSession.compact`.
+
+Summaries go through a :class:`~contextree.runtime.retry.FallbackClient`: the current model,
+then the configured fallback models, with retries and backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contextree.compaction.prepare import NothingToCompact
+from contextree.compaction.prompt_templates import load_prompt
+from contextree.compaction.prune import prune_session
+from contextree.compaction.run import CompactionOutcome, compact_session
+from contextree.compaction.summarize import CompactionResult
+from contextree.context.convert import convert_to_llm
+from contextree.entries.ids import iso_to_ms, now_ms
+from contextree.entries.types import AgentMessage, Entry, LlmMessage
+from contextree.errors import CompactionCancelledError, CompactionError, ContextreeError, ModelError
+from contextree.hooks.registry import HookRegistry
+from contextree.llm.base import Completion, CompletionRequest, ModelClient
+from contextree.llm.errors import is_context_overflow
+from contextree.llm.registry import context_window as registry_context_window
+from contextree.llm.registry import parse_model_spec
+from contextree.runtime.events import AgentEvent, EventListener
+from contextree.runtime.retry import FallbackClient, Sleep
+from contextree.runtime.tools.base import (
+    Tool,
+    ToolContext,
+    ToolResult,
+    run_tool_call,
+    tool_result_message,
+    tool_spec,
+)
+from contextree.session.tree import SessionTree
+from contextree.settings.load import Settings
+from contextree.tokens.thresholds import should_compact
+from contextree.tokens.usage import calculate_context_tokens, estimate_context_tokens
+
+__all__ = ["OVERFLOW_RETRY_FAILED", "AgentSession", "TurnOutcome"]
+
+OVERFLOW_RETRY_FAILED = (
+    "Context overflow recovery failed: the context still does not fit after one compaction; "
+    "reduce the context or switch to a model with a larger window"
+)
+_MAX_AUTO_CONTINUES = 3
+_DROPPED_STOP_REASONS = frozenset({"error", "aborted"})
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    """How a prompt ended."""
+
+    aborted: bool = False
+    error: str | None = None
+
+
+def _api_name(provider: str) -> str:
+    return "anthropic-messages" if provider == "anthropic" else "openai-completions"
+
+
+def request_messages(messages: Sequence[AgentMessage]) -> list[LlmMessage]:
+    """The messages sent to the model: failed and aborted replies (and their tool results)
+    stay in the file but are left out, so a retry after an overflow is not the same request."""
+    dropped_calls: set[str] = set()
+    out: list[LlmMessage] = []
+    for message in convert_to_llm(messages):
+        role = message.get("role")
+        if role == "assistant" and message.get("stopReason") in _DROPPED_STOP_REASONS:
+            content = message.get("content")
+            if isinstance(content, list):
+                dropped_calls.update(
+                    str(b.get("id"))
+                    for b in content
+                    if isinstance(b, dict) and b.get("type") == "toolCall"
+                )
+            continue
+        if role == "toolResult" and str(message.get("toolCallId")) in dropped_calls:
+            continue
+        out.append(message)
+    return out
+
+
+class AgentSession:
+    """Runs an agent on a :class:`SessionTree` and keeps its context within the window."""
+
+    def __init__(
+        self,
+        tree: SessionTree,
+        client: ModelClient | None,
+        *,
+        model_spec: str | None = None,
+        settings: Settings | None = None,
+        tools: Mapping[str, Tool] | None = None,
+        tool_context: ToolContext | None = None,
+        hooks: HookRegistry | None = None,
+        system_prompt: str = "",
+        context_window: int | None = None,
+        fallback_clients: Sequence[ModelClient] = (),
+        summarizer: ModelClient | None = None,
+        max_tokens: int | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.tree = tree
+        self.client = client
+        self.settings = settings or Settings()
+        self.model_spec = model_spec or (client.name if client is not None else None)
+        self.tools = dict(tools or {})
+        self.tool_context = tool_context
+        self.hooks = hooks or HookRegistry()
+        self.system_prompt = system_prompt
+        self.fallback_clients = list(fallback_clients)
+        self.summarizer = summarizer
+        self.max_tokens = max_tokens
+        self.sleep = sleep
+        self._context_window = context_window
+        self._listeners: list[EventListener] = []
+        self._queue: list[str] = []
+        self._turn_task: asyncio.Task[None] | None = None
+        self._compaction_task: asyncio.Task[Any] | None = None
+        self._abort_requested = False
+        self._overflow_recovery_attempted = False
+        self._branch_summarizing = False
+
+    # -- state ----------------------------------------------------------------------------------
+
+    @property
+    def provider_and_model(self) -> tuple[str, str]:
+        if not self.model_spec:
+            return "", ""
+        provider, model = parse_model_spec(self.model_spec)
+        return provider, model
+
+    @property
+    def context_window(self) -> int:
+        if self._context_window is not None:
+            return self._context_window
+        if not self.model_spec:
+            return 0
+        return registry_context_window(self.model_spec, self.settings.context_windows)
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._turn_task is not None and not self._turn_task.done()
+
+    @property
+    def is_compacting(self) -> bool:
+        task = self._compaction_task
+        return (task is not None and not task.done()) or self._branch_summarizing
+
+    @property
+    def queued(self) -> list[str]:
+        return list(self._queue)
+
+    def subscribe(self, listener: EventListener) -> Callable[[], None]:
+        """Call ``listener`` with every :class:`AgentEvent`; returns an unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    async def _emit(self, kind: str, **data: Any) -> None:
+        event = AgentEvent(kind, data)
+        for listener in list(self._listeners):
+            listener(event)
+        if self.hooks.has(kind):
+            await self.hooks.emit(kind, event)
+
+    def context_messages(self) -> list[AgentMessage]:
+        return self.tree.build_session_context().messages
+
+    def _last_assistant(self) -> AgentMessage | None:
+        for message in reversed(self.context_messages()):
+            if message.get("role") == "assistant":
+                return message
+        return None
+
+    def _latest_compaction(self) -> Entry | None:
+        for entry in reversed(self.tree.get_branch()):
+            if entry.get("type") == "compaction":
+                return entry
+        return None
+
+    # -- prompting ------------------------------------------------------------------------------
+
+    async def prompt(self, text: str) -> TurnOutcome:
+        """Send a user message and run the agent until it stops (or queue it while running)."""
+        if self.is_streaming:
+            self._queue.append(text)
+            return TurnOutcome()
+        self._overflow_recovery_attempted = False
+        if self.client is None:
+            raise ModelError("none", "No model selected")
+        last = self._last_assistant()
+        if last is not None:
+            await self._check_compaction(last, skip_aborted_check=False)
+        self._append_user(text)
+        return await self._start(self._loop())
+
+    async def continue_(self) -> TurnOutcome:
+        """Run the agent again on the current context without a new user message."""
+        if self.client is None:
+            raise ModelError("none", "No model selected")
+        return await self._start(self._loop())
+
+    def abort(self) -> None:
+        """Stop the running turn; the aborted reply is persisted as such."""
+        if self.is_streaming and self._turn_task is not None:
+            self._abort_requested = True
+            self._turn_task.cancel()
+
+    def abort_compaction(self) -> None:
+        """Cancel a running compaction; nothing is written."""
+        if self._compaction_task is not None and not self._compaction_task.done():
+            self._compaction_task.cancel()
+
+    async def _start(self, body: Any) -> TurnOutcome:
+        self._abort_requested = False
+        self._turn_task = asyncio.ensure_future(body)
+        await self._emit("agent_start")
+        try:
+            await self._turn_task
+        except asyncio.CancelledError:
+            if not self._abort_requested:
+                raise
+            await self._emit("agent_end", aborted=True)
+            return TurnOutcome(aborted=True)
+        finally:
+            self._turn_task = None
+        last = self._last_assistant()
+        error = None
+        if last is not None and last.get("stopReason") == "error":
+            error = str(last.get("errorMessage") or "model error")
+        await self._emit("agent_end", aborted=False, error=error)
+        return TurnOutcome(error=error)
+
+    def _append_user(self, text: str, *, synthetic: bool = False) -> None:
+        message: AgentMessage = {
+            "role": "user",
+            "content": [{"type": "text", "text": text}],
+            "timestamp": now_ms(),
+        }
+        if synthetic:
+            message["synthetic"] = True
+        self.tree.append_message(message)
+
+    async def _loop(self) -> None:
+        auto_continues = 0
+        while True:
+            await self._turns()
+            last = self._last_assistant()
+            follow_up = await self._check_compaction(last) if last is not None else None
+            if follow_up == "retry":
+                continue
+            if self._queue:
+                self._overflow_recovery_attempted = False
+                self._append_user(self._queue.pop(0))
+                continue
+            if follow_up == "auto_continue" and auto_continues < _MAX_AUTO_CONTINUES:
+                auto_continues += 1
+                self._append_user(load_prompt("auto-continue"), synthetic=True)
+                continue
+            return
+
+    def _request(self) -> CompletionRequest:
+        return CompletionRequest(
+            system_prompt=self.system_prompt,
+            messages=request_messages(self.context_messages()),
+            max_tokens=self.max_tokens,
+            reasoning=self.tree.build_session_context().thinking_level,
+            tools=[tool_spec(tool) for tool in self.tools.values()],
+        )
+
+    def _assistant_message(self, completion: Completion) -> AgentMessage:
+        provider, model = self.provider_and_model
+        message: AgentMessage = {
+            "role": "assistant",
+            "content": completion.content,
+            "api": _api_name(provider),
+            "provider": provider,
+            "model": model,
+            "usage": dict(completion.usage),
+            "stopReason": completion.stop_reason,
+            "timestamp": now_ms(),
+        }
+        if completion.error_message:
+            message["errorMessage"] = completion.error_message
+        return message
+
+    def _failed_message(self, stop_reason: str, error: str) -> AgentMessage:
+        provider, model = self.provider_and_model
+        return {
+            "role": "assistant",
+            "content": [],
+            "api": _api_name(provider),
+            "provider": provider,
+            "model": model,
+            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
+            "stopReason": stop_reason,
+            "errorMessage": error,
+            "timestamp": now_ms(),
+        }
+
+    async def _persist(self, message: AgentMessage) -> str:
+        entry_id = self.tree.append_message(message)
+        await self._emit("message", message=message, entryId=entry_id)
+        return entry_id
+
+    async def _turns(self) -> None:
+        """Model calls and tool runs until the model stops asking for tools."""
+        assert self.client is not None
+        caller = FallbackClient([self.client], self.settings.retry, self._sleep_with_events)
+        while True:
+            try:
+                completion = await caller.complete(self._request())
+            except asyncio.CancelledError:
+                await self._persist(self._failed_message("aborted", "Request was aborted"))
+                raise
+            except ModelError as exc:
+                await self._persist(self._failed_message("error", str(exc)))
+                return
+            await self._persist(self._assistant_message(completion))
+            calls = [
+                b for b in completion.content if isinstance(b, dict) and b.get("type") == "toolCall"
+            ]
+            if completion.stop_reason != "toolUse" and not calls:
+                return
+            if not calls:
+                return
+            await self._run_tools(calls)
+
+    async def _sleep_with_events(self, seconds: float) -> None:
+        await self._emit("retry", delayMs=seconds * 1000)
+        await self.sleep(seconds)
+
+    async def _run_tools(self, calls: list[dict[str, Any]]) -> None:
+        context = self.tool_context or ToolContext(cwd=_cwd_of(self.tree))
+        for index, call in enumerate(calls):
+            await self._emit("tool_start", toolCallId=call.get("id"), name=call.get("name"))
+            try:
+                result = await run_tool_call(self.tools, call, context)
+            except asyncio.CancelledError:
+                # Keep the tool-call pairing valid: every call gets a result, even when aborted.
+                for pending in calls[index:]:
+                    aborted = ToolResult.error("Tool execution was aborted")
+                    await self._persist(tool_result_message(pending, aborted, timestamp=now_ms()))
+                raise
+            await self._persist(tool_result_message(call, result, timestamp=now_ms()))
+            await self._emit(
+                "tool_end",
+                toolCallId=call.get("id"),
+                name=call.get("name"),
+                isError=result.is_error,
+            )
+
+    # -- compaction triggers --------------------------------------------------------------------
+
+    async def _check_compaction(
+        self, message: AgentMessage, *, skip_aborted_check: bool = True
+    ) -> str | None:
+        """§10.2: overflow recovery or threshold compaction; returns the follow-up to run."""
+        if skip_aborted_check and message.get("stopReason") == "aborted":
+            return None
+        settings = self.settings.compaction
+        latest = self._latest_compaction()
+        stamp = message.get("timestamp")
+        message_ms = stamp if isinstance(stamp, int | float) else 0
+        if latest is not None and message_ms <= iso_to_ms(latest.get("timestamp")):
+            return None  # the reply predates the latest compaction: its usage is stale
+        provider, model = self.provider_and_model
+        same_model = message.get("provider") == provider and message.get("model") == model
+        if same_model and is_context_overflow(message, self.context_window):
+            if not settings.enabled:
+                return None
+            if self._overflow_recovery_attempted:
+                await self._emit(
+                    "auto_compaction_end",
+                    result=None,
+                    aborted=False,
+                    willRetry=False,
+                    errorMessage=OVERFLOW_RETRY_FAILED,
+                )
+                return None
+            self._overflow_recovery_attempted = True
+            done = await self._run_auto_compaction("overflow", will_retry=True)
+            return "retry" if done else None
+        if not settings.enabled:
+            return None
+        tokens = await self._threshold_tokens(message, latest)
+        if tokens is None:
+            return None
+        if not should_compact(
+            tokens,
+            self.context_window,
+            enabled=settings.enabled,
+            reserve_tokens=settings.reserve_tokens,
+            threshold_percent=settings.threshold_percent,
+            threshold_tokens=settings.threshold_tokens,
+        ):
+            return None
+        done = await self._run_auto_compaction("threshold", will_retry=False)
+        if done and settings.auto_continue:
+            return "auto_continue"
+        return None
+
+    async def _threshold_tokens(self, message: AgentMessage, latest: Entry | None) -> int | None:
+        if message.get("stopReason") == "error":
+            # No usage on a failed reply: estimate from the last successful one (pi 0.73.1).
+            messages = self.context_messages()
+            estimate = estimate_context_tokens(messages)
+            if estimate.last_usage_index is None:
+                return None
+            source = messages[estimate.last_usage_index]
+            if latest is not None and _ms(source) <= iso_to_ms(latest.get("timestamp")):
+                return None
+            return estimate.tokens
+        usage = message.get("usage")
+        if not isinstance(usage, dict):
+            return None
+        saved = 0
+        if self.settings.prune.enabled:
+            decision = prune_session(self.tree, self.settings.prune)
+            saved = decision.tokens_saved
+            if decision.pruned_count:
+                await self._emit(
+                    "prune", prunedCount=decision.pruned_count, tokensSaved=decision.tokens_saved
+                )
+        return max(0, calculate_context_tokens(usage) - saved)
+
+    def _summary_client(self) -> FallbackClient:
+        primary = self.summarizer or self.client
+        assert primary is not None
+        return FallbackClient([primary, *self.fallback_clients], self.settings.retry, self.sleep)
+
+    async def _compact(self, reason: str, instructions: str | None) -> CompactionOutcome | None:
+        """Run one compaction in its own task (so it can be cancelled on its own)."""
+        task = asyncio.ensure_future(
+            compact_session(
+                self.tree,
+                self._summary_client(),
+                settings=self.settings.compaction,
+                hooks=self.hooks,
+                custom_instructions=instructions,
+                reason=reason,
+            )
+        )
+        self._compaction_task = task
+        try:
+            outcome = await task
+        finally:
+            self._compaction_task = None
+        if isinstance(outcome, NothingToCompact):
+            if outcome.reason == "already_compacted":
+                raise _Skipped("Already compacted")
+            raise _Skipped(outcome.message)
+        return outcome
+
+    async def _run_auto_compaction(self, reason: str, *, will_retry: bool) -> bool:
+        """§10.3: compact on the session's own initiative; events instead of exceptions."""
+        await self._emit("auto_compaction_start", reason=reason, action="context-full")
+        end: dict[str, Any] = {"result": None, "aborted": False, "willRetry": will_retry}
+        if self.client is None:
+            await self._emit("auto_compaction_end", **end, skipped=True)
+            return False
+        try:
+            outcome = await self._compact(reason, None)
+        except _Skipped:
+            await self._emit("auto_compaction_end", **end, skipped=True)
+            return False
+        except CompactionCancelledError:
+            await self._emit("auto_compaction_end", **{**end, "aborted": True})
+            return False
+        except asyncio.CancelledError:
+            if self._abort_requested or _current_task_cancelling():
+                raise
+            await self._emit("auto_compaction_end", **{**end, "aborted": True})
+            return False
+        except ContextreeError as exc:
+            prefix = (
+                "Context overflow recovery failed"
+                if reason == "overflow"
+                else "Auto-compaction failed"
+            )
+            await self._emit("auto_compaction_end", **end, errorMessage=f"{prefix}: {exc}")
+            return False
+        assert outcome is not None
+        await self._emit("auto_compaction_end", **{**end, "result": outcome.result})
+        return True
+
+    async def compact(self, instructions: str | None = None) -> CompactionResult:
+        """Manual compaction (``/compact``): aborts the running turn first."""
+        if self.is_compacting:
+            raise CompactionError("Compaction already in progress")
+        if self.is_streaming and self._turn_task is not None:
+            task = self._turn_task
+            self.abort()
+            await asyncio.gather(task, return_exceptions=True)
+        if self.client is None and self.summarizer is None:
+            raise CompactionError("No model selected")
+        await self._emit("compaction_start", reason="manual")
+        end: dict[str, Any] = {"reason": "manual", "result": None, "willRetry": False}
+        try:
+            outcome = await self._compact("manual", instructions)
+        except _Skipped as skipped:
+            await self._emit("compaction_end", **end, aborted=False, errorMessage=str(skipped))
+            raise CompactionError(str(skipped)) from None
+        except CompactionCancelledError:
+            await self._emit("compaction_end", **end, aborted=True)
+            raise
+        except asyncio.CancelledError:
+            if _current_task_cancelling():
+                raise
+            await self._emit("compaction_end", **end, aborted=True)
+            raise CompactionCancelledError() from None
+        except ContextreeError as exc:
+            await self._emit(
+                "compaction_end", **end, aborted=False, errorMessage=f"Compaction failed: {exc}"
+            )
+            raise
+        assert outcome is not None
+        await self._emit("compaction_end", **{**end, "result": outcome.result}, aborted=False)
+        return outcome.result
+
+    async def navigate_tree(self, target_id: str, **options: Any) -> Any:
+        """Move in the tree, optionally summarizing the branch left behind (§9.4)."""
+        from contextree.branching.navigate import navigate_tree
+
+        if self.is_streaming:
+            raise CompactionError("Cannot navigate while the agent is running; abort it first")
+        self._branch_summarizing = bool(options.get("summarize"))
+        try:
+            return await navigate_tree(
+                self.tree,
+                target_id,
+                client=self.summarizer or self.client,
+                context_window=self.context_window or None,
+                settings=self.settings.branch_summary,
+                hooks=self.hooks,
+                **options,
+            )
+        finally:
+            self._branch_summarizing = False
+
+
+class _Skipped(Exception):
+    """prepare_compaction found nothing to do."""
+
+
+def _current_task_cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _ms(message: AgentMessage) -> float:
+    stamp = message.get("timestamp")
+    return stamp if isinstance(stamp, int | float) else 0
+
+
+def _cwd_of(tree: SessionTree) -> Path:
+    cwd = tree.header.get("cwd")
+    return Path(cwd) if isinstance(cwd, str) and Path(cwd).is_dir() else Path.cwd()
