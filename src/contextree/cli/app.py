@@ -388,9 +388,10 @@ def config() -> None:
 
 
 def _register_commands() -> None:
-    from contextree.cli import navigate_cmd
+    from contextree.cli import chat_cmd, navigate_cmd
 
     navigate_cmd.register(app)
+    chat_cmd.register(app)
 
 
 _register_commands()

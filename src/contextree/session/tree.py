@@ -99,14 +99,18 @@ class SessionTree:
         cwd: str | None = None,
         fsync: bool = False,
         now: Callable[[], str] = iso_now,
+        session_id: str | None = None,
     ) -> SessionTree:
-        """Open the session file at ``path`` (created on the first append when missing)."""
+        """Open the session file at ``path`` (created on the first append when missing).
+
+        ``session_id`` names a session created here (default: a new UUIDv7).
+        """
         file = Path(path)
         if file.is_dir():
             raise SessionFileError(file, "is a directory, not a session file")
         if not create and not file.exists():
             raise SessionFileError(file, "no such session file")
-        return cls(JsonlFileStore(file, fsync=fsync), cwd=cwd, now=now)
+        return cls(JsonlFileStore(file, fsync=fsync), cwd=cwd, now=now, session_id=session_id)
 
     @classmethod
     def in_memory(

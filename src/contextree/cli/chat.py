@@ -1,0 +1,243 @@
+"""``contextree chat``: an interactive terminal agent on a session file.
+
+The loop reads a line, runs it through :class:`~contextree.runtime.agent.AgentSession` and
+renders the session's events; slash commands manage the session. Ctrl-C aborts a running turn
+(the aborted reply is persisted as such); at the prompt, ``/quit`` or Ctrl-D leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from contextree.cli.preview import message_text
+from contextree.errors import ContextreeError
+from contextree.runtime.agent import AgentSession
+from contextree.runtime.events import AgentEvent
+from contextree.tokens.usage import estimate_current_tokens
+
+__all__ = ["HELP", "ChatApp"]
+
+HELP = """\
+/compact [instructions]   summarize old history now
+/tree                     show the session tree
+/navigate ID [--summarize] move to another entry (optionally summarizing the branch left)
+/model SPEC               switch model (provider:model)
+/settings                 show the effective settings
+/status                   show context usage
+/help                     this help
+/quit                     leave (Ctrl-D works too)"""
+
+
+@dataclass
+class ChatApp:
+    """Renders an :class:`AgentSession` in a terminal and dispatches slash commands."""
+
+    session: AgentSession
+    console: Console
+    make_client: Callable[[str], Any]
+    show_settings: Callable[[], None]
+    show_tree: Callable[[], None]
+
+    def __post_init__(self) -> None:
+        self.session.subscribe(self.render_event)
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def render_event(self, event: AgentEvent) -> None:
+        data = event.data
+        kind = event.type
+        if kind == "message":
+            self._render_message(data["message"])
+        elif kind == "auto_compaction_start":
+            self.console.print(
+                f"[ct.compaction]⟳ context {data['reason']}: compacting...[/]", markup=True
+            )
+        elif kind in ("auto_compaction_end", "compaction_end"):
+            self._render_compaction_end(data)
+        elif kind == "compaction_start":
+            self.console.print("[ct.compaction]⟳ compacting...[/]", markup=True)
+        elif kind == "retry":
+            self.console.print(
+                f"[ct.warning]model call failed; retrying in {data['delayMs'] / 1000:.1f} s[/]",
+                markup=True,
+            )
+        elif kind == "prune":
+            self.console.print(
+                f"[ct.meta]pruned {data['prunedCount']} old tool output(s), "
+                f"~{data['tokensSaved']:,} tokens[/]",
+                markup=True,
+            )
+
+    def _render_message(self, message: dict[str, Any]) -> None:
+        role = message.get("role")
+        if role == "assistant":
+            if message.get("stopReason") in ("error", "aborted"):
+                self.console.print(
+                    Text(
+                        f"✗ {message.get('errorMessage') or message.get('stopReason')}",
+                        style="ct.error",
+                    )
+                )
+                return
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text" and block.get("text"):
+                    self.console.print(Text(str(block["text"])))
+                elif block.get("type") == "toolCall":
+                    self.console.print(
+                        Text(message_text({"content": [block]}), style="ct.role.tool")
+                    )
+        elif role == "toolResult":
+            first = message_text(message).strip().splitlines()
+            line = first[0][:120] if first else ""
+            style = "ct.error" if message.get("isError") else "ct.meta"
+            self.console.print(Text(f"  ⎿ {line}", style=style))
+
+    def _render_compaction_end(self, data: dict[str, Any]) -> None:
+        if data.get("errorMessage"):
+            self.console.print(Text(f"✗ {data['errorMessage']}", style="ct.error"))
+        elif data.get("aborted"):
+            self.console.print(
+                Text("compaction cancelled; nothing was written", style="ct.warning")
+            )
+        elif data.get("skipped"):
+            self.console.print(Text("nothing to compact", style="ct.meta"))
+        elif data.get("result") is not None:
+            result = data["result"]
+            self.console.print(
+                Text(
+                    f"✓ compacted: {result.tokens_before:,} → ~{result.tokens_after:,} tokens",
+                    style="ct.ok",
+                )
+            )
+
+    def status_line(self) -> Text:
+        tokens = estimate_current_tokens(self.session.context_messages()).tokens
+        window = self.session.context_window
+        share = f" ({100 * tokens / window:.0f}%)" if window else ""
+        return Text(
+            f"[{self.session.model_spec}] context {tokens:,} / {window:,} tokens{share}",
+            style="ct.meta",
+        )
+
+    # -- running ------------------------------------------------------------------------------
+
+    async def run_turn(self, action: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``action`` with Ctrl-C bound to aborting the turn."""
+        loop = asyncio.get_running_loop()
+        installed = False
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGINT, self._interrupt)
+            installed = True
+        try:
+            return await action()
+        finally:
+            if installed:
+                loop.remove_signal_handler(signal.SIGINT)
+
+    def _interrupt(self) -> None:
+        if self.session.is_compacting:
+            self.session.abort_compaction()
+        self.session.abort()
+        self.console.print(Text("aborting...", style="ct.warning"))
+
+    async def handle_line(self, line: str) -> bool:
+        """Handle one input line; returns False when the user wants to leave."""
+        text = line.strip()
+        if not text:
+            return True
+        if not text.startswith("/"):
+            outcome = await self.run_turn(lambda: self.session.prompt(text))
+            if outcome.aborted:
+                self.console.print(Text("turn aborted", style="ct.warning"))
+            self.console.print(self.status_line())
+            return True
+        command, _, rest = text[1:].partition(" ")
+        rest = rest.strip()
+        try:
+            return await self._command(command, rest)
+        except ContextreeError as exc:
+            self.console.print(Text(f"error: {exc}", style="ct.error"))
+            return True
+
+    async def _command(self, command: str, rest: str) -> bool:
+        if command in ("quit", "exit", "q"):
+            return False
+        if command == "help":
+            self.console.print(HELP)
+        elif command == "compact":
+            await self.run_turn(lambda: self.session.compact(rest or None))
+            self.console.print(self.status_line())
+        elif command == "tree":
+            self.show_tree()
+        elif command == "navigate":
+            await self._navigate(rest)
+        elif command == "model":
+            if not rest:
+                self.console.print(f"model: {self.session.model_spec}")
+            else:
+                self.session.client = self.make_client(rest)
+                self.session.model_spec = rest
+                self.session._context_window = None
+                self.console.print(f"model: {rest}")
+        elif command == "settings":
+            self.show_settings()
+        elif command == "status":
+            self.console.print(self.status_line())
+        else:
+            self.console.print(
+                Text(f"unknown command /{command}; /help lists them", style="ct.error")
+            )
+        return True
+
+    async def _navigate(self, rest: str) -> None:
+        from contextree.branching.navigate import persist_leaf, resolve_entry_id
+
+        words = rest.split()
+        summarize = "--summarize" in words
+        targets = [w for w in words if not w.startswith("--")]
+        if not targets:
+            self.console.print("usage: /navigate ID [--summarize]")
+            return
+        target = resolve_entry_id(self.session.tree, targets[0])
+        result = await self.run_turn(
+            lambda: self.session.navigate_tree(target, summarize=summarize)
+        )
+        if result.cancelled:
+            self.console.print(Text("navigation cancelled", style="ct.warning"))
+            return
+        if result.summary_entry is None:
+            persist_leaf(self.session.tree)
+        self.console.print(f"leaf: {self.session.tree.leaf_id}")
+        if result.editor_text:
+            self.console.print(
+                Text(f"(your earlier message, to edit and resend)\n{result.editor_text}")
+            )
+
+
+async def read_line(prompt: str) -> str | None:
+    """One line from the terminal (prompt-toolkit when installed); ``None`` at end of input."""
+    try:
+        from prompt_toolkit import PromptSession
+
+        session: Any = PromptSession()
+        try:
+            return str(await session.prompt_async(prompt))
+        except EOFError:
+            return None
+    except ImportError:
+        pass
+    try:
+        return await asyncio.to_thread(input, prompt)
+    except EOFError:
+        return None
