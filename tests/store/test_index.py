@@ -1,0 +1,184 @@
+"""Parsing stored bytes: lazy records, bad lines kept and reported, headers (§1.7, decision 6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from contextree.errors import SessionFileError, UnsupportedVersionError
+from contextree.session import SessionTree
+from contextree.store import BadLine, Record, parse_session
+from core_helpers import Chain, assistant, header, jsonl, user
+
+
+def _session() -> tuple[Chain, bytes]:
+    chain = Chain()
+    chain.msg(user("one"))
+    chain.msg(assistant("two"))
+    chain.msg(user("three"))
+    return chain, jsonl(header(), *chain.entries)
+
+
+def test_records_carry_the_envelope_and_decode_bodies_lazily() -> None:
+    chain, data = _session()
+    parsed = parse_session(data, "s.jsonl")
+    assert parsed.header == header()
+    assert parsed.version == 3
+    records = [item for item in parsed.items if isinstance(item, Record)]
+    assert [(r.type, r.id, r.parent_id, r.line) for r in records] == [
+        ("message", "e001", None, 2),
+        ("message", "e002", "e001", 3),
+        ("message", "e003", "e002", 4),
+    ]
+    assert not any(r.is_decoded for r in records)
+    assert records[1].entry == chain.entries[1]
+    assert records[1].is_decoded
+    assert not records[0].is_decoded
+    assert parsed.report.clean
+    assert parsed.report.messages() == []
+
+
+def test_malformed_lines_are_skipped_kept_in_place_and_reported_with_line_numbers() -> None:
+    chain, _ = _session()
+    lines = [
+        jsonl(header()),
+        jsonl(chain.entries[0]),
+        b'{"type":"message","id":"broken",\n',  # line 3
+        jsonl(chain.entries[1]),
+        b"\n",  # line 5: blank lines are skipped silently
+        b"[1, 2, 3]\n",  # line 6
+        b'{"id":"no-type"}\n',  # line 7
+        b'{"type":"label","targetId":"e001"}\n',  # line 8: v3 entry without id
+        jsonl(chain.entries[2]),
+    ]
+    parsed = parse_session(b"".join(lines), "s.jsonl")
+    bad = parsed.report.bad_lines
+    assert [b.line for b in bad] == [3, 6, 7, 8]
+    assert "not valid JSON" in bad[0].reason
+    assert '"type"' in bad[2].reason
+    assert '"id"' in bad[3].reason
+    assert bad[0].raw == b'{"type":"message","id":"broken",'
+    kinds = ["bad" if isinstance(i, BadLine) else i.id for i in parsed.items]
+    assert kinds == ["e001", "bad", "e002", "bad", "bad", "bad", "e003"]
+    messages = parsed.report.messages()
+    assert messages[0].startswith("s.jsonl:3: skipped: ")
+    assert len(messages) == 4
+    assert not parsed.report.clean
+
+
+def test_a_partial_last_line_is_reported_as_an_interrupted_write() -> None:
+    _, data = _session()
+    parsed = parse_session(data + b'{"type":"message","id":"x', "s.jsonl")
+    assert parsed.report.partial_last_line
+    last = parsed.items[-1]
+    assert isinstance(last, BadLine)
+    assert last.line == 5
+    assert "partial last line" in last.reason
+    assert parsed.report.bad_lines == [last]
+
+
+def test_a_complete_last_line_without_newline_is_still_an_entry() -> None:
+    chain, data = _session()
+    parsed = parse_session(data.rstrip(b"\n"), "s.jsonl")
+    assert parsed.report.partial_last_line
+    assert parsed.report.bad_lines == []
+    assert isinstance(parsed.items[-1], Record)
+    assert parsed.items[-1].entry == chain.entries[-1]
+
+
+def test_garbage_before_the_header_is_kept_and_reported() -> None:
+    _, data = _session()
+    parsed = parse_session(b"garbage line\n" + data, "s.jsonl")
+    assert parsed.header["id"] == "sess-1"
+    assert [b.line for b in parsed.leading] == [1]
+    assert parsed.report.bad_lines[0].line == 1
+    assert [r.line for r in parsed.items if isinstance(r, Record)] == [3, 4, 5]
+
+
+def test_v1_entries_without_ids_are_records() -> None:
+    data = jsonl(header(version=None), {"type": "message", "message": user("a")})
+    parsed = parse_session(data, "s.jsonl")
+    assert parsed.version == 1
+    assert isinstance(parsed.items[0], Record)
+    assert parsed.items[0].id is None
+
+
+# --- files that are not sessions: errors, and the bytes stay untouched -------------------------
+
+_NOT_SESSIONS = {
+    "entry-first": (jsonl({"type": "message", "id": "a", "message": user()}), 1, "not a session"),
+    "header-id-not-string": (jsonl({"type": "session", "id": 7}), 1, '"id"'),
+    "only-garbage": (b"{oops\nnot json\n", None, "no valid session header"),
+    "header-after-garbage-is-entry": (
+        b"{oops\n" + jsonl({"type": "label", "id": "a"}),
+        2,
+        "not a session",
+    ),
+}
+
+
+@pytest.mark.parametrize(("data", "line", "words"), _NOT_SESSIONS.values(), ids=_NOT_SESSIONS)
+def test_a_file_without_a_valid_header_raises_and_is_left_unchanged(
+    tmp_path: Path, data: bytes, line: int | None, words: str
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    with pytest.raises(SessionFileError) as info:
+        SessionTree.open(path)
+    error = info.value
+    assert error.path == str(path)
+    assert error.line == line
+    assert str(path) in str(error)
+    assert words in str(error)
+    assert "left unchanged" in str(error)
+    assert path.read_bytes() == data  # never truncated (DESIGN decision 6)
+
+
+def test_parse_session_of_empty_bytes_says_empty() -> None:
+    with pytest.raises(SessionFileError) as info:
+        parse_session(b"", "empty.jsonl")
+    assert "empty" in str(info.value)
+    assert str(info.value).startswith("empty.jsonl")
+
+
+@pytest.mark.parametrize("data", [b"", b"\n\n  \n"], ids=["empty", "blank"])
+def test_an_empty_file_opens_as_a_new_session_and_is_not_written_on_open(
+    tmp_path: Path, data: bytes
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    tree = SessionTree.open(path, cwd="/work")
+    assert len(tree) == 0
+    assert tree.leaf_id is None
+    assert path.read_bytes() == data
+    entry_id = tree.append_message(user("first"))
+    lines = [json.loads(line) for line in path.read_bytes().splitlines()]
+    assert [line["type"] for line in lines] == ["session", "message"]
+    assert lines[0]["version"] == 3
+    assert lines[1]["id"] == entry_id
+
+
+def test_an_unsupported_version_raises_and_leaves_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    data = jsonl(header(version=4), {"type": "message", "id": "a", "message": user()})
+    path.write_bytes(data)
+    with pytest.raises(UnsupportedVersionError) as info:
+        SessionTree.open(path)
+    assert isinstance(info.value, SessionFileError)
+    assert info.value.line == 1
+    assert "version 4" in str(info.value)
+    assert path.read_bytes() == data
+
+
+def test_a_file_of_only_malformed_entries_after_a_header_opens_empty_with_a_report(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    data = jsonl(header()) + b"{bad\n{worse\n"
+    path.write_bytes(data)
+    tree = SessionTree.open(path)
+    assert len(tree) == 0
+    assert [b.line for b in tree.report.bad_lines] == [2, 3]
+    assert path.read_bytes() == data
