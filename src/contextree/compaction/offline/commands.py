@@ -1,0 +1,155 @@
+"""Shell commands: their outcome read from the output, error lines, read-only commands, families."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from contextree.compaction.offline.digest import _COMMAND_CHARS, _ERROR_CHARS, _Command
+from contextree.compaction.offline.text import _add, _clip, _words
+
+_EXIT_CODE = re.compile(
+    r"(?i)(?:command exited with code|exit(?:ed with)? (?:code|status):?)\s*(-?\d+)"
+)
+_CANCELLED = re.compile(
+    r"(?i)\bcommand (?:aborted|cancelled|canceled|timed out)\b|\(command cancelled\)"
+)
+_TRUNCATED = re.compile(r"\[\.\.\. \d+ more characters truncated\]")
+_ERROR_LINE = re.compile(
+    r"Traceback \(most recent call last\)"
+    r"|\b[A-Z]\w*(?:Error|Exception)\b|\bError\b"
+    r"|\b(?:error|fatal|panic)\b\s*(?:[A-Za-z]+\d+\s*)?:"
+    r"|\bERROR\b|\bFAIL(?:ED)?\b|\bfailed\b"
+    r"|\bE(?:NOENT|ACCES|PERM|EXIST|ADDRINUSE)\b"
+    r"|No such file or directory|Permission denied|command not found|Segmentation fault"
+    r"|\b(?:Could not|Cannot|Can't|Unable to) (?:find|open|read|resolve|locate|import|load)\b"
+    r"|\bNo changes made\b"
+)
+# Lines that start (after an optional "file:line:" location) with an error word: compiler and
+# test-runner output. Used where a loose match would catch source code, e.g. truncated output.
+_STRICT_ERROR = re.compile(
+    r"^(?:[\w./@~-]+(?:[:(]\d+(?:[,:]\d+)*\)?)?:?\s*)?"
+    r"(?:(?:error|fatal|panic|Error|ERROR|[A-Z]\w*(?:Error|Exception))(?:\s*\[?[A-Z]*\d+\]?)?:"
+    r"|FAIL(?:ED)?\b|npm ERR!|Traceback \(most recent call last\)|E\s+\w+(?:Error|Exception)\b)"
+)
+
+_NO_MATCH_PROGRAMS: Final = frozenset({"grep", "rg", "ag", "ack", "diff", "cmp", "test", "["})
+_INSPECTION_PROGRAMS: Final = _words(
+    "grep rg ag ack cat head tail less more ls tree find fd wc echo printf pwd which "
+    "whereis type file stat du df date whoami env printenv uname hostname id nl sort uniq "
+    "cut jq yq column basename dirname realpath readlink sleep true code open"
+)
+_GIT_INSPECTION: Final = _words(
+    "status diff log show branch remote rev-parse blame ls-files grep describe"
+)
+_CD_PREFIX = re.compile(r"cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
+_ENV_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=\S*")
+
+
+def _bash_outcome(command: str, text: str) -> tuple[str, int | None, str | None]:
+    """(status, exit code, first error line) of one run, read from its output.
+
+    pi appends "Command exited with code N" only for a non-zero code, so no such line means
+    success, unless the output was cut before its end (then only clear errors count).
+    """
+    codes = _EXIT_CODE.findall(text)
+    if codes:
+        exit_code: int | None = int(codes[-1])
+        status = "ok" if exit_code == 0 else "failed"
+    elif _CANCELLED.search(text):
+        return "cancelled", None, None
+    elif _TRUNCATED.search(text):
+        exit_code, status = None, "unknown"
+    else:
+        return "ok", None, None
+    strict = _error_lines(text, strict=True)
+    if status == "unknown":
+        return ("failed", None, strict[0]) if strict else ("unknown", None, None)
+    if status == "ok":
+        return "ok", exit_code, None
+    if exit_code == 1 and not strict and _program(command)[0] in _NO_MATCH_PROGRAMS:
+        return "ok", exit_code, None  # grep and friends say "no match" with exit code 1
+    errors = strict or _error_lines(text) or _last_lines(text)
+    return "failed", exit_code, errors[0] if errors else None
+
+
+def _error_lines(text: str, limit: int = 3, *, strict: bool = False) -> list[str]:
+    pattern = _STRICT_ERROR if strict else _ERROR_LINE
+    found: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or _EXIT_CODE.search(stripped) or _TRUNCATED.search(stripped):
+            continue
+        if pattern.search(stripped):
+            _add(found, _clip(stripped, _ERROR_CHARS))
+            if len(found) >= limit:
+                break
+    return found
+
+
+def _program(command: str) -> tuple[str, str]:
+    """The program a shell command runs, and its first argument, after ``cd x &&`` prefixes."""
+    rest = command.strip()
+    while cd := _CD_PREFIX.match(rest):
+        rest = rest[cd.end() :]
+    words = rest.split()
+    while words and _ENV_ASSIGNMENT.fullmatch(words[0]):
+        words.pop(0)
+    if not words:
+        return "", ""
+    return words[0].rsplit("/", 1)[-1], words[1] if len(words) > 1 else ""
+
+
+def _inspection_name(command: str) -> str | None:
+    """A name for a read-only command (grep, ls, git status ...), or None for anything else."""
+    if re.search(r"(?<![0-9&>])>{1,2}(?![&>])", command):
+        return None  # writes a file
+    program, argument = _program(command)
+    if program == "git":
+        return f"git {argument}" if argument in _GIT_INSPECTION else None
+    if program == "sed":
+        return "sed -n" if argument == "-n" else None
+    return program if program in _INSPECTION_PROGRAMS else None
+
+
+def _family(command: str) -> str:
+    """The first words of a command, so a later ``npm run check | tail`` fixes ``npm run check``."""
+    rest = command.strip()
+    while cd := _CD_PREFIX.match(rest):
+        rest = rest[cd.end() :]
+    head = re.split(r"\s*(?:\|\|?|&&|;|2>&1|>)\s*", rest, maxsplit=1)[0]
+    return " ".join(head.split()[:3])
+
+
+def _last_lines(text: str) -> list[str]:
+    for line in reversed(text.splitlines()):
+        stripped = line.strip()
+        if stripped and not (_EXIT_CODE.search(stripped) or _TRUNCATED.search(stripped)):
+            if stripped in ("(no output)", "```"):
+                continue
+            return [_clip(stripped, _ERROR_CHARS)]
+    return []
+
+
+def _command_text(command: str) -> str:
+    lines = [line for line in command.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    first = lines[0].strip()
+    if len(lines) > 1:
+        first += " …"
+    return _clip(first, _COMMAND_CHARS)
+
+
+def _resolved_failures(commands: dict[str, _Command]) -> set[str]:
+    """Failed commands made obsolete by a later run of the same family (``npm run check``
+    after ``cd x && npm run check | head``): that later run tells the current state."""
+    latest: dict[str, int] = {}
+    for command in commands.values():
+        family = _family(command.text)
+        latest[family] = max(latest.get(family, -1), command.seq)
+    return {
+        command.text
+        for command in commands.values()
+        if command.status == "failed" and latest[_family(command.text)] > command.seq
+    }

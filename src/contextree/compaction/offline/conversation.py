@@ -1,0 +1,274 @@
+"""Reading a serialized conversation (pi-behaviour.md §7.1) into a digest.
+
+The parts are walked in order: the user's requests and constraints, the assistant's decisions
+and last words, tool calls with their results (files read and changed, commands and their exit
+codes, errors) and a question the user has not answered yet. Summaries embedded in the
+conversation (from an earlier compaction) are read back and merged first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from contextree.compaction.offline.commands import (
+    _ERROR_LINE,
+    _bash_outcome,
+    _command_text,
+    _error_lines,
+    _inspection_name,
+)
+from contextree.compaction.offline.digest import (
+    _ERROR_CHARS,
+    _REQUEST_CHARS,
+    _SENTENCE_CHARS,
+    _WAITING,
+    _Command,
+    _Digest,
+    _FileChange,
+)
+from contextree.compaction.offline.parts import (
+    _call_command,
+    _call_path,
+    _parse_tool_calls,
+    _Part,
+    _split_parts,
+    _ToolCall,
+)
+from contextree.compaction.offline.previous import _digest_summary, _merge
+from contextree.compaction.offline.prose import (
+    _CONSTRAINT,
+    _FIRM_PREFERENCE,
+    _PATH,
+    _PREFERENCE,
+    _decision,
+    _pending_question,
+    _planned_steps,
+)
+from contextree.compaction.offline.text import (
+    _FENCE,
+    _add,
+    _clip,
+    _focus_words,
+    _mentions,
+    _one_line,
+    _sentences,
+)
+
+_BASH_EXECUTION = re.compile(r"Ran `(?P<cmd>.*?)`\n", re.S)
+_EMBEDDED_SUMMARY = re.compile(
+    r"(?P<intro>[^<]{0,800}?)<summary>\n(?P<body>.*?)\n?</summary>\s*\Z", re.S
+)
+_SLASH_COMMAND = re.compile(r"/[\w:.-]+")
+_GOAL_CHARS: Final = 400
+_STATE_CHARS: Final = 400
+_USER_SCAN_CHARS: Final = 4000
+_FILE_TOOLS: Final = {"read": "read", "write": "write", "edit": "edit"}
+
+
+def _digest_conversation(text: str, *, focus: str | None) -> _Digest:
+    reader = _ConversationReader(focus)
+    for part in _split_parts(text):
+        reader.feed(part)
+    return reader.finish()
+
+
+class _ConversationReader:
+    """Walks the parts of one serialized conversation and fills a :class:`_Digest`."""
+
+    def __init__(self, focus: str | None) -> None:
+        self.digest = _Digest(focus=focus)
+        self.focus_words = _focus_words(focus)
+        self.pending: list[tuple[_ToolCall, str]] = []
+        self.last_calls: list[_ToolCall] = []
+        self.last_role = ""
+        self.last_text = ""
+        self.latest_request = ""
+        self.question_open = False
+        self.embedded: list[str] = []
+        self.seq = 0
+
+    def feed(self, part: _Part) -> None:
+        self.digest.active = True
+        match part.role:
+            case "user":
+                self._user(part.text.strip())
+            case "assistant":
+                self._assistant(part.text.strip())
+            case "calls":
+                self._calls(part.text)
+            case "result":
+                self._result(part.text)
+            case _:
+                pass  # thinking: the visible text and the tool calls carry what matters
+
+    def _user(self, text: str) -> None:
+        if not text:
+            return
+        bash = _BASH_EXECUTION.match(text)
+        if bash:
+            self._user_bash(bash.group("cmd"), text[bash.end() :])
+            return
+        embedded = _EMBEDDED_SUMMARY.match(text)
+        if embedded and "summar" in embedded.group("intro").lower():
+            self.embedded.append(embedded.group("body"))
+            return
+        if text.startswith(("<system-reminder>", "<file ")) or _SLASH_COMMAND.fullmatch(text):
+            return
+        d = self.digest
+        request = _one_line(text)
+        if not d.goal:
+            d.goal = _clip(request, _GOAL_CHARS)
+        else:
+            _add(d.requests, _clip(request, _REQUEST_CHARS))
+        self.latest_request = request
+        self.last_role = "user"
+        self.question_open = False
+        scanned = text[:_USER_SCAN_CHARS]
+        for sentence in _sentences(scanned):
+            line = _clip(sentence, _SENTENCE_CHARS)
+            if _CONSTRAINT.search(sentence):
+                _add(d.constraints, line)
+            elif _PREFERENCE.search(sentence):
+                firm = _FIRM_PREFERENCE.search(sentence) is not None
+                _add(d.constraints if firm else d.preferences, line)
+        for error in _error_lines(_FENCE.sub("", scanned), strict=True):
+            _add(d.errors, error)
+        self._notice(scanned)
+
+    def _user_bash(self, command: str, output: str) -> None:
+        # "Ran `cmd`" is the user's own "!cmd" (a bashExecution message, §3.2).
+        self._start_command(command)
+        self._finish_command(command, output)
+
+    def _start_command(self, command: str) -> None:
+        inspection = _inspection_name(command)
+        if inspection:
+            inspections = self.digest.inspections
+            inspections[inspection] = inspections.get(inspection, 0) + 1
+        else:
+            self._command(command).runs += 1
+
+    def _finish_command(self, command: str, output: str) -> None:
+        status, exit_code, error = _bash_outcome(command, output)
+        if error:
+            _add(self.digest.errors, error)
+        if _inspection_name(command):
+            return
+        self.seq += 1
+        record = self._command(command)
+        record.finish(status, exit_code, error)
+        record.seq = self.seq
+
+    def _assistant(self, text: str) -> None:
+        if not text:
+            return
+        self.last_text = text
+        self.last_role = "assistant"
+        self.question_open = _pending_question(text) is not None
+        for sentence in _sentences(text):
+            decision = _decision(sentence)
+            if decision:
+                _add(self.digest.decisions, decision)
+        self._notice(text)
+
+    def _calls(self, text: str) -> None:
+        calls = _parse_tool_calls(text)
+        if not calls:
+            return
+        d = self.digest
+        self.pending = []
+        self.last_calls = calls
+        self.last_role = "calls"
+        self.question_open = False
+        for call in calls:
+            kind = _FILE_TOOLS.get(call.name, "")
+            path = _call_path(call)
+            command = _call_command(call) if call.name == "bash" else ""
+            if kind == "read" and path:
+                d.reads.setdefault(path, None)
+            elif kind in ("write", "edit") and path:
+                change = d.edits.setdefault(path, _FileChange())
+                change.ops[kind] = change.ops.get(kind, 0) + 1
+            elif command:
+                self._start_command(command)
+                kind = "bash"
+            else:
+                d.tools[call.name] = d.tools.get(call.name, 0) + 1
+                kind = "other"
+            self.pending.append((call, kind))
+
+    def _result(self, text: str) -> None:
+        self.last_role = "result"
+        self.question_open = False
+        self.digest.last_output = text
+        if not self.pending:
+            return
+        call, kind = self.pending.pop(0)
+        first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        if kind == "bash":
+            self._finish_command(_call_command(call), text)
+            return
+        failed = bool(_ERROR_LINE.search(first_line)) and not first_line.startswith("Successfully")
+        if kind == "read":
+            # A file's content may well contain "Error"; only a short answer is a failure.
+            failed = failed and len(text) < 500
+        if kind in ("write", "edit"):
+            change = self.digest.edits[_call_path(call)]
+            change.failed_last = failed
+            if failed:
+                change.failures += 1
+                change.error = _clip(first_line, _ERROR_CHARS)
+        if failed:
+            _add(self.digest.errors, _clip(first_line, _ERROR_CHARS))
+
+    def _command(self, command: str) -> _Command:
+        key = _command_text(command)
+        return self.digest.commands.setdefault(key, _Command(key))
+
+    def _notice(self, text: str) -> None:
+        d = self.digest
+        for match in _PATH.finditer(_FENCE.sub("", text)):
+            d.mentioned.setdefault(match.group(1) or match.group(0), None)
+        if self.focus_words:
+            for sentence in _sentences(text):
+                if _mentions(sentence, self.focus_words):
+                    _add(d.focus_notes, _clip(sentence, _SENTENCE_CHARS))
+
+    def finish(self) -> _Digest:
+        d = self.digest
+        latest = _clip(self.latest_request, _REQUEST_CHARS)
+        if self.question_open:
+            d.pending_question = _pending_question(self.last_text)
+        if self.last_text:
+            d.last_state = _clip(_one_line(self.last_text), _STATE_CHARS)
+        if self.last_role != "result":
+            d.last_output = None
+        elif d.last_output is not None:
+            d.last_output = _clip(_one_line(d.last_output), 300)
+        # Whether the latest request is finished cannot be read from the text, so it stays in
+        # progress until the user moves on to another one (see _merge).
+        if latest:
+            d.in_progress.append(latest)
+        if d.pending_question:
+            d.in_progress.append(_WAITING)
+            d.next_steps.append(
+                "Wait for the user's answer to the pending question under Critical Context."
+            )
+        elif self.last_role == "user" and latest:
+            d.next_steps.append(f"Respond to the latest user request: {latest}")
+        elif self.last_role in ("calls", "result"):
+            d.last_action = "; ".join(call.describe() for call in self.last_calls[:3])
+            d.next_steps.append("Check the result of the last action, then continue the work.")
+        elif self.last_role == "assistant":
+            for step in _planned_steps(self.last_text):
+                _add(d.next_steps, step)
+            if not d.next_steps and latest:
+                d.next_steps.append(
+                    "Check whether the latest request is complete and finish it if not."
+                )
+        d.focus_notes = d.focus_notes[-12:]
+        merged = _Digest()
+        for body in self.embedded:
+            merged = _merge(merged, _digest_summary(body))
+        return _merge(merged, d) if self.embedded else d

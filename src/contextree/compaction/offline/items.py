@@ -1,0 +1,195 @@
+"""The lines a digest yields, each with a priority that decides what the budget drops first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from contextree.compaction.offline.commands import _resolved_failures
+from contextree.compaction.offline.digest import (
+    _ACTION_LABEL,
+    _CONTEXT_LABEL,
+    _OUTPUT_LABEL,
+    _QUESTION_LABEL,
+    _REQUESTS_LABEL,
+    _STATE_LABEL,
+    _Digest,
+    _FileChange,
+)
+from contextree.compaction.offline.text import _add, _focus_words, _mentions, _one_line, _plural
+
+_PATHS_PER_LINE: Final = 10
+
+
+@dataclass(frozen=True)
+class _Item:
+    text: str
+    priority: int
+    """Higher is kept longer; items with ``must`` are never dropped."""
+    order: int
+    """Position in history: within a priority, the oldest item is dropped first."""
+    must: bool = False
+    clip_to: int | None = None
+    """Length a ``must`` item may be shortened to when even the essentials exceed the budget."""
+    plain: bool = False
+    """Rendered without a list marker (the goal text)."""
+    label: str | None = None
+    """A line written once before the first item of a run with this label."""
+
+
+class _ItemBuilder:
+    def __init__(self, focus_words: tuple[str, ...]) -> None:
+        self.items: dict[str, list[_Item]] = {}
+        self.focus_words = focus_words
+        self.count = 0
+
+    def add(
+        self,
+        key: str,
+        text: str,
+        priority: int,
+        *,
+        must: bool = False,
+        clip_to: int | None = None,
+        plain: bool = False,
+        label: str | None = None,
+    ) -> None:
+        self.count += 1
+        if not must and self.focus_words and _mentions(text, self.focus_words):
+            priority = min(priority + 25, 99)
+        item = _Item(text, priority, self.count, must, clip_to, plain, label)
+        self.items.setdefault(key, []).append(item)
+
+
+def _build_items(d: _Digest) -> dict[str, list[_Item]]:
+    b = _ItemBuilder(_focus_words(d.focus))
+    if d.goal:
+        b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
+    for index, request in enumerate(d.requests):
+        if index == len(d.requests) - 1:
+            priority = 70
+        elif len(request) < 16 or request in d.constraints:
+            priority = 15  # "continue", "yes", "sleep" or a line already kept as a constraint
+        else:
+            priority = 30 + _recency(index, len(d.requests))
+        b.add("goal", request, priority, label=_REQUESTS_LABEL)
+    for constraint in d.constraints:
+        b.add("constraints", constraint, 100, must=True, clip_to=160)
+    for index, preference in enumerate(d.preferences):
+        b.add("constraints", preference, 45 + _recency(index, len(d.preferences)))
+
+    for note in d.done_notes:
+        b.add("done", f"[x] {note}", 45)
+    for path, change in d.edits.items():
+        b.add("done", f"[x] Modified `{path}`{_ops_note(change)}", 100, must=True)
+    read_only = [path for path in d.reads if path not in d.edits]
+    for start in range(0, len(read_only), _PATHS_PER_LINE):
+        chunk = read_only[start : start + _PATHS_PER_LINE]
+        b.add("done", "[x] Read " + ", ".join(f"`{path}`" for path in chunk), 100, must=True)
+    resolved = _resolved_failures(d.commands)
+    by_recency = sorted(d.commands.values(), key=lambda command: command.seq)
+    rank = {command.text: index for index, command in enumerate(by_recency)}
+    for command in d.commands.values():
+        runs = f" ×{command.runs}" if command.runs > 1 else ""
+        bonus = _recency(rank[command.text], len(rank))
+        if command.text in resolved or command.status == "superseded":
+            note = f"{command.status_note()}; superseded by a later run"
+            b.add("done", f"[x] Ran `{command.text}`{runs} ({note})", 30 + bonus)
+        elif command.status != "failed":
+            earlier = (
+                f"; {_plural(command.failures, 'earlier failure')}" if command.failures else ""
+            )
+            note = f"{command.status_note()}{earlier}"
+            line = f"[x] Ran `{command.text}`{runs} ({note})"
+            b.add("done", line, (35 if earlier else 25) + bonus)
+    if d.inspections:
+        total = sum(d.inspections.values())
+        counts = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in d.inspections.items())
+        b.add("done", f"[x] Ran {_plural(total, 'read-only command')} ({counts})", 45)
+    if d.tools:
+        used = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in d.tools.items())
+        b.add("done", f"[x] Other tools used: {used}", 15)
+
+    for item in d.in_progress:
+        b.add("in_progress", f"[ ] {item}", 80)
+    if d.last_action:
+        b.add("in_progress", f"[ ] {_ACTION_LABEL} {d.last_action}", 60)
+
+    blocked_errors: list[str] = []
+    for command in d.commands.values():
+        if command.status == "failed" and command.text not in resolved:
+            error = f": {command.error}" if command.error else ""
+            blocked_errors.append(command.error or "")
+            line = f"`{command.text}` failed ({command.status_note()}){error}"
+            b.add("blocked", line, 100, must=True, clip_to=220)
+    for path, change in d.edits.items():
+        if change.failed_last:
+            blocked_errors.append(change.error or "")
+            error = f": {change.error}" if change.error else ""
+            b.add("blocked", f"Editing `{path}` failed{error}", 100, must=True, clip_to=220)
+    for note in d.blocked_notes:
+        b.add("blocked", note, 60)
+
+    for index, decision in enumerate(d.decisions):
+        b.add("decisions", decision, 35 + _recency(index, len(d.decisions)))
+    steps = list(d.next_steps)
+    failing = [c for c in d.commands.values() if c.status == "failed" and c.text not in resolved]
+    for command in sorted(failing, key=lambda c: c.seq)[-3:]:
+        _add(steps, f"Fix the failure of `{command.text}` and run it again.")
+    for path, change in d.edits.items():
+        if change.failed_last:
+            _add(steps, f"Re-read `{path}` and redo the edit that failed.")
+    for index, step in enumerate(steps):
+        b.add("next", step, 75 if index < 3 else 65)
+
+    if d.focus:
+        b.add("focus", f"**Focus** (requested for this summary): {d.focus}", 100, must=True)
+    if d.pending_question:
+        b.add("question", _question_text(d.pending_question), 100, must=True)
+    for line in d.extra_context:
+        b.add("context", f"{_CONTEXT_LABEL} {line}", 85)
+    state = d.last_state or ""
+    if d.pending_question and state.endswith(_one_line(d.pending_question)):
+        state = state[: -len(_one_line(d.pending_question))].strip()
+    if state:
+        b.add("state", f"{_STATE_LABEL} {state}", 65)
+    errors = [error for error in d.errors if error not in blocked_errors]
+    for index, error in enumerate(errors):
+        b.add("errors", f"**Error**: {error}", 35 + _recency(index, len(errors)))
+    for note in d.critical:
+        b.add("notes", note, 45)
+    shown_prose = " ".join(
+        [d.goal, *d.requests, *d.constraints, *d.preferences, d.pending_question or "", state]
+        + [decision.replace("**: ", " ").replace("**", "") for decision in d.decisions]
+    )
+    for note in d.focus_notes:
+        if note.removesuffix(" […]") not in shown_prose:
+            b.add("related", f"**Related to focus**: {note}", 30)
+    known = set(d.reads) | set(d.edits)
+    mentioned = [path for path in d.mentioned if path not in known]
+    for start in range(0, len(mentioned), _PATHS_PER_LINE):
+        chunk = mentioned[start : start + _PATHS_PER_LINE]
+        b.add("paths", "**Paths mentioned**: " + ", ".join(f"`{p}`" for p in chunk), 20)
+    if d.last_output:
+        b.add("output", f"{_OUTPUT_LABEL} {d.last_output}", 10)
+    return b.items
+
+
+def _recency(index: int, count: int) -> int:
+    """Priority bonus for the newest entries of a list, so old detail is dropped first."""
+    if index >= count - 5:
+        return 20
+    return 8 if index >= count - 15 else 0
+
+
+def _ops_note(change: _FileChange) -> str:
+    ops = ", ".join(f"{op} ×{n}" if n > 1 else op for op, n in change.ops.items())
+    failed = f"; {change.failures} failed" if change.failures else ""
+    return f" ({ops}{failed})" if ops or failed else ""
+
+
+def _question_text(question: str) -> str:
+    if "\n" not in question:
+        return f"{_QUESTION_LABEL} {question}"
+    quoted = "\n".join(f"> {line}" if line else ">" for line in question.splitlines())
+    return f"{_QUESTION_LABEL}\n{quoted}"

@@ -1,0 +1,314 @@
+"""Reading an earlier summary back into a digest, and merging an old digest with a new one.
+
+Our own summary lines (see ``items.py``) become structure again; other lines are kept
+verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from contextree.compaction.offline.digest import (
+    _ACTION_LABEL,
+    _CONTEXT_LABEL,
+    _GENERATED_STEPS,
+    _OUTPUT_LABEL,
+    _QUESTION_LABEL,
+    _REQUEST_CHARS,
+    _REQUESTS_LABEL,
+    _STATE_LABEL,
+    _WAITING,
+    _Command,
+    _Digest,
+    _FileChange,
+)
+from contextree.compaction.offline.prose import _CONSTRAINT, _FIRM_PREFERENCE
+from contextree.compaction.offline.text import _add, _clip, _one_line, _union
+
+_TAG_BLOCK = re.compile(r"<(read-files|modified-files)>\n?(.*?)\n?</\1>\s*", re.S)
+_OMITTED = re.compile(r"^(?:…|\.\.\.) \(\d+ more files? omitted\)$")
+_HEADING = re.compile(r"^(#{2,3})\s+(.+?)\s*:?\s*$")
+_TURN_CONTEXT = re.compile(r"\n-{3,}\n+\*\*Turn Context \(split turn\):\*\*\n")
+_ITEM_MARKER = re.compile(r"^(?:[-*•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_SECTION_KEYS: Final = {
+    "goal": "goal",
+    "goals": "goal",
+    "original request": "request",
+    "constraints & preferences": "constraints",
+    "constraints and preferences": "constraints",
+    "constraints": "constraints",
+    "done": "done",
+    "completed": "done",
+    "early progress": "done",
+    "in progress": "in_progress",
+    "pending": "in_progress",
+    "blocked": "blocked",
+    "key decisions": "decisions",
+    "decisions": "decisions",
+    "next steps": "next",
+    "critical context": "critical",
+    "context for suffix": "suffix",
+    "progress": "progress",
+}
+_MODIFIED_LINE = re.compile(r"^Modified `(?P<path>.+)`(?: \((?P<ops>[^()]*)\))?$")
+_READ_LINE = re.compile(r"^Read (?P<paths>`.*)$")
+_RAN_LINE = re.compile(r"^Ran `(?P<cmd>.+)`(?: ×(?P<runs>\d+))? \((?P<note>[^()]*)\)$")
+_TOOLS_LINE = re.compile(r"^Other tools used: (?P<tools>.+)$")
+_INSPECTIONS_LINE = re.compile(r"^Ran \d+ read-only commands? \((?P<counts>.+)\)$")
+_FAILED_LINE = re.compile(r"^`(?P<cmd>.+)` failed \((?P<note>[^()]*)\)(?:: (?P<error>.*))?$")
+_EDIT_FAILED_LINE = re.compile(r"^Editing `(?P<path>.+)` failed(?:: (?P<error>.*))?$")
+_BACKTICKED = re.compile(r"`([^`]+)`")
+_EMPTY_SUMMARIES: Final = ("No prior history.", "No content to summarize", "No summary generated")
+
+
+def _digest_summary(text: str) -> _Digest:
+    """Read an earlier summary: our own lines become structure again, other lines stay verbatim."""
+    d = _Digest()
+    body = _TAG_BLOCK.sub(lambda match: _collect_tag(d, match), text)
+    body = _TURN_CONTEXT.sub("\n", body)
+    sections = _split_sections(body)
+    for key, lines in sections:
+        for item in _group_items(lines):
+            _read_item(d, key, item)
+    return d
+
+
+def _collect_tag(d: _Digest, match: re.Match[str]) -> str:
+    # The fork writes "\n" between names as two characters (§8), so split on both.
+    for raw in re.split(r"\n|\\n", match.group(2)):
+        path = raw.strip()
+        if not path or _OMITTED.match(path):
+            continue
+        if match.group(1) == "read-files":
+            d.reads.setdefault(path, None)
+        else:
+            d.edits.setdefault(path, _FileChange())
+    return ""
+
+
+def _split_sections(body: str) -> list[tuple[str, list[str]]]:
+    sections: list[tuple[str, list[str]]] = [("preamble", [])]
+    for line in body.splitlines():
+        heading = _HEADING.match(line)
+        if heading:
+            title = heading.group(2).strip("*").strip().lower()
+            sections.append((_SECTION_KEYS.get(title, "critical"), []))
+        else:
+            sections[-1][1].append(line)
+    preamble = [line for line in sections[0][1] if line.strip()]
+    if len(sections) == 1:
+        whole = "\n".join(preamble).strip()
+        if whole and whole not in _EMPTY_SUMMARIES:
+            return [("critical", [f"Earlier summary: {whole}"])]
+        return []
+    # Lines before the first heading are a preamble such as the branch one; keep anything else.
+    kept = [
+        line
+        for line in preamble
+        if not line.rstrip().endswith(":") and "branch" not in line.lower()
+    ]
+    return [("critical", kept), *sections[1:]]
+
+
+def _group_items(lines: list[str]) -> list[str]:
+    items: list[str] = []
+    for line in lines:
+        if not line.strip() or line.strip().lower() in ("(none)", "none", "- (none)"):
+            continue
+        if items and line[:1] in (" ", "\t", ">"):
+            items[-1] += "\n" + line
+        else:
+            items.append(line.rstrip())
+    return items
+
+
+def _read_item(d: _Digest, key: str, item: str) -> None:
+    text = _ITEM_MARKER.sub("", item, count=1)
+    if text.startswith(("**Focus**", "**Related to focus**")):
+        return  # they belong to the request that asked for a focus
+    if text.startswith(_CONTEXT_LABEL):
+        _add(d.extra_context, text[len(_CONTEXT_LABEL) :].strip())
+        return
+    if text.startswith(_QUESTION_LABEL):
+        question = text[len(_QUESTION_LABEL) :].lstrip(" \n")
+        lines = [re.sub(r"^\s*> ?", "", line) for line in question.splitlines()]
+        d.pending_question = "\n".join(lines) if "\n" in question else question
+        return
+    for label in (_STATE_LABEL, _ACTION_LABEL, _OUTPUT_LABEL):
+        if text.startswith(label):
+            value = text[len(label) :].strip()
+            if label == _STATE_LABEL:
+                d.last_state = value
+            elif label == _ACTION_LABEL:
+                d.last_action = value
+            else:
+                d.last_output = value
+            return
+    if text.startswith("**Error**: "):
+        _add(d.errors, text.split(": ", 1)[1])
+        return
+    if text.startswith("**Paths mentioned**: "):
+        for path in _BACKTICKED.findall(text):
+            d.mentioned.setdefault(path, None)
+        return
+    match key:
+        case "goal":
+            _read_goal_item(d, item, text)
+        case "request":
+            _add(d.requests, _clip(_one_line(text), _REQUEST_CHARS))
+        case "constraints":
+            _add(d.constraints, text)
+        case "done":
+            _read_done_item(d, text)
+        case "in_progress":
+            _add(d.in_progress, text)
+        case "blocked":
+            _read_blocked_item(d, text)
+        case "decisions":
+            _add(d.decisions, text)
+        case "next":
+            _add(d.next_steps, text)
+        case "suffix":
+            _read_suffix_item(d, item, text)
+        case _:
+            _add(d.critical, text)
+
+
+def _read_suffix_item(d: _Digest, item: str, text: str) -> None:
+    # Our turn-prefix summary puts several kinds of lines under "Context for Suffix".
+    if item.startswith("- [ ] "):
+        _add(d.in_progress, text)
+    elif text.startswith(_GENERATED_STEPS):
+        _add(d.next_steps, text)
+    elif _CONSTRAINT.search(text) or _FIRM_PREFERENCE.search(text):
+        _add(d.constraints, text)
+    else:
+        _add(d.critical, text)
+
+
+def _read_goal_item(d: _Digest, item: str, text: str) -> None:
+    if item == _REQUESTS_LABEL or d.requests or _ITEM_MARKER.match(item):
+        if item != _REQUESTS_LABEL:
+            _add(d.requests, text)
+        return
+    d.goal = f"{d.goal}\n{item}" if d.goal else item
+
+
+def _read_done_item(d: _Digest, text: str) -> None:
+    if modified := _MODIFIED_LINE.match(text):
+        change = d.edits.setdefault(modified.group("path"), _FileChange())
+        for op in (modified.group("ops") or "").split(";")[0].split(", "):
+            name, _, count = op.strip().partition(" ×")
+            if name:
+                change.ops[name] = change.ops.get(name, 0) + (int(count) if count.isdigit() else 1)
+        if failed := re.search(r"; (\d+) failed", modified.group("ops") or ""):
+            change.failures += int(failed.group(1))
+    elif read := _READ_LINE.match(text):
+        for path in _BACKTICKED.findall(read.group("paths")):
+            d.reads.setdefault(path, None)
+    elif ran := _RAN_LINE.match(text):
+        command = d.commands.setdefault(ran.group("cmd"), _Command(ran.group("cmd")))
+        command.runs += int(ran.group("runs") or 1)
+        note = ran.group("note")
+        failures = re.search(r"(\d+) earlier failures?", note)
+        command.failures += int(failures.group(1)) if failures else 0
+        code = re.match(r"exit (-?\d+)", note)
+        command.exit_code = int(code.group(1)) if code else None
+        if "superseded" in note:
+            command.status = "superseded"
+        elif note.startswith("cancelled"):
+            command.status = "cancelled"
+        elif note.startswith("exit status not shown"):
+            command.status = "unknown"
+        else:
+            command.status = "ok"
+    elif tools := _TOOLS_LINE.match(text):
+        _read_counts(d.tools, tools.group("tools"))
+    elif inspections := _INSPECTIONS_LINE.match(text):
+        _read_counts(d.inspections, inspections.group("counts"))
+    elif _FAILED_LINE.match(text) or _EDIT_FAILED_LINE.match(text):
+        _read_blocked_item(d, text)  # a turn-prefix summary lists failures under Early Progress
+    elif text.startswith("**"):
+        _add(d.decisions, text)
+    else:
+        _add(d.done_notes, text)
+
+
+def _read_counts(counts: dict[str, int], text: str) -> None:
+    for entry in text.split(", "):
+        name, _, count = entry.partition(" ×")
+        counts[name] = counts.get(name, 0) + (int(count) if count.isdigit() else 1)
+
+
+def _read_blocked_item(d: _Digest, text: str) -> None:
+    if failed := _FAILED_LINE.match(text):
+        command = d.commands.setdefault(failed.group("cmd"), _Command(failed.group("cmd")))
+        command.runs += 1
+        code = re.fullmatch(r"exit (-?\d+)", failed.group("note"))
+        command.finish("failed", int(code.group(1)) if code else None, failed.group("error"))
+    elif edit := _EDIT_FAILED_LINE.match(text):
+        # The Done line already counted the failure; this line only says it is unresolved.
+        change = d.edits.setdefault(edit.group("path"), _FileChange())
+        change.failed_last, change.error = True, edit.group("error")
+    else:
+        _add(d.blocked_notes, text)
+
+
+def _merge(old: _Digest, new: _Digest) -> _Digest:
+    """``old`` (an earlier summary) updated with ``new``: facts are united, older first, and
+    the newest state wins for work in progress, next steps and the pending question."""
+    user_moved_on = bool(new.goal)
+    merged = _Digest(
+        goal=old.goal or new.goal,
+        requests=_union(
+            old.requests, [new.goal] if old.goal and new.goal != old.goal else [], new.requests
+        ),
+        constraints=_union(old.constraints, new.constraints),
+        preferences=_union(old.preferences, new.preferences),
+        reads={**old.reads, **new.reads},
+        errors=_union(old.errors, new.errors),
+        decisions=_union(old.decisions, new.decisions),
+        blocked_notes=_union(old.blocked_notes, new.blocked_notes),
+        next_steps=new.next_steps if new.active else old.next_steps,
+        critical=_union(old.critical, new.critical),
+        focus_notes=new.focus_notes,
+        mentioned={**old.mentioned, **new.mentioned},
+        extra_context=_union(old.extra_context, new.extra_context),
+        focus=new.focus or old.focus,
+        # The newest state wins; an empty update keeps the old one.
+        pending_question=new.pending_question if new.active else old.pending_question,
+        last_state=new.last_state or old.last_state,
+        last_action=new.last_action if new.active else old.last_action,
+        last_output=new.last_output if new.active else old.last_output,
+        active=old.active or new.active,
+    )
+    finished = [item for item in old.in_progress if not item.startswith(_WAITING)]
+    merged.done_notes = _union(old.done_notes, finished if user_moved_on else [], new.done_notes)
+    if user_moved_on:
+        merged.in_progress = new.in_progress
+    elif new.active:
+        merged.in_progress = _union(finished, new.in_progress)
+    else:
+        merged.in_progress = old.in_progress
+    for path, change in [*old.edits.items(), *new.edits.items()]:
+        target = merged.edits.setdefault(path, _FileChange())
+        for op, count in change.ops.items():
+            target.ops[op] = target.ops.get(op, 0) + count
+        target.failures += change.failures
+        target.failed_last, target.error = change.failed_last, change.error
+    offset = max((command.seq for command in old.commands.values()), default=0)
+    for key, command in [*old.commands.items(), *new.commands.items()]:
+        target_command = merged.commands.setdefault(key, _Command(key))
+        target_command.runs += command.runs
+        target_command.failures += command.failures
+        target_command.status = command.status
+        target_command.exit_code, target_command.error = command.exit_code, command.error
+        is_new = key in new.commands and command is new.commands[key]
+        target_command.seq = command.seq + (offset if is_new else 0)
+    for counts, merged_counts in ((old.tools, merged.tools), (new.tools, merged.tools)):
+        for name, count in counts.items():
+            merged_counts[name] = merged_counts.get(name, 0) + count
+    for name, count in [*old.inspections.items(), *new.inspections.items()]:
+        merged.inspections[name] = merged.inspections.get(name, 0) + count
+    return merged

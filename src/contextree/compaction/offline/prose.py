@@ -1,0 +1,90 @@
+"""What the user's and the assistant's prose says: constraints, preferences, decisions, planned
+steps, a pending question and the file paths mentioned."""
+
+from __future__ import annotations
+
+import re
+
+from contextree.compaction.offline.digest import _SENTENCE_CHARS
+from contextree.compaction.offline.text import _FENCE, _LIST_MARKER, _add, _clip, _sentences
+
+# Imperatives at the start of a sentence, or obligations anywhere in it. "I don't know why"
+# is a complaint, not a rule, so "don't" only counts at the start.
+_CONSTRAINT = re.compile(
+    r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?(?:don'?t|do not|never|always|avoid|"
+    r"make sure|ensure|only)\b"
+    r"|\b(?:must|mustn'?t|shall not|never|not allowed|no need to)\b"
+    r"|\b(?:you|we) (?:should(?:n'?t)?|need to|have to)\b"
+)
+_PREFERENCE = re.compile(r"(?i)\b(?:should|prefer|use|keep|instead|rather)\b")
+_FIRM_PREFERENCE = re.compile(r"(?i), not\b|, no\b|\binstead of\b|\brather than\b")
+_DECISION = re.compile(
+    r"(?i)\b(?:decided|decide to|decision|instead of|rather than|because|root cause|"
+    r"the (?:issue|problem|bug|fix) (?:is|was)|going with|opted|chose|switch(?:ed|ing)? to|"
+    r"the approach)\b"
+)
+_INTENT = re.compile(r"(?i)^(?:I'll|I will|Let's|We'll|We will|I'm going to|I am going to)\b")
+_LOOK_INTENT = re.compile(
+    r"(?i)^(?:I'll|I will|Let's|Let me|We'll|We will|I'm going to|I am going to)\s+"
+    r"(?:now\s+|first\s+|also\s+|quickly\s+|just\s+)?(?:read|check|look|see|examine|inspect|"
+    r"view|search|find|explore|start|run|verify|try|open|investigate|review|analy[sz]e|"
+    r"understand|get|take|fix|help|create a summary|summarize)\b"
+)
+_RATIONALE = re.compile(r"\s(?:because|since|so that|as it|to avoid|which means)\s")
+_PLAN_INTRO = re.compile(r"(?i)\b(?:next|remaining|todo|to do|still need|plan|will)\b.*:$")
+_PLAN_SENTENCE = re.compile(
+    r"(?i)^(?:next|then|after that|finally)\b|\b(?:still need to|next step|remaining work|"
+    r"left to do|todo)\b"
+)
+_PATH = re.compile(
+    r"(?<![\w/.:@-])(?:~/|\.{1,2}/|/)?(?:[\w@+-][\w.@+-]*/)+[\w.@+-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}\b"
+    r"|`([\w.@+-]+\.[A-Za-z][A-Za-z0-9]{0,7})`"
+)
+
+
+def _pending_question(text: str) -> str | None:
+    """The end of an assistant message that asks the user something, verbatim."""
+    paragraphs = [p for p in re.split(r"\n[ \t]*\n", text.strip()) if p.strip()]
+    for index in range(len(paragraphs) - 1, max(len(paragraphs) - 4, -1), -1):
+        prose = _FENCE.sub("", paragraphs[index])
+        if re.search(r"\?(?:[\s)\"'*_`]|$)", prose):
+            tail = "\n\n".join(paragraphs[index:])
+            if len(tail) <= 1200:
+                return tail
+            asked = [s for s in _sentences(paragraphs[index]) if s.rstrip("*_`\"') ").endswith("?")]
+            return " ".join(asked) or paragraphs[index]
+    return None
+
+
+def _planned_steps(text: str, limit: int = 5) -> list[str]:
+    steps: list[str] = []
+    in_plan = False
+    for line in _FENCE.sub("\n", text).splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        item = _LIST_MARKER.match(stripped)
+        if item and in_plan:
+            _add(steps, _clip(stripped[item.end() :], _SENTENCE_CHARS))
+            continue
+        in_plan = bool(_PLAN_INTRO.search(stripped)) and not item
+        if not in_plan:
+            for sentence in _sentences(stripped):
+                if _PLAN_SENTENCE.search(sentence):
+                    _add(steps, _clip(sentence, _SENTENCE_CHARS))
+    return steps[:limit]
+
+
+def _decision(sentence: str) -> str | None:
+    sentence = sentence.replace("**", "").strip()
+    if len(sentence) < 25 or sentence.endswith((":", "?")):
+        return None
+    strong = _DECISION.search(sentence) is not None
+    if not strong and not (_INTENT.match(sentence) and not _LOOK_INTENT.match(sentence)):
+        return None
+    text = _clip(sentence, _SENTENCE_CHARS)
+    why = _RATIONALE.search(text)
+    if why and why.start() >= 12:
+        head = text[: why.start()].rstrip(" ,;:")
+        return f"**{head}**: {text[why.start() + 1 :]}"
+    return f"**{text}**"

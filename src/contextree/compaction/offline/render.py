@@ -1,0 +1,175 @@
+"""Writing a digest as a summary of a given kind within a token budget (pi-behaviour.md §7.3).
+
+The full, branch and turn-prefix summaries share one set of lines (``items.py``) laid out under
+different headings; lines are dropped least important and oldest first until the text fits. The
+short display summary is a few sentences instead.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from contextree.compaction.offline.commands import _resolved_failures
+from contextree.compaction.offline.digest import _Digest
+from contextree.compaction.offline.items import _build_items, _Item
+from contextree.compaction.offline.prompt import SummaryKind
+from contextree.compaction.offline.text import _clip, _estimate_tokens, _plural
+
+_Layout = tuple[tuple[str, str, tuple[str, ...]], ...]
+"""(heading, list style, logical keys); a heading with no keys introduces the next one."""
+
+_CRITICAL_KEYS: Final = (
+    "focus",
+    "question",
+    "context",
+    "state",
+    "errors",
+    "notes",
+    "related",
+    "paths",
+    "output",
+)
+_FULL_LAYOUT: Final[_Layout] = (
+    ("## Goal", "-", ("goal",)),
+    ("## Constraints & Preferences", "-", ("constraints",)),
+    ("## Progress", "", ()),
+    ("### Done", "-", ("done",)),
+    ("### In Progress", "-", ("in_progress",)),
+    ("### Blocked", "-", ("blocked",)),
+    ("## Key Decisions", "-", ("decisions",)),
+    ("## Next Steps", "1.", ("next",)),
+    ("## Critical Context", "-", _CRITICAL_KEYS),
+)
+_BRANCH_LAYOUT: Final[_Layout] = (
+    ("## Goal", "-", ("goal",)),
+    ("## Constraints & Preferences", "-", ("constraints", "focus", "context")),
+    ("## Progress", "", ()),
+    ("### Done", "-", ("done",)),
+    ("### In Progress", "-", ("in_progress", "state")),
+    ("### Blocked", "-", ("blocked", "errors")),
+    ("## Key Decisions", "-", ("decisions",)),
+    ("## Next Steps", "1.", ("next", "question")),
+)
+_TURN_PREFIX_LAYOUT: Final[_Layout] = (
+    ("## Original Request", "-", ("goal",)),
+    ("## Early Progress", "-", ("done", "blocked", "decisions")),
+    (
+        "## Context for Suffix",
+        "-",
+        (
+            "constraints",
+            "focus",
+            "context",
+            "in_progress",
+            "question",
+            "state",
+            "errors",
+            "notes",
+            "next",
+            "related",
+            "paths",
+            "output",
+        ),
+    ),
+)
+
+
+def _render(d: _Digest, *, kind: SummaryKind, budget_tokens: int) -> str:
+    layout = {"branch": _BRANCH_LAYOUT, "turn_prefix": _TURN_PREFIX_LAYOUT}.get(kind, _FULL_LAYOUT)
+    items = _build_items(d)
+    return _fit(layout, items, budget_tokens)
+
+
+def _fit(layout: _Layout, items: dict[str, list[_Item]], budget_tokens: int) -> str:
+    shown = [item for keys in layout for key in keys[2] for item in items.get(key, [])]
+    dropped: set[int] = set()
+    clipped: dict[int, str] = {}
+    text = _render_layout(layout, items, dropped, clipped)
+    candidates = sorted(
+        (item for item in shown if not item.must), key=lambda item: (item.priority, item.order)
+    )
+    next_candidate = 0
+    while _estimate_tokens(text) > budget_tokens and next_candidate < len(candidates):
+        excess = (_estimate_tokens(text) - budget_tokens) * 4
+        freed = 0
+        while next_candidate < len(candidates) and freed < excess:
+            dropped.add(candidates[next_candidate].order)
+            freed += len(candidates[next_candidate].text) + 3
+            next_candidate += 1
+        text = _render_layout(layout, items, dropped, clipped)
+    if _estimate_tokens(text) > budget_tokens:
+        # Only essentials are left; shorten their prose (never a path) and accept the rest.
+        for item in shown:
+            if item.must and item.clip_to is not None and len(item.text) > item.clip_to:
+                clipped[item.order] = _clip(item.text, item.clip_to)
+        text = _render_layout(layout, items, dropped, clipped)
+    return text
+
+
+def _render_layout(
+    layout: _Layout, items: dict[str, list[_Item]], dropped: set[int], clipped: dict[int, str]
+) -> str:
+    blocks: list[str] = []
+    pending_heading = ""
+    for heading, style, keys in layout:
+        if not keys:
+            pending_heading = heading + "\n"
+            continue
+        lines: list[str] = []
+        label: str | None = None
+        number = 0
+        for key in keys:
+            for item in items.get(key, []):
+                if item.order in dropped:
+                    continue
+                if item.label and item.label != label:
+                    lines.extend(["", item.label] if lines else [item.label])
+                label = item.label
+                text = clipped.get(item.order, item.text)
+                if item.plain:
+                    lines.append(text)
+                    continue
+                number += 1
+                marker = f"{number}. " if style == "1." else "- "
+                lines.append(marker + text.replace("\n", "\n" + " " * len(marker)))
+        blocks.append(f"{pending_heading}{heading}\n" + ("\n".join(lines) or "(none)"))
+        pending_heading = ""
+    return "\n\n".join(blocks)
+
+
+def _short_summary(digest: _Digest) -> str:
+    """Two or three first-person sentences about the changes (the short display summary)."""
+    sentences: list[str] = []
+    modified = list(digest.edits)
+    if modified:
+        names = [f"`{path}`" for path in modified[:4]]
+        if len(modified) > 4:
+            names.append(_plural(len(modified) - 4, "more file"))
+        sentences.append(f"I modified {_join_names(names)}.")
+    elif digest.reads:
+        names = [f"`{path}`" for path in list(digest.reads)[:3]]
+        sentences.append(f"I made no file changes; I read {_join_names(names)}.")
+    else:
+        sentences.append("I made no file changes.")
+    resolved = _resolved_failures(digest.commands)
+    failing = [
+        command
+        for command in digest.commands.values()
+        if command.status == "failed" and command.text not in resolved
+    ]
+    if failing:
+        runs = [f"`{_clip(c.text, 60)}` ({c.status_note()})" for c in failing[:3]]
+        verb = "fails" if len(runs) == 1 else "fail"
+        sentences.append(f"I ran {_join_names(runs)}, which still {verb}.")
+    elif digest.commands:
+        sentences.append(f"I ran {_plural(len(digest.commands), 'command')} without errors.")
+    if digest.pending_question:
+        question = " ".join(digest.pending_question.split())
+        sentences.append(f"I asked the user: {_clip(question, 200)}")
+    elif digest.in_progress:
+        sentences.append(f"I have not finished: {_clip(digest.in_progress[-1], 160)}.")
+    return " ".join(sentences[:3])
+
+
+def _join_names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

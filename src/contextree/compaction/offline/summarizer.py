@@ -1,0 +1,142 @@
+"""The offline summarizer: the model-client protocol over the prompt parser, the readers and the
+renderer."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from contextree.compaction.offline.conversation import _digest_conversation
+from contextree.compaction.offline.previous import _digest_summary, _merge
+from contextree.compaction.offline.prompt import SUMMARY_KINDS, SummaryKind, parse_summary_prompt
+from contextree.compaction.offline.render import _render, _short_summary
+from contextree.compaction.offline.text import _clip, _estimate_tokens
+from contextree.llm.base import Completion, CompletionRequest, make_usage
+
+__all__ = ["OfflineSummarizer"]
+
+
+class OfflineSummarizer:
+    """A deterministic summarizer that reads conversation structure instead of calling a model.
+
+    Args:
+        name: the client name reported in the protocol's ``name`` attribute.
+        max_fraction: the summary may use at most this share of the summarized tokens.
+        max_tokens_cap: the summary never exceeds this many tokens.
+        min_tokens: the budget never drops below this, so tiny conversations still get a
+            usable summary (a request's ``max_tokens`` can still lower it).
+    """
+
+    def __init__(
+        self,
+        name: str = "offline",
+        *,
+        max_fraction: float = 0.2,
+        max_tokens_cap: int = 4000,
+        min_tokens: int = 400,
+    ) -> None:
+        if not 0 < max_fraction <= 1:
+            raise ValueError(f"max_fraction must be in (0, 1], got {max_fraction}")
+        if max_tokens_cap < 1 or min_tokens < 1:
+            raise ValueError(
+                f"max_tokens_cap and min_tokens must be positive, got {max_tokens_cap} "
+                f"and {min_tokens}"
+            )
+        self.name = name
+        self.max_fraction = max_fraction
+        self.max_tokens_cap = max_tokens_cap
+        self.min_tokens = min_tokens
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Summarize the prompt in ``request`` (the model-client protocol).
+
+        The user messages' text is parsed with :func:`parse_summary_prompt`; ``max_tokens``
+        lowers the budget. Usage is chars/4 of the prompt and of the summary.
+        """
+        texts = [_message_text(message) for message in request.messages]
+        prompt = "\n\n".join(text for text in texts if text)
+        parsed = parse_summary_prompt(prompt)
+        summary = self.summarize(
+            parsed.conversation,
+            kind=parsed.kind,
+            previous_summary=parsed.previous_summary,
+            extra_context=parsed.extra_context,
+            focus=parsed.focus,
+            budget_tokens=request.max_tokens,
+        )
+        usage = make_usage(
+            input=_estimate_tokens(request.system_prompt) + _estimate_tokens(prompt),
+            output=_estimate_tokens(summary),
+        )
+        return Completion(
+            content=[{"type": "text", "text": summary}],
+            usage=usage,
+            stop_reason="stop",
+            model="offline",
+        )
+
+    def summarize(
+        self,
+        conversation_text: str,
+        *,
+        kind: SummaryKind = "initial",
+        previous_summary: str | None = None,
+        extra_context: Iterable[str] = (),
+        focus: str | None = None,
+        budget_tokens: int | None = None,
+    ) -> str:
+        """Summarize a conversation serialized as in pi-behaviour.md §7.1.
+
+        Args:
+            conversation_text: the output of ``serialize_conversation``.
+            kind: the summary to write; ``"update"`` and ``"initial"`` differ only in whether
+                a previous summary is merged, which happens whenever one is given.
+            previous_summary: an earlier summary whose facts are kept.
+            extra_context: lines a hook added; they go to Critical Context verbatim.
+            focus: the user's custom instructions; shown and used to rank lines.
+            budget_tokens: an upper bound on the summary size, e.g. the request's max_tokens.
+
+        Raises:
+            ValueError: ``kind`` is not one of :data:`SUMMARY_KINDS`.
+        """
+        if kind not in SUMMARY_KINDS:
+            raise ValueError(f'unknown summary kind "{kind}"; expected one of: {SUMMARY_KINDS}')
+        focus_text = focus.strip() if focus and focus.strip() else None
+        digest = _digest_conversation(conversation_text, focus=focus_text)
+        if previous_summary and previous_summary.strip() and kind != "turn_prefix":
+            digest = _merge(_digest_summary(previous_summary), digest)
+        context = [line.strip() for line in extra_context if line.strip()]
+        if context:
+            # A hook gives its context for this call; older context lines are replaced.
+            digest.extra_context = context
+        budget = self._budget(conversation_text, previous_summary, budget_tokens)
+        if kind == "short":
+            return _clip(_short_summary(digest), budget * 4)
+        return _render(digest, kind=kind, budget_tokens=budget)
+
+    def _budget(self, conversation: str, previous: str | None, limit: int | None) -> int:
+        # The previous summary already stands for older history at most max_fraction of its
+        # size, so it is carried at its own size; only the new messages are scaled.
+        new_share = math.floor(self.max_fraction * _estimate_tokens(conversation))
+        carried = _estimate_tokens(previous) if previous else 0
+        budget = min(max(self.min_tokens, new_share + carried), self.max_tokens_cap)
+        if limit is not None and limit > 0:
+            budget = min(budget, limit)
+        return budget
+
+
+def _message_text(message: object) -> str:
+    if not isinstance(message, dict) or message.get("role") not in ("user", "developer"):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )

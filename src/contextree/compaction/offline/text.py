@@ -1,0 +1,89 @@
+"""Text helpers the offline summarizer shares: sentences, clipping, ordered lists, token counts."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from contextree.tokens.estimate import utf16_len
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_FOCUS_WORD = re.compile(r"[a-z0-9_./-]{4,}")
+_STOPWORDS: Final = _words(
+    "the and for with that this from into about keep focus more less only also please "
+    "should must what when where which their there them they have been were will would "
+    "could make sure summary summarize context details important especially"
+)
+
+
+def _sentences(text: str) -> list[str]:
+    found: list[str] = []
+    for raw in _SENTENCE_SPLIT.split(_FENCE.sub("\n", text)):
+        sentence = _LIST_MARKER.sub("", raw.strip()).strip()
+        if len(sentence) >= 8:
+            found.append(sentence)
+    return found
+
+
+def _focus_words(focus: str | None) -> tuple[str, ...]:
+    if not focus:
+        return ()
+    words: dict[str, None] = {}
+    for word in _FOCUS_WORD.findall(focus.lower()):
+        if word not in _STOPWORDS:
+            words.setdefault(word, None)
+    return tuple(words)
+
+
+def _mentions(text: str, words: tuple[str, ...]) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in words)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary before ``limit`` with a ``[…]`` marker, never inside a
+    backtick span (which is where paths and commands are)."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    if cut < limit // 2:
+        cut = limit
+    if text.count("`", 0, cut) % 2 == 1:
+        opening = text.rfind("`", 0, cut)
+        if opening > 0:
+            cut = opening
+    return text[:cut].rstrip() + " […]"
+
+
+def _add(items: list[str], item: str) -> None:
+    if item and item not in items:
+        items.append(item)
+
+
+def _union(*lists: Iterable[str]) -> list[str]:
+    merged: list[str] = []
+    for items in lists:
+        for item in items:
+            _add(merged, item)
+    return merged
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _estimate_tokens(text: str) -> int:
+    return math.ceil(utf16_len(text) / 4)
