@@ -7,6 +7,7 @@ ContextreeError
   SessionLockedError(path)            another process holds the session's write lock too long
   TreeError                           the tree cannot do what was asked
     EntryNotFoundError(entry_id)      no entry with that id
+  ToolError                           a built-in tool cannot do what the model asked
   SettingsError(source, key)          a settings file or value is invalid
   HookError(hook, cause)              a hook handler failed in a way that must stop the operation
   CompactionError                     a compaction could not be produced
@@ -44,6 +45,7 @@ __all__ = [
     "SessionFileError",
     "SessionLockedError",
     "SettingsError",
+    "ToolError",
     "TreeError",
     "UnsupportedVersionError",
 ]
@@ -166,3 +168,7 @@ class BranchSummaryError(ContextreeError):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(f"branch summary failed: {reason}; the leaf did not move")
+
+
+class ToolError(ContextreeError):
+    """A tool cannot do what its arguments ask; the message is shown to the model as an error."""
