@@ -1,6 +1,5 @@
 """Registers ``contextree chat`` on the app (kept apart so ``app.py`` stays small)."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Any

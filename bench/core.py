@@ -1,0 +1,371 @@
+"""The measurements: what each benchmark row times, and the targets it is held to.
+
+Every timing is the median of a few repetitions with the garbage collector run before each
+one (it stays enabled while timing, as in real use). Memory is measured in a child process so
+that nothing earlier in the run inflates it: the child imports contextree, resets and reads its
+resident set size, opens the session and builds the LLM context, and reports how far the peak
+resident set size (``VmHWM``, the per-process ``ru_maxrss``) rose above that baseline. That
+counts everything the process really held at its worst moment (the file's bytes, decoded
+dicts, allocator slack), which is what "memory < 2x file size" is about; ``tracemalloc`` would
+miss non-Python allocations and slow the run down severalfold.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.generate import GeneratedSession, generate_session
+
+__all__ = ["SIZES", "Metric", "Report", "run"]
+
+SIZES = {"10k": 10_000, "100k": 100_000}
+APPENDS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """``value <op> limit`` must hold at ``size`` (``None``: at every size measured)."""
+
+    op: str
+    limit: float
+    size: str | None = None
+
+    def holds(self, value: float) -> bool:
+        return value <= self.limit if self.op == "<=" else value < self.limit
+
+    def describe(self, unit: str) -> str:
+        where = f" @ {self.size}" if self.size else ""
+        return f"{self.op} {_fmt(self.limit)} {unit}{where}"
+
+
+@dataclass(slots=True)
+class Metric:
+    key: str
+    label: str
+    unit: str
+    values: dict[str, float] = field(default_factory=dict)
+    target: Target | None = None
+
+    def status(self) -> tuple[str, str]:
+        """``("PASS" | "MISS" | "", note)`` judged on the sizes the target names."""
+        if self.target is None or not self.values:
+            return "", ""
+        if self.target.size is None:
+            worst = max(self.values.values())
+            return ("PASS" if self.target.holds(worst) else "MISS"), ""
+        if self.target.size in self.values:
+            value = self.values[self.target.size]
+            return ("PASS" if self.target.holds(value) else "MISS"), ""
+        size, value = list(self.values.items())[-1]
+        verdict = "PASS" if self.target.holds(value) else "MISS"
+        return verdict, f"at {size} only"
+
+
+@dataclass(slots=True)
+class Report:
+    machine: dict[str, Any]
+    sessions: dict[str, dict[str, Any]]
+    metrics: list[Metric]
+
+    def to_json(self) -> dict[str, Any]:
+        rows = []
+        for metric in self.metrics:
+            verdict, note = metric.status()
+            rows.append(
+                {
+                    "key": metric.key,
+                    "label": metric.label,
+                    "unit": metric.unit,
+                    "values": metric.values,
+                    "target": None
+                    if metric.target is None
+                    else {
+                        "op": metric.target.op,
+                        "limit": metric.target.limit,
+                        "size": metric.target.size,
+                    },
+                    "status": verdict or None,
+                    "note": note or None,
+                }
+            )
+        return {"machine": self.machine, "sessions": self.sessions, "metrics": rows}
+
+
+def _fmt(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+# -- timing helpers -----------------------------------------------------------------------------
+
+
+def _median_time(func: Callable[[], object], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        func()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def _open(path: Path) -> Any:
+    from contextree.session.tree import SessionTree
+
+    return SessionTree.open(path, create=False)
+
+
+def measure_open_context(path: Path, repeat: int) -> dict[str, float]:
+    """``open`` alone, ``open`` + context, and ``get_branch`` on a fresh tree (cold) and again."""
+    from contextree.context.convert import convert_to_llm
+
+    opens, contexts, colds, warms = [], [], [], []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        tree = _open(path)
+        opened = time.perf_counter()
+        convert_to_llm(tree.build_session_context().messages)
+        done = time.perf_counter()
+        opens.append(opened - start)
+        contexts.append(done - start)
+        del tree
+        gc.collect()
+        tree = _open(path)
+        start = time.perf_counter()
+        tree.get_branch()
+        cold = time.perf_counter()
+        tree.get_branch()
+        warm = time.perf_counter()
+        colds.append(cold - start)
+        warms.append(warm - cold)
+        del tree
+    return {
+        "open": statistics.median(opens),
+        "open_context": statistics.median(contexts),
+        "branch_cold": statistics.median(colds),
+        "branch_warm": statistics.median(warms),
+    }
+
+
+def measure_compaction(path: Path, repeat: int) -> dict[str, float]:
+    """``prepare_compaction`` and ``decide_prune`` on the leaf path (entries already decoded)."""
+    from contextree.compaction.prepare import prepare_compaction
+    from contextree.compaction.prune import decide_prune
+    from contextree.settings.schema import CompactionSettings
+
+    branch = _open(path).get_branch()
+    settings = CompactionSettings()
+    prepare = _median_time(lambda: prepare_compaction(branch, settings), repeat)
+    prune = _median_time(lambda: decide_prune(branch), repeat)
+
+    def both() -> None:
+        prepare_compaction(branch, settings)
+        decide_prune(branch)
+
+    return {"prepare": prepare, "prune": prune, "prepare_prune": _median_time(both, repeat)}
+
+
+def measure_append(path: Path, workdir: Path, count: int = APPENDS) -> dict[str, float]:
+    """Latency of ``append_message`` on an opened tree (a copy of the session file)."""
+    copy = workdir / f"append-{path.name}"
+    shutil.copyfile(path, copy)
+    tree = _open(copy)
+    for n in range(20):  # warm up: first write opens the descriptor
+        tree.append_message(_small_message(n))
+    samples: list[int] = []
+    gc.collect()
+    for n in range(count):
+        message = _small_message(n)
+        start = time.perf_counter_ns()
+        tree.append_message(message)
+        samples.append(time.perf_counter_ns() - start)
+    tree.store.close()
+    copy.unlink()
+    samples.sort()
+    return {
+        "append_mean": statistics.fmean(samples) / 1000,
+        "append_p99": samples[min(len(samples) - 1, int(len(samples) * 0.99))] / 1000,
+    }
+
+
+def _small_message(n: int) -> dict[str, Any]:
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": f"benchmark append {n}: keep going"}],
+        "timestamp": 1_767_225_600_000 + n,
+    }
+
+
+def measure_memory(path: Path) -> dict[str, float]:
+    """Peak RSS growth of open + context, measured in a fresh child process."""
+    src = Path(__file__).resolve().parent.parent / "src"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(src), str(src.parent), env.get("PYTHONPATH", "")) if p
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.core", "--memory", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=src.parent,
+        check=True,
+    )
+    data = json.loads(result.stdout)
+    peak = (data["peak_kb"] - data["baseline_kb"]) * 1024
+    return {"memory": peak / 1e6, "memory_ratio": peak / path.stat().st_size}
+
+
+def _status_kb(name: str) -> int | None:
+    """A ``kB`` field of /proc/self/status (Linux), or ``None``."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith(name + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _memory_child(path: str) -> None:
+    import resource
+
+    from contextree.context.convert import convert_to_llm
+    from contextree.session.tree import SessionTree
+
+    gc.collect()
+    # The peak of this address space (VmHWM): ru_maxrss would also carry the parent's peak,
+    # which Linux hands on across fork and exec. Reset it to the current size first.
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+    baseline = _status_kb("VmRSS")
+    if baseline is None:  # not Linux: fall back to ru_maxrss (bytes on macOS)
+        scale = 1024 if sys.platform == "darwin" else 1
+        baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // scale
+    tree = SessionTree.open(path, create=False)
+    messages = convert_to_llm(tree.build_session_context().messages)
+    peak = _status_kb("VmHWM")
+    if peak is None:
+        scale = 1024 if sys.platform == "darwin" else 1
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // scale
+    print(json.dumps({"baseline_kb": baseline, "peak_kb": peak, "messages": len(messages)}))
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+def machine_info() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+    }
+
+
+def _metrics() -> list[Metric]:
+    return [
+        Metric("file_mb", "file size", "MB"),
+        Metric("open", "open: SessionTree.open", "s"),
+        Metric(
+            "open_context",
+            "open + context + convert_to_llm",
+            "s",
+            target=Target("<=", 0.35, "100k"),
+        ),
+        Metric("branch_cold", "get_branch(leaf), first call", "ms"),
+        Metric("branch_warm", "get_branch(leaf), again", "ms"),
+        Metric("prepare", "prepare_compaction(leaf path)", "ms"),
+        Metric("prune", "decide_prune(leaf path)", "ms"),
+        Metric(
+            "prepare_prune",
+            "prepare_compaction + decide_prune",
+            "ms",
+            target=Target("<", 50, "100k"),
+        ),
+        Metric("append_mean", f"append, mean of {APPENDS}", "µs", target=Target("<", 100)),
+        Metric("append_p99", f"append, p99 of {APPENDS}", "µs"),
+        Metric("memory", "peak memory of open + context", "MB"),
+        Metric("memory_ratio", "peak memory / file size", "x", target=Target("<", 2)),
+    ]
+
+
+_MS_KEYS = {"branch_cold", "branch_warm", "prepare", "prune", "prepare_prune"}
+
+
+def run(
+    sizes: list[str],
+    workdir: Path,
+    *,
+    seed: int = 1,
+    keep: bool = False,
+    progress: Callable[[str], None] = lambda _msg: None,
+) -> Report:
+    """Generate the sessions, measure everything, return the report (``keep``: the files)."""
+    metrics = {m.key: m for m in _metrics()}
+    sessions: dict[str, dict[str, Any]] = {}
+    for size in sizes:
+        entries = SIZES[size]
+        progress(f"generating {size} entries (seed {seed})")
+        generated: GeneratedSession = generate_session(
+            workdir / f"session-{size}.jsonl", entries, seed=seed
+        )
+        info = asdict(generated)
+        info["path"] = str(generated.path)
+        sessions[size] = info
+        repeat = 5 if entries <= 20_000 else 3
+        results: dict[str, float] = {"file_mb": generated.bytes / 1e6}
+        progress(f"{size}: open and context")
+        results.update(measure_open_context(generated.path, repeat))
+        progress(f"{size}: prepare_compaction and prune decision")
+        results.update(measure_compaction(generated.path, max(repeat, 5)))
+        progress(f"{size}: {APPENDS} appends")
+        results.update(measure_append(generated.path, workdir))
+        progress(f"{size}: peak memory (child process)")
+        results.update(measure_memory(generated.path))
+        for key, value in results.items():
+            metrics[key].values[size] = value * 1000 if key in _MS_KEYS else value
+        if not keep:
+            generated.path.unlink()
+    return Report(machine_info(), sessions, list(metrics.values()))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--memory":
+        _memory_child(sys.argv[2])
+    else:
+        sys.exit(
+            "usage: python -m bench.core --memory SESSION.jsonl (internal; use python -m bench)"
+        )
