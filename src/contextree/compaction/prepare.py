@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 from contextree.compaction.cut_points import CutPoint, find_cut_point
 from contextree.compaction.file_ops import FileOps, extract_file_ops_from_message, seed_from_details
-from contextree.context.build import build_context_from_path, message_from_entry
+from contextree.context.build import compaction_summary_message, message_from_entry
+from contextree.entries.sequence import id_at, type_at
 from contextree.entries.types import AgentMessage, Entry
 from contextree.settings.schema import CompactionSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
@@ -24,7 +25,7 @@ from contextree.tokens.usage import (
     get_last_assistant_usage,
 )
 
-__all__ = ["CompactionPreparation", "NothingToCompact", "prepare_compaction"]
+__all__ = ["CompactionPreparation", "NothingToCompact", "context_region", "prepare_compaction"]
 
 SkipReason = Literal["already_compacted", "nothing_to_compact", "needs_migration"]
 
@@ -61,12 +62,32 @@ class CompactionPreparation:
     cut: CutPoint = field(repr=False)
 
 
-def _messages(entries: Sequence[Entry]) -> list[AgentMessage]:
+def context_region(path: Sequence[Entry]) -> tuple[int, int]:
+    """``(index of the latest compaction or -1, index where the current context starts)``.
+
+    The context starts at the latest compaction's ``firstKeptEntryId`` (decision 1), else
+    right after the compaction, else at 0. Only the types and ids of entries are read.
+    """
+    previous_index = -1
+    for index in range(len(path) - 1, -1, -1):
+        if type_at(path, index) == "compaction":
+            previous_index = index
+            break
+    if previous_index < 0:
+        return -1, 0
+    first_kept = path[previous_index].get("firstKeptEntryId")
+    for index in range(previous_index - 1, -1, -1):
+        if id_at(path, index) == first_kept:
+            return previous_index, index
+    return previous_index, previous_index + 1
+
+
+def _messages(entries: Sequence[Entry], *, for_context: bool = False) -> list[AgentMessage]:
     out = []
     for entry in entries:
         if entry.get("type") == "compaction":
             continue
-        message = message_from_entry(entry, for_context=False)
+        message = message_from_entry(entry, for_context=for_context)
         if message is not None:
             out.append(message)
     return out
@@ -99,36 +120,25 @@ def prepare_compaction(
     """Plan the compaction of a root-to-leaf path (``tree.get_branch()``)."""
     settings = settings or CompactionSettings()
     estimator = estimator or get_estimator("pi")
-    path = list(path_entries)
-    if not path or path[-1].get("type") == "compaction":
+    path = path_entries
+    if not path or type_at(path, len(path) - 1) == "compaction":
         if path:
             return NothingToCompact("already_compacted", "Already compacted")
         return NothingToCompact("nothing_to_compact", "Nothing to compact (session too small)")
 
-    previous_index = -1
-    for index in range(len(path) - 1, -1, -1):
-        if path[index].get("type") == "compaction":
-            previous_index = index
-            break
+    previous_index, boundary_start = context_region(path)
     previous = path[previous_index] if previous_index >= 0 else None
-
-    boundary_start = 0
-    if previous is not None:
-        # Decision 1: start at the entry the previous compaction kept, so it is not dropped.
-        boundary_start = previous_index + 1
-        first_kept = previous.get("firstKeptEntryId")
-        for index in range(previous_index):
-            if path[index].get("id") == first_kept:
-                boundary_start = index
-                break
     boundary_end = len(path)
 
     keep = settings.keep_recent_tokens
     if settings.adjust_keep_recent_by_usage:
         keep = _adjusted_keep(path, boundary_start, keep, estimator)
-    tokens_before = estimate_context_tokens(
-        build_context_from_path(path).messages, estimator=estimator
-    ).tokens
+    # pi 0.73.1: the estimate of the context as it is now (usage plus what follows it). The
+    # context is the previous summary plus every message from the boundary on.
+    context_messages = _messages(path[boundary_start:], for_context=True)
+    if previous is not None:
+        context_messages.insert(0, compaction_summary_message(previous))
+    tokens_before = estimate_context_tokens(context_messages, estimator=estimator).tokens
 
     cut = find_cut_point(
         path, boundary_start, boundary_end, keep_recent_tokens=keep, estimator=estimator

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from contextree.entries.ids import iso_to_ms
+from contextree.entries.sequence import id_at, type_at
 from contextree.entries.types import AgentMessage, Entry
 
 __all__ = [
@@ -143,32 +144,48 @@ def _remote_history(compaction: Entry) -> dict[str, Any] | None:
     return None
 
 
+def _thinking_level(path: Sequence[Entry]) -> str:
+    for index in range(len(path) - 1, -1, -1):
+        if type_at(path, index) == "thinking_level_change":
+            level = path[index].get("thinkingLevel")
+            return level if isinstance(level, str) and level else "off"
+    return "off"
+
+
+def _model(path: Sequence[Entry]) -> ModelRef | None:
+    # The last model_change or assistant message wins (pi); scanning backwards stops early.
+    for index in range(len(path) - 1, -1, -1):
+        if type_at(path, index) in ("model_change", "message"):
+            found = _model_from(path[index])
+            if found is not None:
+                return found
+    return None
+
+
 def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
-    """Build the context of a root-to-leaf path of entries."""
-    thinking = "off"
-    model: ModelRef | None = None
+    """Build the context of a root-to-leaf path of entries.
+
+    Only the entries the context needs are read: with a compaction on the path, the kept
+    region and what follows it (plus the latest thinking level and model).
+    """
     compaction_index = -1
-    for index, entry in enumerate(path):
-        kind = entry.get("type")
-        if kind == "thinking_level_change":
-            level = entry.get("thinkingLevel")
-            thinking = level if isinstance(level, str) and level else "off"
-        elif kind == "compaction":
+    for index in range(len(path) - 1, -1, -1):
+        if type_at(path, index) == "compaction":
             compaction_index = index
-        found = _model_from(entry)
-        if found is not None:
-            model = found
+            break
+    thinking = _thinking_level(path)
+    model = _model(path)
 
     messages: list[AgentMessage] = []
 
-    def emit(entry: Entry) -> None:
-        message = message_from_entry(entry)
-        if message is not None:
-            messages.append(message)
+    def emit(entries: Sequence[Entry]) -> None:
+        for entry in entries:
+            message = message_from_entry(entry)
+            if message is not None:
+                messages.append(message)
 
     if compaction_index < 0:
-        for entry in path:
-            emit(entry)
+        emit(path[:])
         return SessionContext(messages, thinking, model)
 
     compaction = path[compaction_index]
@@ -179,14 +196,11 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
     messages.append(summary)
     if payload is None:
         first_kept = compaction.get("firstKeptEntryId")
-        keeping = False
-        for entry in path[:compaction_index]:
-            if not keeping and entry.get("id") == first_kept:
-                keeping = True
-            if keeping:
-                emit(entry)
-    for entry in path[compaction_index + 1 :]:
-        emit(entry)
+        for index in range(compaction_index):
+            if id_at(path, index) == first_kept:
+                emit(path[index:compaction_index])
+                break
+    emit(path[compaction_index + 1 :])
     return SessionContext(messages, thinking, model)
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "Envelope",
     "LineError",
     "decode_envelope",
+    "decode_envelope_lines",
     "decode_object",
     "encode_line",
     "entry_problem",
@@ -43,7 +44,17 @@ _envelope_decoder = msgspec.json.Decoder(Envelope)
 _encoder = msgspec.json.Encoder()
 
 
-def decode_envelope(line: bytes) -> Envelope:
+def decode_envelope_lines(data: bytes | memoryview) -> list[Envelope]:
+    """Decode the envelopes of a block of lines in one call; blank lines are skipped."""
+    try:
+        return _envelope_decoder.decode_lines(data)
+    except msgspec.ValidationError as exc:
+        raise LineError(_validation_reason(str(exc))) from None
+    except msgspec.DecodeError as exc:
+        raise LineError(f"not valid JSON ({exc})") from None
+
+
+def decode_envelope(line: bytes | memoryview) -> Envelope:
     """Decode the envelope of one line; raise :class:`LineError` when it is not usable."""
     try:
         return _envelope_decoder.decode(line)
@@ -53,7 +64,7 @@ def decode_envelope(line: bytes) -> Envelope:
         raise LineError(f"not valid JSON ({exc})") from None
 
 
-def decode_object(line: bytes) -> JsonDict:
+def decode_object(line: bytes | memoryview) -> JsonDict:
     """Decode one line into a dict; raise :class:`LineError` when it is not a JSON object."""
     try:
         value = _object_decoder.decode(line)

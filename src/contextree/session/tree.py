@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from contextree.context.build import SessionContext, build_context_from_path
 from contextree.entries.codec import encode_line
@@ -34,7 +34,40 @@ from contextree.store.jsonl import JsonlFileStore
 from contextree.store.memory import MemoryStore
 from contextree.store.migrations import migrate
 
-__all__ = ["SessionTree", "TreeNode"]
+__all__ = ["PathView", "SessionTree", "TreeNode"]
+
+
+class PathView(Sequence[Entry]):
+    """A root-to-leaf path whose entries are decoded only when read.
+
+    ``type_at`` and ``id_at`` answer from the index without decoding, so algorithms that look
+    for the latest compaction or thinking level touch only the entries they use.
+    """
+
+    __slots__ = ("_records",)
+
+    def __init__(self, records: list[Record]) -> None:
+        self._records = records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @overload
+    def __getitem__(self, index: int) -> Entry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Entry]: ...
+
+    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
+        if isinstance(index, slice):
+            return [record.entry for record in self._records[index]]
+        return self._records[index].entry
+
+    def type_at(self, index: int) -> str:
+        return self._records[index].type
+
+    def id_at(self, index: int) -> str | None:
+        return self._records[index].id
 
 
 @dataclass(slots=True)
@@ -210,6 +243,15 @@ class SessionTree:
             raise EntryNotFoundError(start)
         return [record.entry for record in self._path_records(start)]
 
+    def get_branch_view(self, from_id: str | None = None) -> PathView:
+        """Like :meth:`get_branch`, but entries are decoded only when read (large sessions)."""
+        start = from_id if from_id is not None else self.leaf_id
+        if start is None:
+            return PathView([])
+        if start not in self._by_id:
+            raise EntryNotFoundError(start)
+        return PathView(self._path_records(start))
+
     def _path_records(self, start: str) -> list[Record]:
         path: list[Record] = []
         seen: set[str] = set()
@@ -296,7 +338,7 @@ class SessionTree:
         target = leaf_id if leaf_id is not None else self.leaf_id
         if target is None:
             return SessionContext()
-        return build_context_from_path(self.get_branch(target))
+        return build_context_from_path(self.get_branch_view(target))
 
     # -- moving the leaf ------------------------------------------------------------------------
 
@@ -472,10 +514,10 @@ class SessionTree:
             if self._needs_rewrite or txn.size == 0:
                 self._replace_all(txn, new)
             else:
-                data = b"".join(encode_line(r.entry) + b"\n" for r in new)
-                txn.append(data)
-                for record in new:
-                    record.raw = None
+                lines = [encode_line(r.entry) for r in new]
+                txn.append(b"".join(line + b"\n" for line in lines))
+                for record, line in zip(new, lines, strict=True):
+                    record.raw = line
                 self._known_size = txn.size
                 self._add(new)
 
@@ -532,7 +574,7 @@ class SessionTree:
         if size > self._known_size and self._known_size > 0:
             tail = txn.read_from(self._known_size)
             foreign = parse_entry_lines(
-                tail.split(b"\n"),
+                tail,
                 first_line=self._next_line,
                 needs_id=True,
                 report=self.report,

@@ -14,6 +14,7 @@ from contextree.entries.codec import (
     Envelope,
     LineError,
     decode_envelope,
+    decode_envelope_lines,
     decode_object,
     encode_line,
     header_problem,
@@ -25,9 +26,24 @@ __all__ = ["BadLine", "LoadReport", "ParsedSession", "Record", "parse_entry_line
 
 
 class Record:
-    """One entry line: its place in the tree, and its body decoded on demand."""
+    """One entry line: its place in the tree, and its body decoded on demand.
 
-    __slots__ = ("_entry", "id", "line", "parent_id", "raw", "timestamp", "type")
+    A loaded record points into the session's byte buffer (``buf[start:end]``) instead of
+    holding a copy of its line; the line is decoded only when ``entry`` is first read.
+    """
+
+    __slots__ = (
+        "_buf",
+        "_end",
+        "_entry",
+        "_raw",
+        "_start",
+        "id",
+        "line",
+        "parent_id",
+        "timestamp",
+        "type",
+    )
 
     def __init__(
         self,
@@ -37,15 +53,21 @@ class Record:
         parent_id: str | None,
         timestamp: str | None,
         line: int | None,
-        raw: bytes | None,
+        raw: bytes | None = None,
         entry: Entry | None = None,
+        buf: bytes | None = None,
+        start: int = 0,
+        end: int = 0,
     ) -> None:
         self.type = type
         self.id = id
         self.parent_id = parent_id
         self.timestamp = timestamp
         self.line = line
-        self.raw = raw
+        self._raw = raw
+        self._buf = buf
+        self._start = start
+        self._end = end
         self._entry = entry
 
     @classmethod
@@ -59,16 +81,32 @@ class Record:
             parent_id=parent if isinstance(parent, str) else None,
             timestamp=stamp if isinstance(stamp, str) else None,
             line=line,
-            raw=None,
             entry=entry,
         )
+
+    @property
+    def raw(self) -> bytes | None:
+        """The stored line (without newline), or ``None`` when the entry must be encoded."""
+        if self._raw is not None:
+            return self._raw
+        if self._buf is not None:
+            return self._buf[self._start : self._end]
+        return None
+
+    @raw.setter
+    def raw(self, value: bytes | None) -> None:
+        self._raw = value
+        self._buf = None
 
     @property
     def entry(self) -> Entry:
         """The full entry dict (decoded from the stored line on first access)."""
         if self._entry is None:
-            assert self.raw is not None
-            self._entry = decode_object(self.raw)
+            if self._buf is not None:
+                self._entry = decode_object(memoryview(self._buf)[self._start : self._end])
+            else:
+                assert self._raw is not None
+                self._entry = decode_object(self._raw)
         return self._entry
 
     @property
@@ -82,7 +120,8 @@ class Record:
 
     def to_line(self) -> bytes:
         """The line to store: the original bytes when unchanged, else a fresh encoding."""
-        return self.raw if self.raw is not None else encode_line(self.entry)
+        raw = self.raw
+        return raw if raw is not None else encode_line(self.entry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,66 +176,127 @@ class ParsedSession:
     report: LoadReport
 
 
-def parse_entry_lines(
-    lines: list[bytes], *, first_line: int, needs_id: bool, report: LoadReport
+def _line_spans(data: bytes, start: int = 0) -> list[tuple[int, int]]:
+    """``(start, end)`` of every line from ``start`` on, without the newline."""
+    spans: list[tuple[int, int]] = []
+    append = spans.append
+    find = data.find
+    size = len(data)
+    position = start
+    while position < size:
+        newline = find(b"\n", position)
+        if newline < 0:
+            append((position, size))
+            break
+        append((position, newline))
+        position = newline + 1
+    return spans
+
+
+def _is_blank(data: bytes, start: int, end: int) -> bool:
+    return start == end or data[start:end].isspace()
+
+
+def _bad(number: int, raw: bytes, reason: str, report: LoadReport) -> BadLine:
+    bad = BadLine(number, raw, reason)
+    report.bad_lines.append(bad)
+    return bad
+
+
+def _record_or_bad(
+    env: Envelope,
+    data: bytes,
+    start: int,
+    end: int,
+    number: int,
+    *,
+    needs_id: bool,
+    report: LoadReport,
+) -> Record | BadLine:
+    if env.type is None:
+        return _bad(number, data[start:end], 'entry has no string "type"', report)
+    if needs_id and not env.id:
+        return _bad(
+            number, data[start:end], 'entry has no "id" (expected 8 hex characters)', report
+        )
+    return Record(
+        type=env.type,
+        id=env.id,
+        parent_id=env.parentId,
+        timestamp=env.timestamp,
+        line=number,
+        buf=data,
+        start=start,
+        end=end,
+    )
+
+
+def _parse_spans(
+    data: bytes,
+    spans: list[tuple[int, int]],
+    *,
+    first_line: int,
+    needs_id: bool,
+    report: LoadReport,
 ) -> list[Record | BadLine]:
-    """Turn entry lines into records, reporting and keeping the ones that do not parse."""
+    """Records for the given line spans of ``data``; unusable lines become BadLines."""
+    numbered = [
+        (first_line + offset, start, end)
+        for offset, (start, end) in enumerate(spans)
+        if not _is_blank(data, start, end)
+    ]
+    if not numbered:
+        return []
+    envelopes: list[Envelope] | None = None
+    body_start, body_end = numbered[0][1], numbered[-1][2]
+    try:
+        # Fast path: msgspec decodes every envelope of the region in one call.
+        envelopes = decode_envelope_lines(memoryview(data)[body_start:body_end])
+    except LineError:
+        envelopes = None
+    if envelopes is not None and len(envelopes) == len(numbered):
+        return [
+            _record_or_bad(env, data, start, end, number, needs_id=needs_id, report=report)
+            for env, (number, start, end) in zip(envelopes, numbered, strict=True)
+        ]
     items: list[Record | BadLine] = []
-    append = items.append
-    decode = decode_envelope
-    number = first_line - 1
-    for raw in lines:
-        number += 1
-        if not raw or raw.isspace():
-            continue
+    view = memoryview(data)
+    for number, start, end in numbered:
         try:
-            env: Envelope = decode(raw)
+            env = decode_envelope(view[start:end])
         except LineError as exc:
-            bad = BadLine(number, raw, str(exc))
-            report.bad_lines.append(bad)
-            append(bad)
+            items.append(_bad(number, data[start:end], str(exc), report))
             continue
-        if env.type is None or (needs_id and not env.id):
-            reason = (
-                'entry has no string "type"'
-                if env.type is None
-                else ('entry has no "id" (expected 8 hex characters)')
-            )
-            bad = BadLine(number, raw, reason)
-            report.bad_lines.append(bad)
-            append(bad)
-            continue
-        append(
-            Record(
-                type=env.type,
-                id=env.id,
-                parent_id=env.parentId,
-                timestamp=env.timestamp,
-                line=number,
-                raw=raw,
-            )
+        items.append(
+            _record_or_bad(env, data, start, end, number, needs_id=needs_id, report=report)
         )
     return items
+
+
+def parse_entry_lines(
+    data: bytes, *, first_line: int, needs_id: bool, report: LoadReport
+) -> list[Record | BadLine]:
+    """Turn a block of entry lines into records, reporting and keeping unusable lines."""
+    return _parse_spans(
+        data, _line_spans(data), first_line=first_line, needs_id=needs_id, report=report
+    )
 
 
 def parse_session(data: bytes, source: str) -> ParsedSession:
     """Parse a whole session; raise :class:`SessionFileError` when it has no valid header."""
     report = LoadReport(source)
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    elif lines and data:
-        report.partial_last_line = True
+    spans = _line_spans(data)
+    report.partial_last_line = bool(data) and not data.endswith(b"\n")
     leading: list[BadLine] = []
     header: Header | None = None
     header_index = -1
-    for index, raw in enumerate(lines):
-        if not raw or raw.isspace():
+    for index, (start, end) in enumerate(spans):
+        if _is_blank(data, start, end):
             continue
         try:
-            candidate = decode_object(raw)
+            candidate = decode_object(memoryview(data)[start:end])
         except LineError as exc:
-            leading.append(BadLine(index + 1, raw, str(exc)))
+            leading.append(BadLine(index + 1, data[start:end], str(exc)))
             continue
         problem = header_problem(candidate)
         if problem is not None:
@@ -209,7 +309,7 @@ def parse_session(data: bytes, source: str) -> ParsedSession:
         header_index = index
         break
     if header is None:
-        what = "is empty" if not data.strip() else "has no valid session header"
+        what = "is empty" if not data or data.isspace() else "has no valid session header"
         raise SessionFileError(source, f"{what}; the file was left unchanged")
     version = header.get("version", 1)
     if version > CURRENT_SESSION_VERSION:
@@ -220,8 +320,9 @@ def parse_session(data: bytes, source: str) -> ParsedSession:
             line=header_index + 1,
         )
     report.bad_lines.extend(leading)
-    items = parse_entry_lines(
-        lines[header_index + 1 :],
+    items = _parse_spans(
+        data,
+        spans[header_index + 1 :],
         first_line=header_index + 2,
         needs_id=version >= 2,
         report=report,
@@ -232,9 +333,10 @@ def parse_session(data: bytes, source: str) -> ParsedSession:
             last.line, last.raw, "partial last line (an interrupted write); it is kept"
         )
         items[-1] = report.bad_lines[-1]
+    start, end = spans[header_index]
     return ParsedSession(
         header=header,
-        header_raw=lines[header_index],
+        header_raw=data[start:end],
         version=version,
         leading=leading,
         items=items,
