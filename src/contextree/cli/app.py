@@ -162,12 +162,26 @@ def tree(
     fold: Annotated[
         int, typer.Option(help="Entries shown at each end of a linear run; 0 shows all.")
     ] = 6,
+    interactive: Annotated[
+        bool,
+        typer.Option(
+            "--interactive", "-i", help="Browse, label and navigate in the terminal (textual)."
+        ),
+    ] = False,
 ) -> None:
     """Show the entry tree: the leaf, compactions and branch summaries marked."""
     from contextree.cli import render
 
     session_tree = _open(session)
     _report_load(session_tree)
+    if interactive:
+        from contextree.cli.models import make_client
+        from contextree.cli.tree_app import run_tree_app
+
+        settings = _settings().settings
+        factory = functools.partial(make_client, settings.model)
+        run_tree_app(session_tree, settings=settings, client_factory=factory)
+        return
     state.console.print(render.entry_tree(session_tree, fold=fold))
 
 

@@ -1,6 +1,5 @@
 """Registers ``contextree chat`` on the app (kept apart so ``app.py`` stays small)."""
 
-
 from pathlib import Path
 from typing import Annotated, Any
 

@@ -1,0 +1,454 @@
+"""``contextree tree --interactive``: browse a session tree in the terminal (textual).
+
+Keyboard only, so it works over SSH: move with the arrows or j/k, fold with enter or space,
+preview the entry under the cursor, label it, and move the leaf there with or without a branch
+summary. ``branchSummary.enabled`` decides whether ``n`` first asks about a summary (pi asks
+only when summaries are on); ``s`` always summarizes. A move without a summary is recorded on
+disk with ``persist_leaf`` (DESIGN decision 8), as ``contextree navigate`` does.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar, Final
+
+from rich.text import Text
+
+from contextree.cli.entry_detail import entry_detail, entry_line, theme_style
+from contextree.errors import ContextreeError
+from contextree.llm.base import ModelClient
+from contextree.session.tree import SessionTree, TreeNode
+from contextree.settings.load import Settings
+
+try:
+    from textual import on
+    from textual.app import App, ComposeResult
+    from textual.binding import Binding, BindingType
+    from textual.containers import Horizontal, VerticalScroll
+    from textual.widgets import Footer, Header, Static, Tree
+    from textual.widgets.tree import TreeNode as UiNode
+except ModuleNotFoundError as exc:  # textual is the [tui] extra
+    if exc.name != "textual":
+        raise
+    raise ContextreeError(
+        'the interactive tree needs textual; install it with: pip install "contextree[tui]"'
+    ) from exc
+
+from contextree.cli.tree_dialogs import JUST_MOVE, SUMMARIZE, LabelPrompt, SummaryChoice
+
+__all__ = ["EntryTree", "NodeData", "PreviewPane", "TreeApp", "run_tree_app"]
+
+_EDITOR_PREVIEW_CHARS: Final = 200
+
+
+@dataclass(frozen=True, slots=True)
+class NodeData:
+    """What one line of the tree stands for: an entry, a branch heading or the session."""
+
+    key: str
+    """Stable across reloads (keeps folds): the entry id, ``branch:<first id>`` or ``session``."""
+    entry_id: str | None = None
+    note: str = ""
+    """What the preview shows for a heading."""
+
+
+class EntryTree(Tree[NodeData]):
+    """The session tree: linear runs flat, each branch a foldable heading under its fork."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down,j", "cursor_down", "Move", key_display="↑↓/jk"),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("space", "toggle_node", "Fold", key_display="enter/space"),
+    ]
+
+
+class PreviewPane(VerticalScroll):
+    """The full text of the entry under the cursor; focus it with ``p`` to scroll."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "scroll_down", "Scroll", show=False),
+        Binding("k", "scroll_up", "Scroll", show=False),
+    ]
+
+
+class TreeApp(App[None]):
+    """The interactive tree of one session.
+
+    ``client_factory`` builds the summarizing model when a summary is asked for (default: the
+    ``model`` setting, else the offline summarizer). ``notices`` keeps every notification shown.
+    """
+
+    TITLE = "contextree"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    #panes { height: 1fr; }
+    EntryTree { width: 3fr; }
+    PreviewPane { width: 2fr; border-left: solid $primary; padding: 0 1; }
+    PreviewPane:focus { border-left: thick $accent; }
+    SummaryChoice, LabelPrompt { align: center middle; }
+    .dialog {
+        width: 72; height: auto; padding: 1 2; border: thick $primary; background: $surface;
+    }
+    .choices { height: auto; margin-top: 1; }
+    .choices Button { margin-right: 2; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "toggle_preview", "Preview"),
+        Binding("l", "label", "Label"),
+        Binding("n", "navigate", "Go here"),
+        Binding("s", "navigate_summary", "Go + summary"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        tree: SessionTree,
+        *,
+        settings: Settings | None = None,
+        client_factory: Callable[[], ModelClient] | None = None,
+    ) -> None:
+        super().__init__()
+        self.session_tree = tree
+        self.app_settings = settings if settings is not None else Settings()
+        if client_factory is None:
+            from contextree.cli.models import make_client
+
+            client_factory = partial(make_client, self.app_settings.model)
+        self.client_factory = client_factory
+        self.notices: list[str] = []
+        self.busy = False
+        self._entry_nodes: dict[str, UiNode[NodeData]] = {}
+        self._labels: dict[str, str] = {}
+        self._on_path: set[str] = set()
+        self.sub_title = str(tree.path or tree.session_id)
+
+    # -- layout and the tree --------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="panes"):
+            yield EntryTree(Text(f"session {self.session_tree.session_id}"), id="tree")
+            with PreviewPane(id="preview"):
+                yield Static(id="preview-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload(focus=self.session_tree.leaf_id)
+        self.query_one(EntryTree).focus()
+
+    def reload(self, *, focus: str | None) -> None:
+        """Rebuild the tree from the session (folds kept) and put the cursor on ``focus``."""
+        widget = self.query_one(EntryTree)
+        expanded = {
+            node.data.key: node.is_expanded
+            for node in _walk(widget.root)
+            if node.data is not None and node.allow_expand
+        }
+        session = self.session_tree
+        leaf_id = session.leaf_id
+        self._labels = session.labels()
+        self._on_path = {str(e.get("id")) for e in session.get_branch()} if leaf_id else set()
+        self._entry_nodes = {}
+        widget.clear()
+        widget.root.data = NodeData(
+            "session",
+            note=f"session {session.session_id}\n{session.path or '(in memory)'}\n"
+            f"{len(session)} entries; leaf {leaf_id or '(before the first entry)'}",
+        )
+        widget.root.expand()
+        roots = session.get_tree()
+        sizes = _subtree_sizes(roots)
+        for root in roots:
+            self._add_run(widget.root, root, sizes, expanded)
+        self.select_entry(focus)
+
+    def _add_run(
+        self,
+        parent: UiNode[NodeData],
+        start: TreeNode,
+        sizes: dict[str, int],
+        expanded: dict[str, bool],
+    ) -> None:
+        run = [start]
+        while len(run[-1].children) == 1:
+            run.append(run[-1].children[0])
+        last: UiNode[NodeData] | None = None
+        for node in run:
+            entry_id = str(node.entry.get("id"))
+            line = entry_line(
+                node.entry,
+                label=node.label,
+                is_leaf=entry_id == self.session_tree.leaf_id,
+                on_path=entry_id in self._on_path,
+            )
+            data = NodeData(entry_id, entry_id)
+            if node is run[-1] and node.children:
+                last = parent.add(line, data, expand=expanded.get(entry_id, True))
+            else:
+                last = parent.add_leaf(line, data)
+            self._entry_nodes[entry_id] = last
+        assert last is not None
+        for number, child in enumerate(run[-1].children, start=1):
+            first_id = str(child.entry.get("id"))
+            holds_leaf = first_id in self._on_path
+            count = sizes[first_id]
+            marker = "◆" if holds_leaf else "◇"
+            heading = Text(
+                f"{marker} branch {number} ({count} entries)", style=theme_style("ct.meta")
+            )
+            note = f"branch {number} at {run[-1].entry.get('id')}: {count} entries from {first_id}"
+            key = f"branch:{first_id}"
+            branch = last.add(
+                heading,
+                NodeData(key, note=note + ("; it holds the leaf" if holds_leaf else "")),
+                expand=expanded.get(key, holds_leaf),
+            )
+            self._add_run(branch, child, sizes, expanded)
+
+    def select_entry(self, entry_id: str | None) -> None:
+        """Put the cursor on an entry (unfolding what hides it); ``None`` selects the session."""
+        widget = self.query_one(EntryTree)
+        node = self._entry_nodes.get(entry_id) if entry_id else None
+        node = node or widget.root
+        ancestor = node.parent
+        while ancestor is not None:
+            if not ancestor.is_expanded:
+                ancestor.expand()
+            ancestor = ancestor.parent
+        _ = widget.last_line  # rebuilds the line index, so that node.line is current
+        widget.move_cursor(node)
+        self._show_preview(node)
+
+    @on(Tree.NodeHighlighted)
+    def _highlighted(self, event: Tree.NodeHighlighted[NodeData]) -> None:
+        self._show_preview(event.node)
+
+    def _show_preview(self, node: UiNode[NodeData]) -> None:
+        data = node.data
+        entry = self.session_tree.get_entry(data.entry_id) if data and data.entry_id else None
+        if entry is None:
+            text = Text(data.note if data else "")
+        else:
+            entry_id = str(entry.get("id"))
+            text = entry_detail(
+                entry,
+                label=self._labels.get(entry_id),
+                is_leaf=entry_id == self.session_tree.leaf_id,
+                on_path=entry_id in self._on_path,
+            )
+        self.query_one("#preview-text", Static).update(text)
+        self.query_one(PreviewPane).scroll_home(animate=False)
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.busy and action in ("label", "navigate", "navigate_summary"):
+            return None  # shown greyed out while a move runs
+        return True
+
+    def action_toggle_preview(self) -> None:
+        preview = self.query_one(PreviewPane)
+        if preview.has_focus:
+            self.query_one(EntryTree).focus()
+        else:
+            preview.focus()
+
+    def action_label(self) -> None:
+        entry_id = self._selected_entry()
+        if entry_id is None:
+            return
+        current = self._labels.get(entry_id)
+
+        def done(value: str | None) -> None:
+            if value is None:
+                return
+            label = value.strip() or None
+            if label == current:
+                self._say(f"The label of {entry_id} is unchanged.")
+                return
+            try:
+                self.session_tree.append_label(entry_id, label)
+            except (ContextreeError, OSError) as exc:
+                self._say(f"Could not write the label: {exc}", "error")
+                return
+            self._say(
+                f"Labelled {entry_id} #{label}." if label else f"Cleared the label of {entry_id}."
+            )
+            self.reload(focus=entry_id)
+
+        self.push_screen(LabelPrompt(entry_id, current), done)
+
+    def action_navigate(self) -> None:
+        target_id = self._navigation_target()
+        if target_id is None:
+            return
+        if not self.app_settings.branch_summary.enabled:
+            self._start_navigation(target_id, summarize=False)
+            return
+
+        def chosen(choice: str | None) -> None:
+            if choice == SUMMARIZE:
+                self._start_navigation(target_id, summarize=True)
+            elif choice == JUST_MOVE:
+                self._start_navigation(target_id, summarize=False)
+            else:
+                self._say("Cancelled; nothing was written.")
+
+        self.push_screen(SummaryChoice(target_id), chosen)
+
+    def action_navigate_summary(self) -> None:
+        target_id = self._navigation_target()
+        if target_id is not None:
+            self._start_navigation(target_id, summarize=True)
+
+    def _selected_entry(self) -> str | None:
+        if self.busy:
+            self._say("Wait for the move to finish.", "warning")
+            return None
+        node = self.query_one(EntryTree).cursor_node
+        entry_id = node.data.entry_id if node is not None and node.data is not None else None
+        if entry_id is None:
+            self._say("Put the cursor on an entry first (not a heading).", "warning")
+        return entry_id
+
+    def _navigation_target(self) -> str | None:
+        entry_id = self._selected_entry()
+        if entry_id is not None and entry_id == self.session_tree.leaf_id:
+            self._say(f"{entry_id} is already the leaf.")
+            return None
+        return entry_id
+
+    # -- navigation -----------------------------------------------------------------------------
+
+    def _start_navigation(self, target_id: str, *, summarize: bool) -> None:
+        self._set_busy(True)
+        self.run_worker(
+            self._navigate(target_id, summarize=summarize),
+            name=f"navigate to {target_id}",
+            group="navigate",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _navigate(self, target_id: str, *, summarize: bool) -> None:
+        from contextree.branching.navigate import navigate_tree, persist_leaf
+        from contextree.llm.registry import context_window
+
+        focus: str | None = target_id
+        try:
+            client = self.client_factory() if summarize else None
+            window = (
+                context_window(client.name, self.app_settings.context_windows) if client else None
+            )
+            result = await navigate_tree(
+                self.session_tree,
+                target_id,
+                summarize=summarize,
+                client=client,
+                context_window=window,
+                settings=self.app_settings.branch_summary,
+            )
+            if result.cancelled:
+                self._say("Summary cancelled; nothing was written.", "warning")
+            else:
+                recorded = None
+                if result.summary_entry is None and result.new_leaf_id != result.old_leaf_id:
+                    recorded = persist_leaf(self.session_tree)  # decision 8
+                focus = self.session_tree.leaf_id
+                self._say(
+                    _describe_move(
+                        result.new_leaf_id,
+                        recorded,
+                        result.editor_text,
+                        result.summary_entry is not None,
+                    )
+                )
+        except Exception as exc:  # the UI's edge: report any failure, never show a traceback
+            self._say(_failure(exc), "error")
+        finally:
+            self._set_busy(False)
+            self.reload(focus=focus)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        widget = self.query_one(EntryTree)
+        widget.loading = busy
+        if not busy:
+            widget.focus()
+        self.refresh_bindings()
+
+    def _say(self, message: str, severity: str = "information") -> None:
+        self.notices.append(message)
+        if severity == "error":
+            self.notify(message, severity="error", markup=False, timeout=10)
+        elif severity == "warning":
+            self.notify(message, severity="warning", markup=False)
+        else:
+            self.notify(message, markup=False)
+
+
+def _describe_move(
+    new_leaf_id: str | None, recorded: str | None, editor_text: str | None, summarized: bool
+) -> str:
+    where = new_leaf_id or "the start of the session"
+    lines = [
+        f"Summarized the branch left; new leaf {where}."
+        if summarized
+        else f"Moved the leaf to {where}."
+    ]
+    if recorded is not None:
+        lines.append(f"Recorded on disk as contextree.leaf entry {recorded}.")
+    if editor_text is not None:
+        shown = editor_text
+        if len(shown) > _EDITOR_PREVIEW_CHARS:
+            shown = shown[: _EDITOR_PREVIEW_CHARS - 1] + "…"
+        lines.append(f"Message to edit and send again: {shown}")
+    return "\n".join(lines)
+
+
+def _failure(exc: Exception) -> str:
+    if isinstance(exc, (ContextreeError, OSError, ValueError)):
+        return f"Move failed; nothing was written: {exc}"
+    return f"Move failed ({type(exc).__name__}): {exc}"
+
+
+def _walk(node: UiNode[NodeData]) -> Iterator[UiNode[NodeData]]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _subtree_sizes(roots: list[TreeNode]) -> dict[str, int]:
+    """Entries in each node's subtree, by entry id (iterative: runs can be thousands long)."""
+    order: list[TreeNode] = []
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(node.children)
+    sizes: dict[str, int] = {}
+    for node in reversed(order):
+        sizes[str(node.entry.get("id"))] = 1 + sum(
+            sizes[str(child.entry.get("id"))] for child in node.children
+        )
+    return sizes
+
+
+def _is_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def run_tree_app(
+    tree: SessionTree, *, settings: Settings, client_factory: Callable[[], ModelClient]
+) -> None:
+    """Run the interactive tree of ``tree`` until the user quits (needs a terminal)."""
+    if not _is_terminal():
+        raise ContextreeError(
+            "the interactive tree needs a terminal; run it without redirecting input or output"
+        )
+    TreeApp(tree, settings=settings, client_factory=client_factory).run()
