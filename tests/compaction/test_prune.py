@@ -82,12 +82,14 @@ def test_only_tool_results_are_considered() -> None:
     assert _ids([c.entry for c in decide_prune(chain.entries, SMALL).candidates]) == [r1["id"]]
 
 
-def test_results_before_a_compaction_are_walked_too() -> None:
+def test_results_no_longer_in_the_context_are_not_walked() -> None:
+    # The fork walks the whole path and would prune ``early``; it is not sent to the model
+    # any more (nothing is kept before the compaction), so we leave it alone (our deviation).
     chain = Chain()
-    early = _results(chain, 50)[0]
+    _results(chain, 50)
     chain.add("compaction", summary="S", firstKeptEntryId="e003", tokensBefore=1)
     _results(chain, 120)
-    assert _ids([c.entry for c in decide_prune(chain.entries, SMALL).candidates]) == [early["id"]]
+    assert decide_prune(chain.entries, SMALL).candidates == []
 
 
 def test_minimum_savings_counts_tokens_minus_the_placeholder() -> None:
@@ -219,3 +221,26 @@ def test_rewrite_of_unknown_entries_is_refused(tmp_path: Path) -> None:
     with pytest.raises(EntryNotFoundError):
         tree.rewrite_entries([ghost])
     assert (tmp_path / "s.jsonl").read_bytes() == data
+
+
+def test_only_the_current_context_is_pruned() -> None:
+    # Our deviation from the fork: results before the latest compaction's kept region are not
+    # sent to the model any more, so they are neither candidates nor counted as savings.
+    chain = Chain()
+    forgotten = _results(chain, 80, 80, 80)
+    chain.msg(user("next task"))
+    kept_start = chain.entries[-1]["id"]
+    kept = _results(chain, 5)
+    chain.add(
+        "compaction",
+        summary="s",
+        firstKeptEntryId=kept_start,
+        tokensBefore=1,
+        fromHook=False,
+        fromExtension=False,
+    )
+    recent = _results(chain, 60, 60, 60)
+    decision = decide_prune(chain.entries, SMALL)
+    chosen = _ids([c.entry for c in decision.candidates])
+    assert chosen == _ids(recent[:1]) + _ids(kept)
+    assert not set(chosen) & set(_ids(forgotten))

@@ -305,7 +305,7 @@ def compact(
     session_tree = _open(session)
     _report_load(session_tree)
     if dry_run:
-        path = session_tree.get_branch()
+        path = session_tree.get_branch_view()
         prep = prepare_compaction(path, settings)
         if isinstance(prep, NothingToCompact):
             state.console.print(f"Nothing to do: {prep.message}.")

@@ -14,7 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from contextree.compaction.prepare import context_region
 from contextree.entries.ids import now_ms
+from contextree.entries.sequence import type_at
 from contextree.entries.types import Entry
 from contextree.settings.schema import PruneSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
@@ -70,9 +72,14 @@ def decide_prune(
     protected = set(settings.protected_tools)
     accumulated = 0
     candidates: list[PruneCandidate] = []
-    for entry in reversed(path_entries):
-        if entry.get("type") != "message":
+    # Unlike the fork, only the current context is walked: results before the latest
+    # compaction's kept region are no longer sent, so pruning them saves nothing, and counting
+    # them would make the threshold check subtract savings that never happened.
+    _, start = context_region(path_entries)
+    for index in range(len(path_entries) - 1, start - 1, -1):
+        if type_at(path_entries, index) != "message":
             continue
+        entry = path_entries[index]
         message = entry.get("message")
         if not isinstance(message, dict) or message.get("role") != "toolResult":
             continue
@@ -130,7 +137,7 @@ def prune_session(
 ) -> PruneDecision:
     """Prune the current branch of a ``SessionTree`` with one atomic rewrite of its file."""
     decision, updated = prune_tool_outputs(
-        tree.get_branch(), settings, estimator=estimator, now=now
+        tree.get_branch_view(), settings, estimator=estimator, now=now
     )
     if updated and not dry_run:
         tree.rewrite_entries(updated)

@@ -102,7 +102,7 @@ async def compact_session(
     """
     settings = settings or CompactionSettings()
     hooks = hooks or HookRegistry()
-    path = tree.get_branch()
+    path = tree.get_branch_view()
     preparation = prepare_compaction(path, settings, estimator=estimator)
     if isinstance(preparation, NothingToCompact):
         return preparation

@@ -6,6 +6,7 @@ Handlers return ``None`` or a result: an object with the snake_case attributes b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +30,8 @@ class BeforeCompactEvent:
 
     preparation: Any
     """The ``CompactionPreparation`` about to be summarized."""
-    branch_entries: list[Entry]
-    """The root-to-leaf path."""
+    branch_entries: Sequence[Entry]
+    """The root-to-leaf path (entries are decoded as you read them)."""
     custom_instructions: str | None
     reason: str = "manual"
 

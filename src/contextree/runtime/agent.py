@@ -201,12 +201,15 @@ class AgentSession:
         if self.is_streaming:
             self._queue.append(text)
             return TurnOutcome()
-        self._overflow_recovery_attempted = False
         if self.client is None:
             raise ModelError("none", "No model selected")
         last = self._last_assistant()
         if last is not None:
             await self._check_compaction(last, skip_aborted_check=False)
+        # The overflow latch is per prompt and resets with the new user message (§10.2), after
+        # the pre-prompt check: that check must not spend this prompt's compact-and-retry on
+        # an older overflow whose recovery already failed.
+        self._overflow_recovery_attempted = False
         self._append_user(text)
         return await self._start(self._loop())
 
@@ -322,7 +325,17 @@ class AgentSession:
     async def _turns(self) -> None:
         """Model calls and tool runs until the model stops asking for tools."""
         assert self.client is not None
-        caller = FallbackClient([self.client], self.settings.retry, self._sleep_with_events)
+        caller = FallbackClient([self.client], self.settings.retry)
+
+        async def sleep(seconds: float) -> None:
+            # FallbackClient records the failed attempt before it sleeps.
+            failed = caller.attempts[-1]
+            await self._emit(
+                "retry", attempt=failed.attempt + 1, delayMs=seconds * 1000, error=failed.error
+            )
+            await self.sleep(seconds)
+
+        caller.sleep = sleep
         while True:
             try:
                 completion = await caller.complete(self._request())
@@ -332,7 +345,14 @@ class AgentSession:
             except ModelError as exc:
                 await self._persist(self._failed_message("error", str(exc)))
                 return
-            await self._persist(self._assistant_message(completion))
+            message = self._assistant_message(completion)
+            await self._persist(message)
+            if completion.stop_reason != "error" and not is_context_overflow(
+                message, self.context_window
+            ):
+                # A good reply re-arms overflow recovery (§10.2); a silent overflow does not,
+                # so a retry that overflows again cannot loop.
+                self._overflow_recovery_attempted = False
             calls = [
                 b for b in completion.content if isinstance(b, dict) and b.get("type") == "toolCall"
             ]
@@ -341,10 +361,6 @@ class AgentSession:
             if not calls:
                 return
             await self._run_tools(calls)
-
-    async def _sleep_with_events(self, seconds: float) -> None:
-        await self._emit("retry", delayMs=seconds * 1000)
-        await self.sleep(seconds)
 
     async def _run_tools(self, calls: list[dict[str, Any]]) -> None:
         context = self.tool_context or ToolContext(cwd=_cwd_of(self.tree))
@@ -386,6 +402,8 @@ class AgentSession:
             if not settings.enabled:
                 return None
             if self._overflow_recovery_attempted:
+                if not skip_aborted_check:
+                    return None  # before a prompt: this failure was reported when it happened
                 await self._emit(
                     "auto_compaction_end",
                     result=None,
@@ -484,9 +502,9 @@ class AgentSession:
             await self._emit("auto_compaction_end", **{**end, "aborted": True})
             return False
         except asyncio.CancelledError:
-            if self._abort_requested or _current_task_cancelling():
-                raise
             await self._emit("auto_compaction_end", **{**end, "aborted": True})
+            if self._abort_requested or _current_task_cancelling():
+                raise  # the turn itself was aborted, not only the compaction
             return False
         except ContextreeError as exc:
             prefix = (
@@ -521,9 +539,9 @@ class AgentSession:
             await self._emit("compaction_end", **end, aborted=True)
             raise
         except asyncio.CancelledError:
-            if _current_task_cancelling():
-                raise
             await self._emit("compaction_end", **end, aborted=True)
+            if _current_task_cancelling():
+                raise  # our caller was cancelled: let the cancellation through
             raise CompactionCancelledError() from None
         except ContextreeError as exc:
             await self._emit(

@@ -63,6 +63,16 @@ class PathView(Sequence[Entry]):
             return [record.entry for record in self._records[index]]
         return self._records[index].entry
 
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PathView | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PathView({len(self)} entries)"
+
     def type_at(self, index: int) -> str:
         return self._records[index].type
 
