@@ -196,7 +196,8 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
     messages.append(summary)
     if payload is None:
         first_kept = compaction.get("firstKeptEntryId")
-        for index in range(compaction_index):
+        # The kept entry sits shortly before the compaction: search backwards from it.
+        for index in range(compaction_index - 1, -1, -1):
             if id_at(path, index) == first_kept:
                 emit(path[index:compaction_index])
                 break

@@ -11,7 +11,7 @@ process appended since we last looked, then write, so concurrent writers lose no
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
@@ -113,7 +113,7 @@ class SessionTree:
         self._needs_rewrite = False
         self._next_line = 1
         data = store.read() if store.exists() else b""
-        if data.strip():
+        if data and not data.isspace():
             self._load(parse_session(data, store.name))
             self._known_size = len(data)
         else:
@@ -175,33 +175,37 @@ class SessionTree:
         last = self._last_record()
         self.leaf_id = last.id if last is not None else None
 
-    def _index(self, items: Iterable[Record | BadLine]) -> None:
+    def _index(self, items: Sequence[Record | BadLine]) -> None:
+        """Add ``items`` (in file order, after everything indexed so far) to the index."""
+        if not items:
+            return
         by_id = self._by_id
         duplicates = self.report.duplicate_ids
+        last_line = items[-1].line
+        if last_line is not None:
+            self._next_line = max(self._next_line, last_line + 1)
+        records: list[Record] = []
         for item in items:
-            if isinstance(item, BadLine):
-                self._next_line = max(self._next_line, item.line + 1)
+            if type(item) is BadLine:
                 continue
-            if item.line is not None:
-                self._next_line = max(self._next_line, item.line + 1)
+            assert isinstance(item, Record)
+            records.append(item)
             key = item.id
             if key is None:
                 continue
-            previous = by_id.get(key)
-            if previous is not None:
-                lines = duplicates.setdefault(key, [previous.line or 0])
+            if key in by_id:
+                lines = duplicates.setdefault(key, [by_id[key].line or 0])
                 lines.append(item.line or 0)
             by_id[key] = item
         self._children = None
-        orphans = self.report.orphans
-        orphans.clear()
-        for item in self._items:
-            if (
-                isinstance(item, Record)
-                and item.parent_id is not None
-                and item.parent_id not in by_id
-            ):
-                orphans.append((item.id or "?", item.line, item.parent_id))
+        # A new line may supply the parent an earlier orphan was missing.
+        orphans = [o for o in self.report.orphans if o[2] not in by_id]
+        orphans.extend(
+            (r.id or "?", r.line, r.parent_id)
+            for r in records
+            if r.parent_id is not None and r.parent_id not in by_id
+        )
+        self.report.orphans[:] = orphans
 
     def _last_record(self) -> Record | None:
         for item in reversed(self._items):
@@ -574,7 +578,7 @@ class SessionTree:
         if txn.replaced or size < self._known_size or created_elsewhere:
             leaf = self.leaf_id
             data = txn.read_from(0)
-            if data.strip():
+            if data and not data.isspace():
                 self._next_line = 1
                 self._load(parse_session(data, self.store.name))
                 if leaf is None or leaf in self._by_id:

@@ -47,7 +47,6 @@ class Record:
 
     def __init__(
         self,
-        *,
         type: str,
         id: str | None,
         parent_id: str | None,
@@ -193,8 +192,12 @@ def _line_spans(data: bytes, start: int = 0) -> list[tuple[int, int]]:
     return spans
 
 
+_WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
+
+
 def _is_blank(data: bytes, start: int, end: int) -> bool:
-    return start == end or data[start:end].isspace()
+    # Look at the first byte before slicing: nearly every line starts with "{".
+    return start == end or (data[start] in _WHITESPACE and data[start:end].isspace())
 
 
 def _bad(number: int, raw: bytes, reason: str, report: LoadReport) -> BadLine:
@@ -255,11 +258,23 @@ def _parse_spans(
     except LineError:
         envelopes = None
     if envelopes is not None and len(envelopes) == len(numbered):
-        return [
-            _record_or_bad(env, data, start, end, number, needs_id=needs_id, report=report)
-            for env, (number, start, end) in zip(envelopes, numbered, strict=True)
-        ]
-    items: list[Record | BadLine] = []
+        items: list[Record | BadLine] = []
+        append = items.append
+        make = Record
+        for env, (number, start, end) in zip(envelopes, numbered, strict=True):
+            kind, key = env.type, env.id
+            if kind is None or (needs_id and not key):
+                append(
+                    _record_or_bad(env, data, start, end, number, needs_id=needs_id, report=report)
+                )
+            else:
+                append(
+                    make(
+                        kind, key, env.parentId, env.timestamp, number, None, None, data, start, end
+                    )
+                )
+        return items
+    items = []
     view = memoryview(data)
     for number, start, end in numbered:
         try:
