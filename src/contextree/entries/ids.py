@@ -17,7 +17,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def new_entry_id(exists: Callable[[str], bool] = lambda _id: False) -> str:
     """Return 8 lowercase hex characters not yet used, as pi does (full UUID after 100 tries)."""
     for _ in range(_MAX_TRIES):
-        candidate = uuid.uuid4().hex[:8]
+        candidate = os.urandom(4).hex()
         if not exists(candidate):
             return candidate
     return str(uuid.uuid4())
@@ -40,8 +40,11 @@ def now_ms() -> int:
 
 def ms_to_iso(ms: int | float) -> str:
     """Format epoch milliseconds like JavaScript's ``Date.prototype.toISOString``."""
-    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
+    dt = datetime.fromtimestamp(int(ms) // 1000, tz=UTC)
+    return (
+        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:"
+        f"{dt.second:02d}.{int(ms) % 1000:03d}Z"
+    )
 
 
 def iso_now() -> str:

@@ -29,15 +29,17 @@ _LOCK_POLL_S = 0.002
 
 
 class _FileTransaction:
-    def __init__(self, store: JsonlFileStore, fd: int, replaced: bool) -> None:
+    def __init__(self, store: JsonlFileStore, fd: int, replaced: bool, size: int) -> None:
         self._store = store
         self._fd = fd
         self._replaced = replaced
         self._closed = False
+        # Nobody else can write while we hold the lock, so the size only changes through us.
+        self._size = size
 
     @property
     def size(self) -> int:
-        return os.fstat(self._fd).st_size
+        return self._size
 
     @property
     def replaced(self) -> bool:
@@ -56,7 +58,7 @@ class _FileTransaction:
 
     def append(self, data: bytes) -> None:
         self._check_open()
-        size = self.size
+        size = self._size
         if size and os.pread(self._fd, 1, size - 1) != b"\n":
             # A crash left a torn last line: end it so our line stays a line of its own.
             data = b"\n" + data
@@ -64,6 +66,7 @@ class _FileTransaction:
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
+        self._size = size + len(data)
         if self._store.fsync:
             os.fsync(self._fd)
 
@@ -122,8 +125,8 @@ class JsonlFileStore:
 
     @contextmanager
     def transaction(self) -> Iterator[_FileTransaction]:
-        fd, replaced = self._lock()
-        txn = _FileTransaction(self, fd, replaced)
+        fd, replaced, size = self._lock()
+        txn = _FileTransaction(self, fd, replaced, size)
         try:
             yield txn
         finally:
@@ -146,7 +149,7 @@ class JsonlFileStore:
         except OSError as exc:
             raise SessionFileError(self.path, f"cannot open for writing ({exc.strerror})") from None
 
-    def _lock(self) -> tuple[int, bool]:
+    def _lock(self) -> tuple[int, bool, int]:
         deadline = time.monotonic() + self.lock_timeout
         while True:
             if self._fd is None:
@@ -178,7 +181,7 @@ class JsonlFileStore:
                 identity = (fd_stat.st_dev, fd_stat.st_ino)
                 replaced = self._identity is not None and self._identity != identity
                 self._identity = identity
-                return fd, replaced
+                return fd, replaced, fd_stat.st_size
             # Someone renamed a rewritten file over ours (or removed it): follow the path.
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
