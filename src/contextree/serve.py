@@ -80,6 +80,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, status: HTTPStatus, message: str) -> None:
         self._reply(status, {"error": message})
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own rejections (bad request line, unknown method, header too long)
+        as JSON like every other error, instead of its HTML page."""
+        try:
+            status = HTTPStatus(code)
+        except ValueError:
+            status = HTTPStatus.BAD_REQUEST
+        self.log_error("code %d, message %s", code, message)
+        self._error(status, message or status.phrase)
+
     def do_GET(self) -> None:
         if self.path in ("/health", "/healthz"):
             self._reply(HTTPStatus.OK, {"status": "ok", "model": self.server.client.name})
@@ -125,6 +135,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             self._error(HTTPStatus.BAD_REQUEST, f"body is not valid JSON ({exc})")
+            return None
+        except RecursionError:
+            self._error(HTTPStatus.BAD_REQUEST, "body is not valid JSON (nested too deeply)")
             return None
         if not isinstance(body, dict):
             self._error(HTTPStatus.BAD_REQUEST, "body must be a JSON object")
@@ -204,6 +217,7 @@ class SummaryServer:
             )
         self._server = _Server(self.config, client)
         self._thread: threading.Thread | None = None
+        self._serving = False
 
     @property
     def url(self) -> str:
@@ -213,16 +227,20 @@ class SummaryServer:
         return f"http://{shown}:{port}/summarize"
 
     def serve_forever(self) -> None:
+        self._serving = True
         self._server.serve_forever()
 
     def start(self) -> str:
         """Serve in a background thread; returns the endpoint URL."""
+        self._serving = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self.url
 
     def close(self) -> None:
-        self._server.shutdown()
+        # shutdown() waits for a serve_forever() loop to stop: with none it would wait forever.
+        if self._serving:
+            self._server.shutdown()
         self._server.server_close()
         if self._thread is not None:
             self._thread.join()

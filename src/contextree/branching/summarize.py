@@ -23,6 +23,7 @@ from contextree.compaction.summarize import build_summary_prompt, summary_reques
 from contextree.entries.types import Entry
 from contextree.errors import ModelError
 from contextree.llm.base import ModelClient
+from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.tokens.estimate import TokenEstimator
 
 __all__ = [
@@ -83,6 +84,7 @@ async def generate_branch_summary(
     replace_instructions: bool = False,
     prompts_dir: Path | None = None,
     estimator: TokenEstimator | None = None,
+    redactor: Redactor | None = DEFAULT_REDACTOR,
 ) -> BranchSummaryResult:
     """Summarize the abandoned ``entries`` (oldest first) with ``client``.
 
@@ -94,6 +96,8 @@ async def generate_branch_summary(
         custom_instructions: what to focus on; appended to the branch prompt.
         replace_instructions: send ``custom_instructions`` instead of the branch prompt.
         prompts_dir: a directory whose ``<name>.md`` files override our prompts.
+        redactor: blanks secrets out of the branch before it is sent (default: the built-in
+            patterns; ``None`` sends it as it is).
 
     Returns a result with ``aborted`` set when the model reports an aborted call, or ``error``
     when the call failed (a ``ModelError`` or an error stop reason); never raises for those.
@@ -105,7 +109,9 @@ async def generate_branch_summary(
         return BranchSummaryResult(summary=NO_CONTENT_SUMMARY)
 
     instructions, focus = _instructions(custom_instructions, replace_instructions, prompts_dir)
-    prompt = build_summary_prompt(preparation.messages, instructions, custom_instructions=focus)
+    prompt = build_summary_prompt(
+        preparation.messages, instructions, custom_instructions=focus, redactor=redactor
+    )
     request = summary_request(
         prompt, max_tokens=BRANCH_SUMMARY_MAX_TOKENS, reasoning=None, prompts_dir=prompts_dir
     )

@@ -40,7 +40,8 @@ class _State:
 
     @functools.cached_property
     def errors(self) -> Console:
-        return Console(theme=THEME, stderr=True, highlight=False)
+        # soft_wrap: an error or warning stays one line, however narrow the terminal.
+        return Console(theme=THEME, stderr=True, highlight=False, soft_wrap=True)
 
 
 state = _State()
@@ -73,6 +74,21 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
                 raise
             where = f"{exc.filename}: " if exc.filename else ""
             raise _fail(f"{where}{exc.strerror or exc}") from None
+        except (RecursionError, ValueError) as exc:
+            # An entry the quick index accepted but the full decode did not (invalid UTF-8
+            # inside a field, nesting too deep for a later step): one line, not a traceback.
+            from contextree.entries.codec import LineError
+
+            if state.debug or not isinstance(exc, RecursionError | LineError):
+                raise
+            problem = (
+                "is nested too deeply to process"
+                if isinstance(exc, RecursionError)
+                else f"cannot be decoded: {exc}"
+            )
+            raise _fail(
+                f"an entry of the session {problem}; run contextree check --repair"
+            ) from None
 
     return wrapper
 
@@ -227,11 +243,31 @@ def context(
 
 @app.command()
 @handles_errors
-def check(session: SessionArg) -> None:
-    """Check a session for damage; exit code 1 when any is found."""
+def check(
+    session: SessionArg,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Back up the file to <name>.bak-<time>, move unreadable lines to "
+            "<name>.rejected, then replace the file atomically with the rest; dangling "
+            "references and duplicate ids are only reported.",
+        ),
+    ] = False,
+) -> None:
+    """Check a session for damage; exit code 1 when any is found (or remains after --repair)."""
     from contextree.cli import render
     from contextree.session.check import check_session
 
+    if repair:
+        from contextree.session.repair import repair_session
+
+        repaired = repair_session(session)
+        for line in repaired.messages():
+            state.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        if repaired.damaged:
+            raise typer.Exit(1)
+        return
     report = check_session(_open(session))
     state.console.print(render.check_report(report))
     if report.damaged:
@@ -286,6 +322,7 @@ def compact(
     from contextree.cli.models import make_client, turn_prefix_client
     from contextree.compaction.prepare import NothingToCompact, prepare_compaction
     from contextree.compaction.run import compact_session
+    from contextree.security.redact import Redactor
     from contextree.tokens.estimate import estimate_tokens
 
     loaded = _settings(
@@ -326,6 +363,7 @@ def compact(
                 custom_instructions=instructions,
                 turn_prefix_summarizer=turn_prefix_client(model, client),
                 prompts_dir=prompts_dir,
+                redactor=Redactor.from_settings(loaded.redaction),
             )
         )
     if isinstance(outcome, NothingToCompact):

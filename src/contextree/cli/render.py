@@ -295,7 +295,8 @@ def settings_table(loaded: Any) -> Table:
     table = Table(title="Effective settings", title_justify="left")
     table.add_column("key", style="ct.heading", no_wrap=True)
     table.add_column("value")
-    table.add_column("from", style="ct.meta")
+    # fold, not the default ellipsis: the source (a file path) is the point of this table.
+    table.add_column("from", style="ct.meta", overflow="fold")
     for key in KEYS:
         table.add_row(key, _setting_text(loaded.value(key)), loaded.origins[key])
     return table

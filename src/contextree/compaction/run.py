@@ -34,6 +34,7 @@ from contextree.hooks.registry import (
     result_field,
 )
 from contextree.llm.base import ModelClient
+from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import CompactionSettings
 from contextree.tokens.estimate import TokenEstimator
@@ -93,6 +94,7 @@ async def compact_session(
     estimator: TokenEstimator | None = None,
     reason: str = "manual",
     extra_context: Sequence[str] = (),
+    redactor: Redactor | None = DEFAULT_REDACTOR,
 ) -> CompactionOutcome | NothingToCompact:
     """Compact the current branch of ``tree`` and append the compaction entry.
 
@@ -142,6 +144,7 @@ async def compact_session(
             reasoning=reasoning,
             prompts_dir=prompts_dir,
             estimator=estimator,
+            redactor=redactor,
         )
 
     preserve_data = result.preserve_data

@@ -29,6 +29,7 @@ from contextree.context.convert import convert_to_llm
 from contextree.entries.types import AgentMessage
 from contextree.errors import CompactionError
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
+from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
 __all__ = [
@@ -73,16 +74,28 @@ def build_summary_prompt(
     previous_summary: str | None = None,
     extra_context: Sequence[str] = (),
     custom_instructions: str | None = None,
+    redactor: Redactor | None = DEFAULT_REDACTOR,
 ) -> str:
-    """Assemble the user prompt of one summarization call (§7.2)."""
-    text = _block("conversation", serialize_conversation(convert_to_llm(messages)))
+    """Assemble the user prompt of one summarization call (§7.2).
+
+    ``redactor`` blanks secrets out of the conversation, the previous summary and the hook
+    context before they leave for the summarizer (default: the built-in key patterns;
+    ``None`` sends them as they are). Our instructions and the user's focus are not touched.
+    """
+    redact = redactor.redact if redactor is not None else _unchanged
+    text = _block("conversation", redact(serialize_conversation(convert_to_llm(messages))))
     if previous_summary:
-        text += _block("previous-summary", previous_summary)
+        text += _block("previous-summary", redact(previous_summary))
     if extra_context:
-        text += _block("additional-context", "\n".join(f"- {line}" for line in extra_context))
+        lines = "\n".join(f"- {line}" for line in extra_context)
+        text += _block("additional-context", redact(lines))
     text += instructions
     if custom_instructions:
         text += f"\n\nAdditional focus: {custom_instructions}"
+    return text
+
+
+def _unchanged(text: str) -> str:
     return text
 
 
@@ -128,6 +141,7 @@ async def compact(
     prompts_dir: Path | None = None,
     short_summary: bool = True,
     estimator: TokenEstimator | None = None,
+    redactor: Redactor | None = DEFAULT_REDACTOR,
 ) -> CompactionResult:
     """Summarize what ``preparation`` selected; cancel by cancelling the awaiting task.
 
@@ -140,6 +154,8 @@ async def compact(
         extra_context: lines for the ``<additional-context>`` block (hooks).
         prompts_dir: a directory whose ``<name>.md`` files override our prompts.
         short_summary: also write the short display summary (failures only log).
+        redactor: blanks secrets out of every prompt (see :func:`build_summary_prompt`);
+            default the built-in patterns, ``None`` for none.
 
     Raises:
         CompactionError: a summarization call failed.
@@ -163,6 +179,7 @@ async def compact(
             previous_summary=previous,
             extra_context=extra_context,
             custom_instructions=custom_instructions,
+            redactor=redactor,
         )
         request = summary_request(
             prompt,
@@ -177,6 +194,7 @@ async def compact(
             prefix,
             load_prompt("turn-prefix", overrides_dir=prompts_dir),
             custom_instructions=custom_instructions,
+            redactor=redactor,
         )
         request = summary_request(
             prompt,
@@ -203,6 +221,7 @@ async def compact(
             reserve=reserve,
             prompts_dir=prompts_dir,
             usage=usage,
+            redactor=redactor,
         )
 
     read_files, modified_files = compute_file_lists(preparation.file_ops)
@@ -231,12 +250,14 @@ async def _short_summary(
     reserve: int,
     prompts_dir: Path | None,
     usage: list[dict[str, Any]],
+    redactor: Redactor | None,
 ) -> str | None:
     prompt = build_summary_prompt(
         preparation.recent_messages,
         load_prompt("short-summary", overrides_dir=prompts_dir),
         previous_summary=summary,
         extra_context=extra_context,
+        redactor=redactor,
     )
     request = summary_request(
         prompt,

@@ -39,6 +39,9 @@ class LineError(ValueError):
     """A line is not a JSON object of the expected shape; ``str()`` says why."""
 
 
+_TOO_DEEP = "nested too deeply to decode (JSON nesting beyond the recursion limit)"
+"""msgspec raises ``RecursionError`` on deep nesting (~1000 levels); it is a bad line too."""
+
 _object_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 _envelope_decoder = msgspec.json.Decoder(Envelope)
 _encoder = msgspec.json.Encoder()
@@ -52,6 +55,8 @@ def decode_envelope_lines(data: bytes | memoryview) -> list[Envelope]:
         raise LineError(_validation_reason(str(exc))) from None
     except msgspec.DecodeError as exc:
         raise LineError(f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise LineError(_TOO_DEEP) from None
 
 
 def decode_envelope(line: bytes | memoryview) -> Envelope:
@@ -62,6 +67,8 @@ def decode_envelope(line: bytes | memoryview) -> Envelope:
         raise LineError(_validation_reason(str(exc))) from None
     except msgspec.DecodeError as exc:
         raise LineError(f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise LineError(_TOO_DEEP) from None
 
 
 def decode_object(line: bytes | memoryview) -> JsonDict:
@@ -70,6 +77,8 @@ def decode_object(line: bytes | memoryview) -> JsonDict:
         value = _object_decoder.decode(line)
     except msgspec.DecodeError as exc:
         raise LineError(f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise LineError(_TOO_DEEP) from None
     if not isinstance(value, dict):
         raise LineError(f"expected a JSON object, found {type(value).__name__}")
     return value

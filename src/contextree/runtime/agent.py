@@ -47,6 +47,7 @@ from contextree.runtime.tools.base import (
     tool_result_message,
     tool_spec,
 )
+from contextree.security.redact import Redactor
 from contextree.session.tree import SessionTree
 from contextree.settings.load import Settings
 from contextree.tokens.thresholds import should_compact
@@ -473,6 +474,7 @@ class AgentSession:
                 hooks=self.hooks,
                 custom_instructions=instructions,
                 reason=reason,
+                redactor=Redactor.from_settings(self.settings.redaction),
             )
         )
         self._compaction_task = task

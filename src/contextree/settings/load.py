@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from contextree.errors import SettingsError
+from contextree.security.redact import RedactionSettings, compile_pattern
 from contextree.settings.schema import (
     BranchSummarySettings,
     CompactionSettings,
@@ -49,6 +50,8 @@ class Settings:
     prompts_dir: str | None = None
     fsync: bool = False
     allow_outside_cwd: bool = False
+    redaction: RedactionSettings = field(default_factory=RedactionSettings)
+    """What is blanked out of text sent to a summarizer (``redaction.*``)."""
 
 
 Validator = Callable[[Any], Any]
@@ -114,6 +117,17 @@ def _windows(value: Any) -> dict[str, int]:
     return {str(k): _int(1)(v) for k, v in value.items()}
 
 
+def _patterns(value: Any) -> tuple[str, ...]:
+    # A string is one pattern, or a JSON list: regexes hold commas, so no comma splitting.
+    if isinstance(value, str):
+        value = json.loads(value) if value.lstrip().startswith("[") else [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"expected a list of regular expressions, found {value!r}")
+    for pattern in value:
+        compile_pattern(pattern)
+    return tuple(value)
+
+
 def _estimator(value: Any) -> str:
     if value not in ("pi", "utf8"):
         raise ValueError(f'expected "pi" or "utf8", found {value!r}')
@@ -147,6 +161,8 @@ KEYS: dict[str, tuple[str, str, Validator]] = {
     "prompts.dir": ("", "prompts_dir", _str_or_none),
     "storage.fsync": ("", "fsync", _bool),
     "tools.allowOutsideCwd": ("", "allow_outside_cwd", _bool),
+    "redaction.enabled": ("redaction", "enabled", _bool),
+    "redaction.patterns": ("redaction", "patterns", _patterns),
 }
 """Every settings key we read, with where it lands and how it is validated."""
 
@@ -264,6 +280,7 @@ def load_settings(
         branch_summary=BranchSummarySettings(**sections.get("branch_summary", {})),
         prune=PruneSettings(**sections.get("prune", {})),
         retry=RetrySettings(**sections.get("retry", {})),
+        redaction=RedactionSettings(**sections.get("redaction", {})),
         **top,
     )
     return LoadedSettings(settings, origins, warnings)

@@ -1,0 +1,218 @@
+"""Redact secrets from text before it is sent to a summarizer.
+
+A session holds whatever the tools printed: ``env`` dumps, config files, ``curl -H
+"Authorization: Bearer ..."``. Summarizing that history sends it to a model, often a remote
+one, so :func:`contextree.compaction.summarize.build_summary_prompt` passes the serialized
+conversation through a :class:`Redactor` first. The session file itself is never changed.
+
+Built-in patterns (:data:`BUILTIN_PATTERNS`) cover common key formats; users add their own
+regular expressions with the ``redaction.patterns`` setting, and ``redaction.enabled = false``
+turns redaction off. A pattern with a group named ``secret`` (or ``secret2``...) replaces only
+that group, so ``password=hunter2`` becomes ``password=[REDACTED:assigned_secret]`` and the
+summary still says that a password was set. Redaction is on by default: a missed summary detail
+costs less than a leaked key. It is a safety net, not a guarantee: a secret in a format no
+pattern knows passes through.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "BUILTIN_PATTERNS",
+    "DEFAULT_REDACTOR",
+    "RedactionSettings",
+    "Redactor",
+    "compile_pattern",
+]
+
+_VALUE: Final = (
+    r"""(?:"(?P<secret>[^"\n]{1,500})"|'(?P<secret2>[^'\n]{1,500})'"""
+    r"""|(?!\[REDACTED)(?![\d.]+(?:[\s,;&]|$))(?P<secret3>[^\s"',;&]{4,500}))"""
+)
+
+BUILTIN_PATTERNS: Final[tuple[tuple[str, str], ...]] = (
+    (
+        "private_key",
+        r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:(?!-----END)[\s\S]){0,20000}(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?",
+    ),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"),
+    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("bearer_token", r"(?i)\bbearer\s+(?P<secret>(?!\[REDACTED)[A-Za-z0-9._~+/\-]{8,}=*)"),
+    (
+        "basic_auth",
+        r"(?i)\bauthorization\s*[:=]\s*[\"']?basic\s+(?P<secret>[A-Za-z0-9+/]{8,}=*)",
+    ),
+    (
+        "url_password",
+        r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@\[]{1,200}:(?P<secret>[^\s@/\[]{1,200})@",
+    ),
+    (
+        "assigned_secret",
+        r"(?i)(?:password|passwd|secret|token|api[_\-]?key|apikey|access[_\-]?key"
+        r"|private[_\-]?key|credential)s?[\w\-]{0,24}[\"']?\s{0,3}[:=]\s{0,3}" + _VALUE,
+    ),
+)
+"""``(name, regex)`` of every built-in pattern, applied in this order."""
+
+_MIN_LITERAL: Final = 8
+
+_HINTS: Final[dict[str, tuple[str, ...]]] = {
+    # A rule runs only when one of its hints occurs in the lower-cased text: scanning a
+    # megabyte with every regex costs far more than a few substring searches.
+    "private_key": ("private key",),
+    "anthropic_key": ("sk-ant-",),
+    "openai_key": ("sk-",),
+    "github_token": ("gh", "github_pat_"),
+    "aws_access_key": ("akia", "asia", "abia", "acca"),
+    "slack_token": ("xox",),
+    "google_api_key": ("aiza",),
+    "jwt": ("eyj",),
+    "bearer_token": ("bearer",),
+    "basic_auth": ("basic",),
+    "url_password": ("://",),
+    "assigned_secret": (
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "key",
+        "credential",
+    ),
+}
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """Compile a user pattern, or raise ``ValueError`` naming it and the regex error."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RedactionSettings:
+    """``redaction.*``: what to blank out of text sent to a summarizer."""
+
+    enabled: bool = True
+    """Off: nothing is redacted, built-in or user patterns alike."""
+    patterns: tuple[str, ...] = ()
+    """User regular expressions, applied after the built-in ones."""
+
+
+class Redactor:
+    """Replaces secrets in text with ``[REDACTED:<pattern name>]``.
+
+    Args:
+        patterns: extra regular expressions (strings or compiled), named ``custom``.
+        builtin: also apply :data:`BUILTIN_PATTERNS`.
+        literals: exact secret values to replace wherever they appear (e.g. the API keys in
+            use); values shorter than 8 characters are ignored, they would match too much.
+    """
+
+    def __init__(
+        self,
+        patterns: Iterable[str | re.Pattern[str]] = (),
+        *,
+        builtin: bool = True,
+        literals: Iterable[str] = (),
+    ) -> None:
+        rules: list[_Rule] = []
+        values = sorted({v for v in literals if len(v) >= _MIN_LITERAL}, key=len, reverse=True)
+        if values:
+            literal = re.compile("|".join(re.escape(v) for v in values))
+            rules.append(_Rule("secret", literal, ()))
+        if builtin:
+            rules.extend(
+                _Rule(name, re.compile(regex), _HINTS.get(name, ()))
+                for name, regex in BUILTIN_PATTERNS
+            )
+        for pattern in patterns:
+            compiled = pattern if isinstance(pattern, re.Pattern) else compile_pattern(pattern)
+            rules.append(_Rule("custom", compiled, ()))
+        self._rules = tuple(rules)
+
+    def __repr__(self) -> str:
+        names = sorted({rule.name for rule in self._rules})
+        return f"Redactor({', '.join(names) or 'nothing'})"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The name of every rule, in the order they are applied."""
+        return tuple(rule.name for rule in self._rules)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every match replaced; the text itself when nothing matches."""
+        lower: str | None = None
+        for rule in self._rules:
+            if rule.hints:
+                lower = text.lower() if lower is None else lower
+                if not any(hint in lower for hint in rule.hints):
+                    continue
+            replaced = rule.pattern.sub(rule.replace, text)
+            if replaced != text:
+                text, lower = replaced, None
+        return text
+
+    __call__ = redact
+
+    @classmethod
+    def from_settings(
+        cls, settings: RedactionSettings, *, literals: Iterable[str] = ()
+    ) -> Redactor | None:
+        """The redactor ``settings`` ask for, or ``None`` when redaction is disabled."""
+        if not settings.enabled:
+            return None
+        return cls(settings.patterns, literals=literals)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    name: str
+    pattern: re.Pattern[str]
+    hints: tuple[str, ...]
+
+    @property
+    def replace(self) -> _Replace:
+        return _Replace(f"[REDACTED:{self.name}]")
+
+
+class _Replace:
+    """Replace the groups named ``secret*`` that took part in a match, else the whole match."""
+
+    __slots__ = ("_token",)
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def __call__(self, match: re.Match[str]) -> str:
+        spans = [
+            match.span(group)
+            for group in match.re.groupindex
+            if group.startswith("secret") and match.start(group) >= 0
+        ]
+        if not spans:
+            return self._token
+        start = match.start()
+        text = match.group(0)
+        out: list[str] = []
+        position = 0
+        for begin, end in sorted(spans):
+            out.append(text[position : begin - start])
+            out.append(self._token)
+            position = end - start
+        out.append(text[position:])
+        return "".join(out)
+
+
+DEFAULT_REDACTOR: Final = Redactor()
+"""The built-in patterns only: what summaries get when no redactor is passed."""

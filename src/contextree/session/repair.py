@@ -1,0 +1,268 @@
+"""``contextree check --repair``: set aside the lines of a session that cannot be used.
+
+The repair works in place, and only after a full copy is safe:
+
+1. under the session's write lock (appenders in other processes wait), the file is read once;
+2. the original bytes go to ``<name>.bak-<UTC time>`` (a new file, never an existing one),
+   which is fsynced before anything else happens;
+3. every unusable line goes, verbatim, to ``<name>.rejected`` (appended, never overwritten),
+   each preceded by a ``#`` comment with its line number and why it was rejected;
+4. the session is replaced atomically by the remaining lines (DESIGN decision 6: a file is
+   only ever changed by an atomic rewrite), so pi and contextree keep using the same path.
+
+Unusable means: not JSON, not an object, invalid UTF-8, nested too deeply, no entry type, no
+id (format v2 and later), or a message entry without a message; also a cut-off last line and
+garbage before the header. Blank lines are dropped. Everything else is kept byte for byte, even
+when it is wrong: duplicate ids, entries whose parent is missing, a ``firstKeptEntryId`` or a
+label pointing nowhere. Those are reported, not changed, because no rule can tell which side of
+a dangling reference is the damaged one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from contextree.entries.codec import LineError, entry_problem
+from contextree.errors import SessionFileError
+from contextree.session.check import Finding, check_session
+from contextree.session.tree import SessionTree
+from contextree.store.index import BadLine, Record, parse_session
+from contextree.store.jsonl import JsonlFileStore
+
+__all__ = ["RejectedLine", "RepairReport", "repair_session"]
+
+_FILE_MODE = 0o600
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedLine:
+    """A line moved to the ``.rejected`` file: its number in the original and why."""
+
+    line: int
+    reason: str
+
+
+@dataclass(slots=True)
+class RepairReport:
+    """What a repair did, and what is still wrong with the session afterwards."""
+
+    source: str
+    changed: bool = False
+    """Whether the session file was replaced (then ``backup`` holds the original)."""
+    backup: Path | None = None
+    rejected_file: Path | None = None
+    rejected: list[RejectedLine] = field(default_factory=list)
+    blank_lines_dropped: int = 0
+    last_line_terminated: bool = False
+    """The file did not end with a newline; the repaired copy does."""
+    stale_temp_files: list[Path] = field(default_factory=list)
+    """Leftovers of rewrites interrupted by a crash (incomplete copies); removed."""
+    findings: list[Finding] = field(default_factory=list)
+    """``contextree check`` of the session as it is now, after the repair."""
+
+    @property
+    def damaged(self) -> bool:
+        """Whether errors remain that the repair does not fix (dangling references...)."""
+        return any(f.severity == "error" for f in self.findings)
+
+    def messages(self) -> list[str]:
+        """One line per action and per remaining problem."""
+        out: list[str] = []
+        if self.changed:
+            out.append(f"{self.source}: original saved as {self.backup}")
+        for rejected in self.rejected:
+            out.append(
+                f"{self.source}:{rejected.line}: moved to {self.rejected_file}: {rejected.reason}"
+            )
+        if self.blank_lines_dropped:
+            out.append(f"{self.source}: dropped {self.blank_lines_dropped} blank line(s)")
+        if self.last_line_terminated:
+            out.append(f"{self.source}: ended the last line with a newline")
+        for temp in self.stale_temp_files:
+            out.append(f"{self.source}: removed {temp.name} (left by an interrupted rewrite)")
+        for finding in self.findings:
+            where = f"{self.source}:{finding.line}" if finding.line else self.source
+            entry = f" (entry {finding.entry_id})" if finding.entry_id else ""
+            out.append(f"{where}: {finding.severity}: {finding.message}{entry}")
+        if not self.changed:
+            out.append(f"{self.source}: nothing to repair; the file was not changed")
+        elif self.damaged:
+            out.append(f"{self.source}: repaired; the errors above need a decision by hand")
+        else:
+            out.append(f"{self.source}: repaired")
+        return out
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) -> RepairReport:
+    """Repair the session file at ``path`` in place, after backing it up.
+
+    Returns what was done and what remains wrong. A file without a valid session header is
+    not a session this function can repair: it raises :class:`SessionFileError` and changes
+    nothing.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise SessionFileError(file, "no such session file")
+    report = RepairReport(str(file))
+    store = JsonlFileStore(file)
+    try:
+        with store.transaction() as txn:
+            data = txn.read_from(0)
+            repaired, rejected_lines = _split(data, report)
+            report.stale_temp_files = _remove_stale_temps(file)
+            if repaired != data:
+                stamp = now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+                report.backup = _write_backup(file, data, stamp)
+                if rejected_lines:
+                    report.rejected_file = _append_rejected(
+                        file, rejected_lines, stamp, report.backup
+                    )
+                _fsync_dir(file.parent)
+                txn.replace(repaired)
+                report.changed = True
+    finally:
+        store.close()
+    report.findings = check_session(SessionTree.open(file, create=False)).findings
+    return report
+
+
+def _split(data: bytes, report: RepairReport) -> tuple[bytes, list[tuple[int, bytes, str]]]:
+    """The repaired bytes, and the rejected lines as ``(number, raw, reason)``."""
+    parsed = parse_session(data, report.source)  # no header: raises, nothing is written
+    rejected: list[tuple[int, bytes, str]] = []
+    kept: list[bytes] = []
+    for bad in parsed.leading:
+        rejected.append((bad.line, bad.raw, f"before the session header: {bad.reason}"))
+    assert parsed.header_raw is not None
+    kept.append(parsed.header_raw)
+    needs_id = parsed.version >= 2
+    for item in parsed.items:
+        if isinstance(item, BadLine):
+            rejected.append((item.line, item.raw, item.reason))
+            continue
+        problem = _entry_problem(item, needs_id=needs_id)
+        raw = item.raw
+        assert raw is not None
+        if problem is not None:
+            rejected.append((item.line or 0, raw, problem))
+        else:
+            kept.append(raw)
+    rejected.sort(key=lambda r: r[0])
+    report.rejected = [RejectedLine(number, reason) for number, _, reason in rejected]
+    total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    report.blank_lines_dropped = total - len(kept) - len(rejected)
+    report.last_line_terminated = (
+        bool(data) and not data.endswith(b"\n") and not (rejected and rejected[-1][0] == total)
+    )
+    return b"\n".join(kept) + b"\n", rejected
+
+
+def _entry_problem(record: Record, *, needs_id: bool) -> str | None:
+    try:
+        entry = record.entry
+    except LineError as exc:
+        return str(exc)
+    except RecursionError:
+        return "nested too deeply to decode"
+    return entry_problem(entry, needs_id=needs_id)
+
+
+def _create_exclusive(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, _FILE_MODE)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
+
+
+def _write_backup(file: Path, data: bytes, stamp: str) -> Path:
+    """Write ``data`` to a new ``<name>.bak-<stamp>[-N]``, never over an existing file."""
+    for attempt in range(1, 1000):
+        suffix = "" if attempt == 1 else f"-{attempt}"
+        backup = file.with_name(f"{file.name}.bak-{stamp}{suffix}")
+        try:
+            fd = _create_exclusive(backup)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise SessionFileError(
+                file, f"cannot create the backup {backup.name} ({exc.strerror}); nothing changed"
+            ) from None
+        try:
+            _write_all(fd, data)
+        except OSError as exc:
+            backup.unlink(missing_ok=True)
+            raise SessionFileError(
+                file, f"cannot write the backup {backup.name} ({exc.strerror}); nothing changed"
+            ) from None
+        finally:
+            os.close(fd)
+        return backup
+    raise SessionFileError(file, "too many backups with the same time stamp; nothing changed")
+
+
+def _append_rejected(
+    file: Path, rejected: list[tuple[int, bytes, str]], stamp: str, backup: Path
+) -> Path:
+    """Append the rejected lines, verbatim, each after a ``# line N: reason`` comment."""
+    target = file.with_name(f"{file.name}.rejected")
+    chunks = [
+        f"# contextree check --repair {stamp}: {len(rejected)} line(s) rejected from "
+        f"{file.name} (original: {backup.name})\n".encode()
+    ]
+    for number, raw, reason in rejected:
+        chunks.append(f"# line {number}: {' '.join(reason.split())}\n".encode())
+        chunks.append(raw + b"\n")
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, _FILE_MODE)
+    except OSError as exc:
+        raise SessionFileError(
+            file,
+            f"cannot write {target.name} ({exc.strerror}); the original is in {backup.name} "
+            "and the session was not changed",
+        ) from None
+    try:
+        _write_all(fd, b"".join(chunks))
+    finally:
+        os.close(fd)
+    return target
+
+
+def _remove_stale_temps(file: Path) -> list[Path]:
+    """Remove the temporary copies of rewrites that a crash interrupted.
+
+    Called with the session's write lock held: a rewrite in progress holds that lock, so
+    every temporary file of this session that exists now is a leftover.
+    """
+    pattern = re.compile(rf"\.{re.escape(file.name)}\.[0-9a-f]{{8}}\.tmp")
+    removed: list[Path] = []
+    for candidate in file.parent.iterdir():
+        if pattern.fullmatch(candidate.name) and candidate.is_file():
+            candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+    return sorted(removed)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
