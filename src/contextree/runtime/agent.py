@@ -116,6 +116,7 @@ class AgentSession:
         summarizer: ModelClient | None = None,
         max_tokens: int | None = None,
         sleep: Sleep = asyncio.sleep,
+        now: Callable[[], int] | None = None,
     ) -> None:
         self.tree = tree
         self.client = client
@@ -129,6 +130,7 @@ class AgentSession:
         self.summarizer = summarizer
         self.max_tokens = max_tokens
         self.sleep = sleep
+        self._clock = now
         self._context_window = context_window
         self._listeners: list[EventListener] = []
         self._queue: list[str] = []
@@ -137,6 +139,10 @@ class AgentSession:
         self._abort_requested = False
         self._overflow_recovery_attempted = False
         self._branch_summarizing = False
+
+    def _now(self) -> int:
+        """Message timestamps in ms (injectable with ``now=``, for deterministic tests)."""
+        return self._clock() if self._clock is not None else now_ms()
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -255,7 +261,7 @@ class AgentSession:
         message: AgentMessage = {
             "role": "user",
             "content": [{"type": "text", "text": text}],
-            "timestamp": now_ms(),
+            "timestamp": self._now(),
         }
         if synthetic:
             message["synthetic"] = True
@@ -298,7 +304,7 @@ class AgentSession:
             "model": model,
             "usage": dict(completion.usage),
             "stopReason": completion.stop_reason,
-            "timestamp": now_ms(),
+            "timestamp": self._now(),
         }
         if completion.error_message:
             message["errorMessage"] = completion.error_message
@@ -315,7 +321,7 @@ class AgentSession:
             "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
             "stopReason": stop_reason,
             "errorMessage": error,
-            "timestamp": now_ms(),
+            "timestamp": self._now(),
         }
 
     async def _persist(self, message: AgentMessage) -> str:
@@ -373,9 +379,11 @@ class AgentSession:
                 # Keep the tool-call pairing valid: every call gets a result, even when aborted.
                 for pending in calls[index:]:
                     aborted = ToolResult.error("Tool execution was aborted")
-                    await self._persist(tool_result_message(pending, aborted, timestamp=now_ms()))
+                    await self._persist(
+                        tool_result_message(pending, aborted, timestamp=self._now())
+                    )
                 raise
-            await self._persist(tool_result_message(call, result, timestamp=now_ms()))
+            await self._persist(tool_result_message(call, result, timestamp=self._now()))
             await self._emit(
                 "tool_end",
                 toolCallId=call.get("id"),
