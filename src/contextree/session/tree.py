@@ -267,9 +267,22 @@ class SessionTree:
         return PathView(self._path_records(start))
 
     def _path_records(self, start: str) -> list[Record]:
-        path: list[Record] = []
-        seen: set[str] = set()
         by_id = self._by_id
+        path: list[Record] = []
+        append = path.append
+        get = by_id.get
+        limit = len(by_id)
+        current = get(start)
+        # A path longer than the number of entries must loop: only then pay for a seen-set.
+        while current is not None and len(path) <= limit:
+            append(current)
+            parent = current.parent_id
+            current = get(parent) if parent is not None else None
+        if current is None:
+            path.reverse()
+            return path
+        path = []
+        seen: set[str] = set()
         current = by_id.get(start)
         while current is not None and current.id not in seen:
             assert current.id is not None
@@ -505,7 +518,7 @@ class SessionTree:
                     raise EntryNotFoundError(str(key))
             for key, entry in by_new_id.items():
                 record = self._by_id[str(key)]
-                record._entry = entry
+                record.cached = entry
                 record.raw = None
             self._replace_all(txn, [])
 

@@ -9,65 +9,41 @@ become :class:`BadLine` items and stay in place, verbatim, for any later rewrite
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from contextree.entries.codec import (
-    Envelope,
-    LineError,
-    decode_envelope,
-    decode_envelope_lines,
-    decode_object,
-    encode_line,
-    header_problem,
-)
+import msgspec
+
+from contextree.entries.codec import LineError, decode_object, encode_line, header_problem
 from contextree.entries.types import CURRENT_SESSION_VERSION, Entry, Header
 from contextree.errors import SessionFileError, UnsupportedVersionError
 
 __all__ = ["BadLine", "LoadReport", "ParsedSession", "Record", "parse_entry_lines", "parse_session"]
 
 
-class Record:
+# Our own fields of a Record get JSON names no session line uses (an invisible separator
+# prefix), so decoding a line can only ever fill the envelope fields.
+_OWN = "\u2063contextree."
+
+
+class Record(msgspec.Struct, gc=False):
     """One entry line: its place in the tree, and its body decoded on demand.
 
-    A loaded record points into the session's byte buffer (``buf[start:end]``) instead of
-    holding a copy of its line; the line is decoded only when ``entry`` is first read.
+    The envelope fields (``type``, ``id``, ``parentId``, ``timestamp``) are decoded for every
+    line at once by msgspec, straight into records. A loaded record points into the session's
+    byte buffer (``buf[start:end]``) instead of holding a copy of its line; the line is decoded
+    only when ``entry`` is first read.
     """
 
-    __slots__ = (
-        "_buf",
-        "_end",
-        "_entry",
-        "_raw",
-        "_start",
-        "id",
-        "line",
-        "parent_id",
-        "timestamp",
-        "type",
-    )
-
-    def __init__(
-        self,
-        type: str,
-        id: str | None,
-        parent_id: str | None,
-        timestamp: str | None,
-        line: int | None,
-        raw: bytes | None = None,
-        entry: Entry | None = None,
-        buf: bytes | None = None,
-        start: int = 0,
-        end: int = 0,
-    ) -> None:
-        self.type = type
-        self.id = id
-        self.parent_id = parent_id
-        self.timestamp = timestamp
-        self.line = line
-        self._raw = raw
-        self._buf = buf
-        self._start = start
-        self._end = end
-        self._entry = entry
+    type: str = ""
+    id: str | None = None
+    parent_id: str | None = msgspec.field(default=None, name="parentId")
+    timestamp: str | None = None
+    line: int | None = msgspec.field(default=None, name=_OWN + "line")
+    stored: bytes | None = msgspec.field(default=None, name=_OWN + "stored")
+    buf: bytes | None = msgspec.field(default=None, name=_OWN + "buf")
+    start: int = msgspec.field(default=0, name=_OWN + "start")
+    end: int = msgspec.field(default=0, name=_OWN + "end")
+    cached: dict[str, Any] | None = msgspec.field(default=None, name=_OWN + "entry")
 
     @classmethod
     def from_entry(cls, entry: Entry, *, line: int | None = None) -> Record:
@@ -80,37 +56,37 @@ class Record:
             parent_id=parent if isinstance(parent, str) else None,
             timestamp=stamp if isinstance(stamp, str) else None,
             line=line,
-            entry=entry,
+            cached=entry,
         )
 
     @property
     def raw(self) -> bytes | None:
         """The stored line (without newline), or ``None`` when the entry must be encoded."""
-        if self._raw is not None:
-            return self._raw
-        if self._buf is not None:
-            return self._buf[self._start : self._end]
+        if self.stored is not None:
+            return self.stored
+        if self.buf is not None:
+            return self.buf[self.start : self.end]
         return None
 
     @raw.setter
     def raw(self, value: bytes | None) -> None:
-        self._raw = value
-        self._buf = None
+        self.stored = value
+        self.buf = None
 
     @property
     def entry(self) -> Entry:
         """The full entry dict (decoded from the stored line on first access)."""
-        if self._entry is None:
-            if self._buf is not None:
-                self._entry = decode_object(memoryview(self._buf)[self._start : self._end])
+        if self.cached is None:
+            if self.buf is not None:
+                self.cached = decode_object(memoryview(self.buf)[self.start : self.end])
             else:
-                assert self._raw is not None
-                self._entry = decode_object(self._raw)
-        return self._entry
+                assert self.stored is not None
+                self.cached = decode_object(self.stored)
+        return self.cached
 
     @property
     def is_decoded(self) -> bool:
-        return self._entry is not None
+        return self.cached is not None
 
     def mark_changed(self) -> None:
         """Forget the stored bytes: the entry was changed and must be encoded again."""
@@ -121,6 +97,9 @@ class Record:
         """The line to store: the original bytes when unchanged, else a fresh encoding."""
         raw = self.raw
         return raw if raw is not None else encode_line(self.entry)
+
+
+_record_decoder = msgspec.json.Decoder(Record)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,8 +185,8 @@ def _bad(number: int, raw: bytes, reason: str, report: LoadReport) -> BadLine:
     return bad
 
 
-def _record_or_bad(
-    env: Envelope,
+def _placed(
+    record: Record,
     data: bytes,
     start: int,
     end: int,
@@ -216,22 +195,27 @@ def _record_or_bad(
     needs_id: bool,
     report: LoadReport,
 ) -> Record | BadLine:
-    if env.type is None:
+    """Give a decoded record its place in the buffer, or turn an unusable one into a BadLine."""
+    if not record.type:
         return _bad(number, data[start:end], 'entry has no string "type"', report)
-    if needs_id and not env.id:
+    if needs_id and not record.id:
         return _bad(
             number, data[start:end], 'entry has no "id" (expected 8 hex characters)', report
         )
-    return Record(
-        type=env.type,
-        id=env.id,
-        parent_id=env.parentId,
-        timestamp=env.timestamp,
-        line=number,
-        buf=data,
-        start=start,
-        end=end,
-    )
+    record.line = number
+    record.buf = data
+    record.start = start
+    record.end = end
+    return record
+
+
+def _decode_one(line: bytes | memoryview) -> Record:
+    try:
+        return _record_decoder.decode(line)
+    except msgspec.ValidationError as exc:
+        raise LineError(str(exc).replace("$.", "field ").replace(" - at ", " at ")) from None
+    except msgspec.DecodeError as exc:
+        raise LineError(f"not valid JSON ({exc})") from None
 
 
 def _parse_spans(
@@ -243,48 +227,42 @@ def _parse_spans(
     report: LoadReport,
 ) -> list[Record | BadLine]:
     """Records for the given line spans of ``data``; unusable lines become BadLines."""
+    whitespace = _WHITESPACE
     numbered = [
         (first_line + offset, start, end)
         for offset, (start, end) in enumerate(spans)
-        if not _is_blank(data, start, end)
+        if start != end and (data[start] not in whitespace or not data[start:end].isspace())
     ]
     if not numbered:
         return []
-    envelopes: list[Envelope] | None = None
-    body_start, body_end = numbered[0][1], numbered[-1][2]
+    view = memoryview(data)
+    records: list[Record] | None
     try:
-        # Fast path: msgspec decodes every envelope of the region in one call.
-        envelopes = decode_envelope_lines(memoryview(data)[body_start:body_end])
-    except LineError:
-        envelopes = None
-    if envelopes is not None and len(envelopes) == len(numbered):
+        # Fast path: msgspec decodes every envelope of the region, into records, in one call.
+        records = _record_decoder.decode_lines(view[numbered[0][1] : numbered[-1][2]])
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        records = None
+    if records is not None and len(records) == len(numbered):
         items: list[Record | BadLine] = []
         append = items.append
-        make = Record
-        for env, (number, start, end) in zip(envelopes, numbered, strict=True):
-            kind, key = env.type, env.id
-            if kind is None or (needs_id and not key):
-                append(
-                    _record_or_bad(env, data, start, end, number, needs_id=needs_id, report=report)
-                )
+        for record, (number, start, end) in zip(records, numbered, strict=True):
+            if record.type and (record.id or not needs_id):
+                record.line = number
+                record.buf = data
+                record.start = start
+                record.end = end
+                append(record)
             else:
-                append(
-                    make(
-                        kind, key, env.parentId, env.timestamp, number, None, None, data, start, end
-                    )
-                )
+                append(_placed(record, data, start, end, number, needs_id=needs_id, report=report))
         return items
     items = []
-    view = memoryview(data)
     for number, start, end in numbered:
         try:
-            env = decode_envelope(view[start:end])
+            record = _decode_one(view[start:end])
         except LineError as exc:
             items.append(_bad(number, data[start:end], str(exc), report))
             continue
-        items.append(
-            _record_or_bad(env, data, start, end, number, needs_id=needs_id, report=report)
-        )
+        items.append(_placed(record, data, start, end, number, needs_id=needs_id, report=report))
     return items
 
 
