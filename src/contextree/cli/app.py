@@ -56,6 +56,15 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _error_text(exc: ContextreeError) -> str:
+    """The one line for ``exc``; a model's error names the model ("429 ..." alone does not)."""
+    from contextree.errors import ModelError
+
+    text = str(exc)
+    model = exc.model if isinstance(exc, ModelError) else ""
+    return f"{model}: {text}" if model and model not in text else text
+
+
 def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn expected failures into one red line on stderr and exit code 1 (2 for usage)."""
 
@@ -68,7 +77,7 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         except ContextreeError as exc:
             if state.debug:
                 raise
-            raise _fail(str(exc)) from None
+            raise _fail(_error_text(exc)) from None
         except OSError as exc:
             if state.debug:
                 raise

@@ -227,7 +227,11 @@ class ChatApp:
 
 async def read_line(prompt: str) -> str | None:
     """One line from the terminal (prompt-toolkit when installed); ``None`` at end of input."""
+    import sys
+
     try:
+        if not sys.stdin.isatty():
+            raise ImportError  # piped input: plain lines, no line editor
         from prompt_toolkit import PromptSession
 
         session: Any = PromptSession()

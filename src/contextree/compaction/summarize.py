@@ -125,6 +125,10 @@ async def _call(
         for block in completion.content
         if isinstance(block, dict) and block.get("type") == "text"
     )
+    if not text.strip():
+        # An empty summary would replace the history with nothing (DESIGN decision 4):
+        # fail, and nothing is written.
+        raise CompactionError(f"{failure}: {client.name} returned an empty summary")
     return text
 
 

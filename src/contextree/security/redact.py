@@ -31,7 +31,7 @@ __all__ = [
 
 _VALUE: Final = (
     r"""(?:"(?P<secret>[^"\n]{1,500})"|'(?P<secret2>[^'\n]{1,500})'"""
-    r"""|(?!\[REDACTED)(?![\d.]+(?:[\s,;&]|$))(?P<secret3>[^\s"',;&]{4,500}))"""
+    r"""|(?!\[REDACTED)(?![\d.]+(?:[\s,;&]|$))(?P<secret3>[^\s"',;&()\[\]{}<>]{4,500}))"""
 )
 
 BUILTIN_PATTERNS: Final[tuple[tuple[str, str], ...]] = (

@@ -133,6 +133,11 @@ def _tool_pairing(tree: SessionTree, report: CheckReport) -> None:
                 )
 
 
+def _known(entry_id: object, ids: set[str | None]) -> bool:
+    # A damaged file can hold any JSON value here; only a string can name an entry.
+    return isinstance(entry_id, str) and entry_id in ids
+
+
 def check_session(tree: SessionTree) -> CheckReport:
     """Validate every entry of ``tree`` and return what is wrong."""
     report = CheckReport(tree.report.source)
@@ -168,7 +173,7 @@ def check_session(tree: SessionTree) -> CheckReport:
                 )
             if not isinstance(entry.get("summary"), str):
                 add(Finding("error", 'compaction has no string "summary"', record.line, record.id))
-        elif kind == "label" and entry.get("targetId") not in ids:
+        elif kind == "label" and not _known(entry.get("targetId"), ids):
             add(
                 Finding(
                     "warning", f"label targets missing entry {entry.get('targetId')!r}", record.line
@@ -176,7 +181,7 @@ def check_session(tree: SessionTree) -> CheckReport:
             )
         elif kind == "branch_summary":
             from_id = entry.get("fromId")
-            if from_id != "root" and from_id not in ids:
+            if from_id != "root" and not _known(from_id, ids):
                 add(Finding("warning", f"fromId {from_id!r} does not exist", record.line))
     _tool_pairing(tree, report)
     if tree.needs_rewrite:

@@ -70,7 +70,8 @@ def calculate_prompt_tokens(usage: Usage) -> int:
 def _valid_usage(message: object) -> Usage | None:
     if not isinstance(message, dict) or message.get("role") != "assistant":
         return None
-    if message.get("stopReason") in _INVALID_STOP_REASONS:
+    stop = message.get("stopReason")
+    if isinstance(stop, str) and stop in _INVALID_STOP_REASONS:
         return None
     usage = message.get("usage")
     return usage if isinstance(usage, dict) else None
