@@ -7,6 +7,7 @@ injected ``sleep`` records each delay instead of waiting.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -247,3 +248,25 @@ async def test_a_timeout_is_a_model_timeout_error(fake_llm: FakeLLMServer) -> No
     caller = FallbackClient([client(fake_llm, timeout=0.2)], RetrySettings(max_retries=0))
     with pytest.raises(ModelTimeoutError):
         await caller.complete(REQUEST)
+
+
+def test_summary_candidates_end_with_the_largest_window_available_model(tmp_path: Path) -> None:
+    from contextree.llm.scripted import ScriptedClient
+    from contextree.runtime.agent import AgentSession
+    from contextree.session.tree import SessionTree
+
+    current = ScriptedClient(name="openai:gpt-4o")
+    fallback = ScriptedClient(name="anthropic:claude-haiku-4-5")
+    small = ScriptedClient(name="ollama:qwen2.5")
+    large = ScriptedClient(name="openai:gpt-4.1")
+    agent = AgentSession(
+        SessionTree.open(tmp_path / "s.jsonl"),
+        current,
+        fallback_clients=[fallback, current],
+        available_clients=[small, large, fallback],
+    )
+    assert [c.name for c in agent.summary_candidates()] == [
+        "openai:gpt-4o",
+        "anthropic:claude-haiku-4-5",
+        "openai:gpt-4.1",
+    ]

@@ -113,6 +113,7 @@ class AgentSession:
         system_prompt: str = "",
         context_window: int | None = None,
         fallback_clients: Sequence[ModelClient] = (),
+        available_clients: Sequence[ModelClient] = (),
         summarizer: ModelClient | None = None,
         max_tokens: int | None = None,
         sleep: Sleep = asyncio.sleep,
@@ -127,6 +128,7 @@ class AgentSession:
         self.hooks = hooks or HookRegistry()
         self.system_prompt = system_prompt
         self.fallback_clients = list(fallback_clients)
+        self.available_clients = list(available_clients)
         self.summarizer = summarizer
         self.max_tokens = max_tokens
         self.sleep = sleep
@@ -468,9 +470,23 @@ class AgentSession:
         return max(0, calculate_context_tokens(usage) - saved)
 
     def _summary_client(self) -> FallbackClient:
+        return FallbackClient(self.summary_candidates(), self.settings.retry, self.sleep)
+
+    def summary_candidates(self) -> list[ModelClient]:
+        """§10.4: the current model, the configured fallbacks, then the available model with
+        the largest context window that is not already a candidate (duplicates by name removed).
+        """
         primary = self.summarizer or self.client
         assert primary is not None
-        return FallbackClient([primary, *self.fallback_clients], self.settings.retry, self.sleep)
+        candidates: list[ModelClient] = []
+        for client in (primary, *self.fallback_clients):
+            if all(c.name != client.name for c in candidates):
+                candidates.append(client)
+        others = [c for c in self.available_clients if all(c.name != o.name for o in candidates)]
+        if others:
+            windows = self.settings.context_windows
+            candidates.append(max(others, key=lambda c: registry_context_window(c.name, windows)))
+        return candidates
 
     async def _compact(self, reason: str, instructions: str | None) -> CompactionOutcome | None:
         """Run one compaction in its own task (so it can be cancelled on its own)."""
