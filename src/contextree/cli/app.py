@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -331,7 +332,7 @@ def compact(
     from contextree.cli.models import make_client, turn_prefix_client
     from contextree.compaction.prepare import NothingToCompact, prepare_compaction
     from contextree.compaction.run import compact_session
-    from contextree.security.redact import Redactor
+    from contextree.security.redact import Redactor, environment_secrets
     from contextree.tokens.estimate import estimate_tokens
 
     loaded = _settings(
@@ -372,7 +373,9 @@ def compact(
                 custom_instructions=instructions,
                 turn_prefix_summarizer=turn_prefix_client(model, client),
                 prompts_dir=prompts_dir,
-                redactor=Redactor.from_settings(loaded.redaction),
+                redactor=Redactor.from_settings(
+                    loaded.redaction, literals=environment_secrets(os.environ)
+                ),
             )
         )
     if isinstance(outcome, NothingToCompact):
@@ -402,7 +405,7 @@ def prune(
 @handles_errors
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8765,
+    port: Annotated[int, typer.Option(help="Port (0 picks a free one).", min=0, max=65535)] = 8765,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     token: Annotated[

@@ -251,7 +251,10 @@ def create_client(
         endpoint = model or base_url
         if not endpoint:
             raise ValueError('the "remote" provider needs an endpoint URL')
-        return RemoteSummaryClient(endpoint, token=token, timeout=seconds)
+        try:
+            return RemoteSummaryClient(endpoint, token=token, timeout=seconds)
+        except ValueError as exc:  # a malformed endpoint is a malformed spec
+            raise ModelSpecError(spec, str(exc)) from None
     if provider == "anthropic":
         return AnthropicClient(
             model, base_url=base_url, api_key=api_key, stream=stream, timeout=seconds

@@ -5,6 +5,13 @@ from contextree.security.redact import (
     DEFAULT_REDACTOR,
     RedactionSettings,
     Redactor,
+    environment_secrets,
 )
 
-__all__ = ["BUILTIN_PATTERNS", "DEFAULT_REDACTOR", "RedactionSettings", "Redactor"]
+__all__ = [
+    "BUILTIN_PATTERNS",
+    "DEFAULT_REDACTOR",
+    "RedactionSettings",
+    "Redactor",
+    "environment_secrets",
+]

@@ -17,7 +17,7 @@ pattern knows passes through.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -27,6 +27,7 @@ __all__ = [
     "RedactionSettings",
     "Redactor",
     "compile_pattern",
+    "environment_secrets",
 ]
 
 _VALUE: Final = (
@@ -89,6 +90,16 @@ _HINTS: Final[dict[str, tuple[str, ...]]] = {
         "credential",
     ),
 }
+
+
+_SECRET_VARIABLES: Final = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+
+
+def environment_secrets(env: Mapping[str, str]) -> list[str]:
+    """The values of ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET`` and ``*_PASSWORD`` variables:
+    literal secrets for :class:`Redactor`, so a key printed by a tool (``env``) is blanked
+    out whatever its format."""
+    return [value for name, value in env.items() if name.upper().endswith(_SECRET_VARIABLES)]
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:

@@ -216,6 +216,8 @@ def _decode_one(line: bytes | memoryview) -> Record:
         raise LineError(str(exc).replace("$.", "field ").replace(" - at ", " at ")) from None
     except msgspec.DecodeError as exc:
         raise LineError(f"not valid JSON ({exc})") from None
+    except RecursionError:  # msgspec gives up around 1000 levels of nesting
+        raise LineError("nested too deeply to decode") from None
 
 
 def _parse_spans(
@@ -240,7 +242,7 @@ def _parse_spans(
     try:
         # Fast path: msgspec decodes every envelope of the region, into records, in one call.
         records = _record_decoder.decode_lines(view[numbered[0][1] : numbered[-1][2]])
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         records = None
     if records is not None and len(records) == len(numbered):
         items: list[Record | BadLine] = []
