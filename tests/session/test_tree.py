@@ -625,3 +625,18 @@ def test_four_processes_appending_lose_no_line(tmp_path: Path) -> None:
     tree = SessionTree.open(path)
     assert tree.report.clean
     assert len(tree) == 800
+
+
+def test_check_reports_an_entry_whose_body_cannot_be_decoded(tmp_path: Path) -> None:
+    from contextree.session.check import check_session
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(
+        b'{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/"}\n'
+        b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z",'
+        b'"message":{"role":"user","content":"bad \xff here"}}\n'
+    )
+    report = check_session(SessionTree.open(path))
+    assert report.damaged
+    assert [f.entry_id for f in report.errors] == ["aaaaaaaa"]
+    assert "cannot be decoded" in report.errors[0].message

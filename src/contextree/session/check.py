@@ -10,7 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
-from contextree.entries.codec import entry_problem
+from contextree.entries.codec import LineError, entry_problem
+from contextree.entries.types import Entry
 from contextree.session.tree import SessionTree
 from contextree.store.index import Record
 
@@ -47,6 +48,14 @@ class CheckReport:
         return bool(self.errors)
 
 
+def _entry(record: Record) -> Entry:
+    """The record's entry, or ``{}`` when it cannot be decoded (reported separately)."""
+    try:
+        return record.entry
+    except (LineError, RecursionError):
+        return {}
+
+
 def _cycles(tree: SessionTree) -> list[Record]:
     """Records whose parent chain loops back on itself (one per cycle member)."""
     by_id = {r.id: r for r in tree.records() if r.id is not None}
@@ -74,7 +83,7 @@ def _tool_pairing(tree: SessionTree, report: CheckReport) -> None:
     for record in tree.records():
         if record.type != "message":
             continue
-        message = record.entry.get("message")
+        message = _entry(record).get("message")
         if not isinstance(message, dict) or message.get("role") != "toolResult":
             continue
         call_id = message.get("toolCallId")
@@ -84,7 +93,7 @@ def _tool_pairing(tree: SessionTree, report: CheckReport) -> None:
         current = by_id.get(record.parent_id) if record.parent_id else None
         while current is not None and current.id not in seen and not found:
             seen.add(str(current.id))
-            parent_message = current.entry.get("message") if current.type == "message" else None
+            parent_message = _entry(current).get("message") if current.type == "message" else None
             if isinstance(parent_message, dict):
                 role = parent_message.get("role")
                 if role == "assistant":
@@ -111,7 +120,7 @@ def _tool_pairing(tree: SessionTree, report: CheckReport) -> None:
     for record in tree.records():
         if record.type != "message":
             continue
-        message = record.entry.get("message")
+        message = _entry(record).get("message")
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
         content = message.get("content")
@@ -150,9 +159,17 @@ def check_session(tree: SessionTree) -> CheckReport:
         add(Finding("error", f"parent {parent!r} does not exist", line, entry_id))
     for record in _cycles(tree):
         add(Finding("error", "parent chain forms a cycle", record.line, record.id))
+    for record in tree.records():
+        try:
+            _ = record.entry
+        except (LineError, RecursionError) as exc:
+            reason = str(exc) if isinstance(exc, LineError) else "nested too deeply"
+            add(Finding("error", f"entry cannot be decoded: {reason}", record.line, record.id))
     ids = {r.id for r in tree.records()}
     for record in tree.records():
-        entry = record.entry
+        entry = _entry(record)
+        if not entry:
+            continue
         problem = entry_problem(entry, needs_id=True)
         if problem is not None:
             add(Finding("error", problem, record.line, record.id))
@@ -160,7 +177,8 @@ def check_session(tree: SessionTree) -> CheckReport:
         kind = record.type
         if kind == "compaction":
             kept = entry.get("firstKeptEntryId")
-            path_ids = {e.get("id") for e in tree.get_branch(record.id)} if record.id else set()
+            view = tree.get_branch_view(record.id) if record.id else None
+            path_ids = {view.id_at(i) for i in range(len(view))} if view is not None else set()
             if not isinstance(kept, str) or kept not in path_ids:
                 add(
                     Finding(
@@ -202,7 +220,7 @@ def count_types(tree: SessionTree) -> Counter[str]:
     counts: Counter[str] = Counter()
     for record in tree.records():
         if record.type == "message":
-            message = record.entry.get("message")
+            message = _entry(record).get("message")
             role = message.get("role") if isinstance(message, dict) else None
             counts[f"message:{role}"] += 1
         else:
