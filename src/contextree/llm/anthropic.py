@@ -8,26 +8,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from contextlib import aclosing
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import httpx
 import msgspec
 
 from contextree.entries.types import ContentBlock, LlmMessage, StopReason, Usage
 from contextree.errors import ModelResponseError
+from contextree.llm._client import _HTTPModelClient
 from contextree.llm._common import block_type, build_completion, count, reasoning_level
 from contextree.llm._http import (
     DEFAULT_TIMEOUT,
-    decode_event_data,
     decode_json,
-    env_or,
-    is_event_stream,
-    iter_sse,
-    post,
-    raise_for_status,
-    read_json,
-    resolve_base_url,
     stream_error,
 )
 from contextree.llm.base import Completion, CompletionRequest, ToolSpec, make_usage
@@ -420,7 +412,7 @@ class MessageStreamAccumulator:
 # -- the client -----------------------------------------------------------------------------
 
 
-class AnthropicClient:
+class AnthropicClient(_HTTPModelClient[MessageStreamAccumulator]):
     """A thin httpx client for ``POST {base}/v1/messages``.
 
     Args:
@@ -434,6 +426,13 @@ class AnthropicClient:
         headers: extra request headers (e.g. ``anthropic-beta``).
     """
 
+    _repr_name = "AnthropicClient"
+    _default_base_url = DEFAULT_ANTHROPIC_BASE_URL
+    _base_url_env = "ANTHROPIC_BASE_URL"
+    _api_key_env = "ANTHROPIC_API_KEY"
+    _path = "/v1/messages"
+    _fixed_headers: ClassVar[Mapping[str, str]] = {"anthropic-version": ANTHROPIC_VERSION}
+
     def __init__(
         self,
         model: str,
@@ -445,52 +444,31 @@ class AnthropicClient:
         http_client: httpx.AsyncClient | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.model = model
-        self.name = f"anthropic:{model}"
-        self.base_url = resolve_base_url(base_url, "ANTHROPIC_BASE_URL", DEFAULT_ANTHROPIC_BASE_URL)
-        self.url = f"{self.base_url}/v1/messages"
-        self.timeout = timeout
-        self.stream = stream
-        self._http_client = http_client
-        self._api_key = env_or(api_key, "ANTHROPIC_API_KEY") or ""
-        self._headers = dict(headers or {})
-        self._secrets = tuple(s for s in (self._api_key, *self._headers.values()) if len(s) >= 8)
-
-    def __repr__(self) -> str:
-        return (
-            f"AnthropicClient(model={self.model!r}, base_url={self.base_url!r}, "
-            f"stream={self.stream})"
+        super().__init__(
+            model,
+            name=f"anthropic:{model}",
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            stream=stream,
+            http_client=http_client,
+            headers=headers,
         )
 
-    def _request_headers(self) -> dict[str, str]:
-        headers = {
-            "accept": "text/event-stream" if self.stream else "application/json",
-            "anthropic-version": ANTHROPIC_VERSION,
-        }
-        if self._api_key:
-            headers["x-api-key"] = self._api_key
-        headers.update(self._headers)
-        return headers
+    def _auth_headers(self, api_key: str) -> dict[str, str]:
+        return {"x-api-key": api_key}
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        """One Messages API call; see :class:`~contextree.llm.base.ModelClient`."""
-        body = build_messages_body(request, self.model, stream=self.stream)
-        async with post(
-            name=self.name,
-            url=self.url,
-            headers=self._request_headers(),
-            body=body,
-            timeout=self.timeout,
-            http_client=self._http_client,
-        ) as response:
-            await raise_for_status(self.name, response, self._secrets)
-            if not (self.stream and is_event_stream(response)):
-                data = await read_json(self.name, response)
-                return parse_message_response(
-                    data, name=self.name, model=self.model, secrets=self._secrets
-                )
-            accumulator = MessageStreamAccumulator(self.name, self.model, secrets=self._secrets)
-            async with aclosing(iter_sse(response)) as events:
-                async for event in events:
-                    accumulator.feed(event.event, decode_event_data(self.name, event.data))
-            return accumulator.finish()
+    def _build_body(self, request: CompletionRequest) -> JsonDict:
+        return build_messages_body(request, self.model, stream=self.stream)
+
+    def _parse_response(self, data: Any) -> Completion:
+        return parse_message_response(data, name=self.name, model=self.model, secrets=self._secrets)
+
+    def _new_accumulator(self) -> MessageStreamAccumulator:
+        return MessageStreamAccumulator(self.name, self.model, secrets=self._secrets)
+
+    def _feed(self, accumulator: MessageStreamAccumulator, event: str, data: Any) -> None:
+        accumulator.feed(event, data)
+
+    def _finish(self, accumulator: MessageStreamAccumulator, *, done: bool) -> Completion:
+        return accumulator.finish()

@@ -8,7 +8,6 @@ between pi's messages and the chat format lives here and is shared with
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import aclosing
 from typing import Any, Final
 
 import httpx
@@ -16,19 +15,12 @@ import msgspec
 
 from contextree.entries.types import ContentBlock, LlmMessage, StopReason, Usage
 from contextree.errors import ModelResponseError
+from contextree.llm._client import _HTTPModelClient
 from contextree.llm._common import block_type, build_completion, count, reasoning_level
 from contextree.llm._http import (
     DEFAULT_TIMEOUT,
-    decode_event_data,
     decode_json,
     encode_json,
-    env_or,
-    is_event_stream,
-    iter_sse,
-    post,
-    raise_for_status,
-    read_json,
-    resolve_base_url,
     stream_error,
 )
 from contextree.llm.base import Completion, CompletionRequest, ToolSpec, make_usage
@@ -414,7 +406,7 @@ class ChatStreamAccumulator:
 # -- the client -----------------------------------------------------------------------------
 
 
-class OpenAIClient:
+class OpenAIClient(_HTTPModelClient[ChatStreamAccumulator]):
     """A thin httpx client for ``POST {base}/v1/chat/completions``.
 
     Args:
@@ -429,6 +421,13 @@ class OpenAIClient:
         provider: the provider part of :attr:`name` (``"vllm"``, ``"ollama"``, ...).
     """
 
+    _repr_name = "OpenAIClient"
+    _default_base_url = DEFAULT_OPENAI_BASE_URL
+    _base_url_env = "OPENAI_BASE_URL"
+    _api_key_env = "OPENAI_API_KEY"
+    _path = "/v1/chat/completions"
+    _stream_sentinel = "[DONE]"
+
     def __init__(
         self,
         model: str,
@@ -441,52 +440,31 @@ class OpenAIClient:
         headers: Mapping[str, str] | None = None,
         provider: str = "openai",
     ) -> None:
-        self.model = model
-        self.name = f"{provider}:{model}"
-        self.base_url = resolve_base_url(base_url, "OPENAI_BASE_URL", DEFAULT_OPENAI_BASE_URL)
-        self.url = f"{self.base_url}/v1/chat/completions"
-        self.timeout = timeout
-        self.stream = stream
-        self._http_client = http_client
-        self._api_key = env_or(api_key, "OPENAI_API_KEY") or ""
-        self._headers = dict(headers or {})
-        self._secrets = tuple(s for s in (self._api_key, *self._headers.values()) if len(s) >= 8)
-
-    def __repr__(self) -> str:
-        return (
-            f"OpenAIClient(model={self.model!r}, base_url={self.base_url!r}, stream={self.stream})"
+        super().__init__(
+            model,
+            name=f"{provider}:{model}",
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            stream=stream,
+            http_client=http_client,
+            headers=headers,
         )
 
-    def _request_headers(self) -> dict[str, str]:
-        headers = {"accept": "text/event-stream" if self.stream else "application/json"}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
-        headers.update(self._headers)
-        return headers
+    def _auth_headers(self, api_key: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {api_key}"}
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        """One chat completion; see :class:`~contextree.llm.base.ModelClient`."""
-        body = build_chat_body(request, self.model, stream=self.stream)
-        async with post(
-            name=self.name,
-            url=self.url,
-            headers=self._request_headers(),
-            body=body,
-            timeout=self.timeout,
-            http_client=self._http_client,
-        ) as response:
-            await raise_for_status(self.name, response, self._secrets)
-            if not (self.stream and is_event_stream(response)):
-                data = await read_json(self.name, response)
-                return parse_chat_completion(
-                    data, name=self.name, model=self.model, secrets=self._secrets
-                )
-            accumulator = ChatStreamAccumulator(self.name, self.model, secrets=self._secrets)
-            done = False
-            async with aclosing(iter_sse(response)) as events:
-                async for event in events:
-                    if event.data.strip() == "[DONE]":
-                        done = True
-                        break
-                    accumulator.feed(decode_event_data(self.name, event.data))
-            return accumulator.finish(done=done)
+    def _build_body(self, request: CompletionRequest) -> JsonDict:
+        return build_chat_body(request, self.model, stream=self.stream)
+
+    def _parse_response(self, data: Any) -> Completion:
+        return parse_chat_completion(data, name=self.name, model=self.model, secrets=self._secrets)
+
+    def _new_accumulator(self) -> ChatStreamAccumulator:
+        return ChatStreamAccumulator(self.name, self.model, secrets=self._secrets)
+
+    def _feed(self, accumulator: ChatStreamAccumulator, event: str, data: Any) -> None:
+        accumulator.feed(data)
+
+    def _finish(self, accumulator: ChatStreamAccumulator, *, done: bool) -> Completion:
+        return accumulator.finish(done=done)
