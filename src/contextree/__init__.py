@@ -5,8 +5,12 @@ history into a summary entry while recent messages stay verbatim; branch summari
 abandoned branch when the user moves elsewhere in the tree.
 """
 
+from typing import TYPE_CHECKING
+
 from contextree.errors import ContextreeError, EntryNotFoundError, SessionFileError
-from contextree.session.tree import SessionTree, TreeNode
+
+if TYPE_CHECKING:
+    from contextree.session.tree import SessionTree, TreeNode
 
 __version__ = "0.1.0"
 
@@ -18,3 +22,13 @@ __all__ = [
     "TreeNode",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The session layer pulls in msgspec and the context builder; load it on first use so that
+    # `contextree --help` and `import contextree.errors` stay fast.
+    if name in ("SessionTree", "TreeNode"):
+        from contextree.session import tree
+
+        return getattr(tree, name)
+    raise AttributeError(f"module 'contextree' has no attribute {name!r}")
