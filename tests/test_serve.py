@@ -426,3 +426,23 @@ def test_contextree_serve_answers_on_the_port_it_prints(tmp_path: Path) -> None:
         process.wait(timeout=30)
         assert process.stderr is not None
         process.stderr.close()
+
+
+def test_serve_binds_the_ipv6_loopback() -> None:
+    import socket as socket_module
+
+    try:
+        probe = socket_module.socket(socket_module.AF_INET6)
+        probe.bind(("::1", 0))
+        probe.close()
+    except OSError:
+        pytest.skip("this machine has no IPv6 loopback")
+    from contextree.compaction.offline import OfflineSummarizer
+    from contextree.serve import ServerConfig, SummaryServer
+
+    server = SummaryServer(OfflineSummarizer(), ServerConfig(host="::1", port=0))
+    try:
+        url = server.start()
+        assert url.startswith("http://[::1]:")
+    finally:
+        server.close()

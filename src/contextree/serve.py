@@ -14,6 +14,7 @@ import hmac
 import ipaddress
 import json
 import logging
+import socket
 import threading
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -185,6 +186,8 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, config: ServerConfig, client: ModelClient) -> None:
         self.config = config
         self.client = client
+        if ":" in config.host:  # an IPv6 literal such as ::1 needs an IPv6 socket
+            self.address_family = socket.AF_INET6
         super().__init__((config.host, config.port), _Handler)
 
     def summarize(self, system_prompt: str, prompt: str) -> str:
