@@ -8,6 +8,8 @@ of every entry (DEPENDENCIES.md: "decode only what you need").
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import msgspec
@@ -20,6 +22,7 @@ __all__ = [
     "decode_envelope",
     "decode_envelope_lines",
     "decode_object",
+    "decoding",
     "encode_line",
     "entry_problem",
     "header_problem",
@@ -47,38 +50,35 @@ _envelope_decoder = msgspec.json.Decoder(Envelope)
 _encoder = msgspec.json.Encoder()
 
 
-def decode_envelope_lines(data: bytes | memoryview) -> list[Envelope]:
-    """Decode the envelopes of a block of lines in one call; blank lines are skipped."""
+@contextmanager
+def decoding() -> Iterator[None]:
+    """Turn every way msgspec can reject a line into one :class:`LineError` with a reason."""
     try:
-        return _envelope_decoder.decode_lines(data)
+        yield
     except msgspec.ValidationError as exc:
         raise LineError(_validation_reason(str(exc))) from None
     except msgspec.DecodeError as exc:
         raise LineError(f"not valid JSON ({exc})") from None
     except RecursionError:
         raise LineError(_TOO_DEEP) from None
+
+
+def decode_envelope_lines(data: bytes | memoryview) -> list[Envelope]:
+    """Decode the envelopes of a block of lines in one call; blank lines are skipped."""
+    with decoding():
+        return _envelope_decoder.decode_lines(data)
 
 
 def decode_envelope(line: bytes | memoryview) -> Envelope:
     """Decode the envelope of one line; raise :class:`LineError` when it is not usable."""
-    try:
+    with decoding():
         return _envelope_decoder.decode(line)
-    except msgspec.ValidationError as exc:
-        raise LineError(_validation_reason(str(exc))) from None
-    except msgspec.DecodeError as exc:
-        raise LineError(f"not valid JSON ({exc})") from None
-    except RecursionError:
-        raise LineError(_TOO_DEEP) from None
 
 
 def decode_object(line: bytes | memoryview) -> JsonDict:
     """Decode one line into a dict; raise :class:`LineError` when it is not a JSON object."""
-    try:
+    with decoding():
         value = _object_decoder.decode(line)
-    except msgspec.DecodeError as exc:
-        raise LineError(f"not valid JSON ({exc})") from None
-    except RecursionError:
-        raise LineError(_TOO_DEEP) from None
     if not isinstance(value, dict):
         raise LineError(f"expected a JSON object, found {type(value).__name__}")
     return value

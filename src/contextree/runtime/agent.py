@@ -365,8 +365,6 @@ class AgentSession:
             calls = [
                 b for b in completion.content if isinstance(b, dict) and b.get("type") == "toolCall"
             ]
-            if completion.stop_reason != "toolUse" and not calls:
-                return
             if not calls:
                 return
             await self._run_tools(calls)

@@ -13,7 +13,13 @@ from typing import Any
 
 import msgspec
 
-from contextree.entries.codec import LineError, decode_object, encode_line, header_problem
+from contextree.entries.codec import (
+    LineError,
+    decode_object,
+    decoding,
+    encode_line,
+    header_problem,
+)
 from contextree.entries.types import CURRENT_SESSION_VERSION, Entry, Header
 from contextree.errors import SessionFileError, UnsupportedVersionError
 
@@ -210,14 +216,8 @@ def _placed(
 
 
 def _decode_one(line: bytes | memoryview) -> Record:
-    try:
+    with decoding():
         return _record_decoder.decode(line)
-    except msgspec.ValidationError as exc:
-        raise LineError(str(exc).replace("$.", "field ").replace(" - at ", " at ")) from None
-    except msgspec.DecodeError as exc:
-        raise LineError(f"not valid JSON ({exc})") from None
-    except RecursionError:  # msgspec gives up around 1000 levels of nesting
-        raise LineError("nested too deeply to decode") from None
 
 
 def _parse_spans(
@@ -241,8 +241,9 @@ def _parse_spans(
     records: list[Record] | None
     try:
         # Fast path: msgspec decodes every envelope of the region, into records, in one call.
-        records = _record_decoder.decode_lines(view[numbered[0][1] : numbered[-1][2]])
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        with decoding():
+            records = _record_decoder.decode_lines(view[numbered[0][1] : numbered[-1][2]])
+    except LineError:
         records = None
     if records is not None and len(records) == len(numbered):
         items: list[Record | BadLine] = []
