@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ from contextree.context.build import build_session_context, message_from_entry
 from contextree.entries.types import Entry
 from contextree.session import SessionTree
 from contextree.settings import CompactionSettings
+from contextree.store import MemoryStore, record_index
 from contextree.tokens.estimate import estimate_tokens, get_estimator
 from core_helpers import (
     assistant,
@@ -181,6 +183,24 @@ def test_the_context_of_a_generated_session_is_well_formed(ops: list[tuple[Any, 
         if message is not None:
             assert estimate_tokens(message) >= 0
             assert utf8.estimate(message) >= estimate_tokens(message)  # ASCII: equal; never less
+
+
+@given(_sessions, st.integers(min_value=1, max_value=3000))
+@_examples
+def test_the_context_read_lazily_from_the_file_equals_the_context_of_the_whole_path(
+    ops: list[tuple[Any, ...]], chunk: int
+) -> None:
+    tree = _build(ops)
+    assert isinstance(tree.store, MemoryStore)
+    data = tree.store.getvalue()
+    entries = tree.get_entries()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(record_index, "FIRST_CHUNK_BYTES", chunk)
+        for entry in entries:
+            lazy = SessionTree.in_memory(data)
+            assert lazy.build_session_context(entry["id"]) == build_session_context(
+                entries, entry["id"]
+            )
 
 
 @given(_sessions, _keeps)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from contextree.entries.ids import iso_to_ms
 from contextree.entries.sequence import id_at, type_at
@@ -18,6 +18,8 @@ from contextree.entries.types import AgentMessage, Entry
 
 __all__ = [
     "UNSET",
+    "ContextNeeds",
+    "LazyEntry",
     "ModelRef",
     "SessionContext",
     "build_context_from_path",
@@ -160,6 +162,55 @@ def _model(path: Sequence[Entry]) -> ModelRef | None:
             if found is not None:
                 return found
     return None
+
+
+class LazyEntry(Protocol):
+    """An entry whose type and id are known before its body is decoded."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def id(self) -> str | None: ...
+
+    @property
+    def entry(self) -> Entry: ...
+
+
+class ContextNeeds:
+    """Walking a path from its leaf back: do the entries passed so far hold all the context reads?
+
+    :func:`build_context_from_path` reads the latest compaction, the kept region that starts at
+    its ``firstKeptEntryId``, the latest thinking level and the latest model. Once a walk from the
+    leaf has passed all of them, nothing further back changes the context, so a reader of a large
+    session may stop there. Without a compaction the context holds the whole path.
+    """
+
+    __slots__ = ("_compaction", "_first_kept", "_kept", "_model", "_thinking")
+
+    def __init__(self) -> None:
+        self._compaction = False
+        self._first_kept: object = None
+        self._kept = False
+        self._thinking = False
+        self._model = False
+
+    def satisfied_by(self, item: LazyEntry) -> bool:
+        """Take the next entry back (its body read only when needed); True when enough."""
+        kind = item.type
+        if self._compaction and not self._kept and item.id == self._first_kept:
+            self._kept = True
+        if kind == "compaction" and not self._compaction:
+            self._compaction = True
+            compaction = item.entry
+            self._first_kept = compaction.get("firstKeptEntryId")
+            # Remote compaction replays its own history: no kept region to look for.
+            self._kept = _remote_history(compaction) is not None
+        elif kind == "thinking_level_change":
+            self._thinking = True
+        elif kind in ("model_change", "message") and not self._model:
+            self._model = _model_from(item.entry) is not None
+        return self._compaction and self._kept and self._thinking and self._model
 
 
 def build_context_from_path(path: Sequence[Entry]) -> SessionContext:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
-from contextree.context.build import SessionContext, build_context_from_path
+from contextree.context.build import ContextNeeds, SessionContext, build_context_from_path
 from contextree.entries.codec import encode_line
 from contextree.entries.ids import iso_now, new_entry_id, new_session_id
 from contextree.entries.types import CURRENT_SESSION_VERSION, AgentMessage, Entry, Header
@@ -25,14 +25,15 @@ from contextree.store.base import SessionStore, StoreTransaction
 from contextree.store.index import (
     BadLine,
     LoadReport,
-    ParsedSession,
     Record,
     parse_entry_lines,
+    parse_head,
     parse_session,
 )
 from contextree.store.jsonl import JsonlFileStore
 from contextree.store.memory import MemoryStore
 from contextree.store.migrations import migrate
+from contextree.store.record_index import RecordIndex
 
 __all__ = ["PathView", "SessionTree", "TreeNode"]
 
@@ -105,16 +106,14 @@ class SessionTree:
         self.store = store
         self._now = now
         self._new_id = new_id
-        self._items: list[Record | BadLine] = []
+        self._index = RecordIndex(LoadReport(store.name))
         self._leading: list[BadLine] = []
-        self._by_id: dict[str, Record] = {}
         self._children: dict[str | None, list[Record]] | None = None
         self._known_size = 0
         self._needs_rewrite = False
-        self._next_line = 1
         data = store.read() if store.exists() else b""
         if data and not data.isspace():
-            self._load(parse_session(data, store.name))
+            self._load(data)
             self._known_size = len(data)
         else:
             self.header: Header = {
@@ -125,7 +124,6 @@ class SessionTree:
                 "cwd": cwd if cwd is not None else os.getcwd(),
             }
             self._header_raw: bytes | None = None
-            self.report = LoadReport(store.name)
             self.leaf_id: str | None = None
             # An empty file holds nothing to lose: the first write replaces it with a header.
             self._needs_rewrite = bool(data)
@@ -162,56 +160,29 @@ class SessionTree:
         """A session kept in memory; ``data`` may hold the lines of an existing session."""
         return cls(MemoryStore(data), cwd=cwd, now=now)
 
-    def _load(self, parsed: ParsedSession) -> None:
-        self._needs_rewrite = migrate(parsed)
-        self.header = parsed.header
-        self._header_raw = parsed.header_raw
-        self.report = parsed.report
-        self._leading = parsed.leading
-        self._items = parsed.items
-        self._by_id = {}
+    def _load(self, data: bytes) -> None:
+        head = parse_head(data, self.store.name)
+        if head.version < CURRENT_SESSION_VERSION:
+            # Old formats are migrated whole, in memory; they are small and rare.
+            parsed = parse_session(data, self.store.name)
+            self._needs_rewrite = migrate(parsed)
+            self.header = parsed.header
+            self._header_raw = parsed.header_raw
+            self._index = RecordIndex.loaded(parsed.items, parsed.report, parsed.next_line)
+        else:
+            self._needs_rewrite = False
+            self.header = head.header
+            self._header_raw = head.header_raw
+            self._index = RecordIndex.lazy(data, head)
+        self._leading = head.leading
         self._children = None
-        self._index(parsed.items)
-        last = self._last_record()
+        last = self._index.last_record()
         self.leaf_id = last.id if last is not None else None
 
-    def _index(self, items: Sequence[Record | BadLine]) -> None:
-        """Add ``items`` (in file order, after everything indexed so far) to the index."""
-        if not items:
-            return
-        by_id = self._by_id
-        duplicates = self.report.duplicate_ids
-        last_line = items[-1].line
-        if last_line is not None:
-            self._next_line = max(self._next_line, last_line + 1)
-        records: list[Record] = []
-        for item in items:
-            if type(item) is BadLine:
-                continue
-            assert isinstance(item, Record)
-            records.append(item)
-            key = item.id
-            if key is None:
-                continue
-            if key in by_id:
-                lines = duplicates.setdefault(key, [by_id[key].line or 0])
-                lines.append(item.line or 0)
-            by_id[key] = item
-        self._children = None
-        # A new line may supply the parent an earlier orphan was missing.
-        orphans = [o for o in self.report.orphans if o[2] not in by_id]
-        orphans.extend(
-            (r.id or "?", r.line, r.parent_id)
-            for r in records
-            if r.parent_id is not None and r.parent_id not in by_id
-        )
-        self.report.orphans[:] = orphans
-
-    def _last_record(self) -> Record | None:
-        for item in reversed(self._items):
-            if isinstance(item, Record):
-                return item
-        return None
+    @property
+    def report(self) -> LoadReport:
+        """What loading found wrong in the whole file (reads every line not read yet)."""
+        return self._index.complete_all().report
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -225,12 +196,12 @@ class SessionTree:
         return str(self.header.get("id"))
 
     def __len__(self) -> int:
-        return sum(1 for item in self._items if isinstance(item, Record))
+        return sum(1 for _ in self.records())
 
     def records(self) -> Iterator[Record]:
         """Entry records in file order (bodies decoded on demand)."""
-        for item in self._items:
-            if isinstance(item, Record):
+        for item in self._index.complete_all().items:
+            if type(item) is Record:
                 yield item
 
     def get_entries(self) -> list[Entry]:
@@ -239,11 +210,11 @@ class SessionTree:
 
     def get_entry(self, entry_id: str) -> Entry | None:
         """The entry with ``entry_id``, or ``None``."""
-        record = self._by_id.get(entry_id)
+        record = self._index.get(entry_id)
         return record.entry if record is not None else None
 
     def has_entry(self, entry_id: str) -> bool:
-        return entry_id in self._by_id
+        return self._index.get(entry_id) is not None
 
     def get_leaf_entry(self) -> Entry | None:
         return self.get_entry(self.leaf_id) if self.leaf_id is not None else None
@@ -253,7 +224,7 @@ class SessionTree:
         start = from_id if from_id is not None else self.leaf_id
         if start is None:
             return []
-        if start not in self._by_id:
+        if self._index.get(start) is None:
             raise EntryNotFoundError(start)
         return [record.entry for record in self._path_records(start)]
 
@@ -262,34 +233,42 @@ class SessionTree:
         start = from_id if from_id is not None else self.leaf_id
         if start is None:
             return PathView([])
-        if start not in self._by_id:
+        if self._index.get(start) is None:
             raise EntryNotFoundError(start)
         return PathView(self._path_records(start))
 
     def _path_records(self, start: str) -> list[Record]:
-        by_id = self._by_id
+        index = self._index
+        by_id = index.by_id
+        get = by_id.get
         path: list[Record] = []
         append = path.append
-        get = by_id.get
-        limit = len(by_id)
-        current = get(start)
-        # A path longer than the number of entries must loop: only then pay for a seen-set.
-        while current is not None and len(path) <= limit:
+        current = index.get(start)
+        while current is not None:
             append(current)
+            # Every record on the path is indexed, so a longer path than the index must loop:
+            # only then pay for a seen-set.
+            if len(path) > len(by_id):
+                break
             parent = current.parent_id
-            current = get(parent) if parent is not None else None
+            if parent is None:
+                current = None
+                break
+            current = get(parent)
+            if current is None:
+                current = index.get(parent)  # not decoded yet, or missing
         if current is None:
             path.reverse()
             return path
         path = []
         seen: set[str] = set()
-        current = by_id.get(start)
+        current = index.get(start)
         while current is not None and current.id not in seen:
             assert current.id is not None
             seen.add(current.id)
             path.append(current)
             parent = current.parent_id
-            current = by_id.get(parent) if parent is not None else None
+            current = index.get(parent) if parent is not None else None
         path.reverse()
         return path
 
@@ -300,7 +279,7 @@ class SessionTree:
     def _child_map(self) -> dict[str | None, list[Record]]:
         if self._children is None:
             children: dict[str | None, list[Record]] = {}
-            by_id = self._by_id
+            by_id = self._index.complete_all().by_id
             for record in self.records():
                 if record.id is None or by_id.get(record.id) is not record:
                     continue
@@ -357,7 +336,7 @@ class SessionTree:
         stranded = [r for r in self.records() if r.id is not None and r.id not in placed]
         if stranded:
             # Entries whose parents form a cycle have no root; show them rather than lose them.
-            nodes.extend(build([r for r in stranded if self._by_id.get(r.id or "") is r]))
+            nodes.extend(build([r for r in stranded if self._index.by_id.get(r.id or "") is r]))
         return nodes
 
     def build_session_context(self, leaf_id: str | None = None) -> SessionContext:
@@ -365,13 +344,32 @@ class SessionTree:
         target = leaf_id if leaf_id is not None else self.leaf_id
         if target is None:
             return SessionContext()
-        return build_context_from_path(self.get_branch_view(target))
+        if self._index.get(target) is None:
+            raise EntryNotFoundError(target)
+        return build_context_from_path(PathView(self._context_records(target)))
+
+    def _context_records(self, start: str) -> list[Record]:
+        """The end of ``start``'s path that its context reads (in a large session, a little)."""
+        needs = ContextNeeds()
+        index = self._index
+        path: list[Record] = []
+        seen: set[str | None] = set()
+        current = index.get(start)
+        while current is not None and current.id not in seen:
+            seen.add(current.id)
+            path.append(current)
+            if needs.satisfied_by(current):
+                break
+            parent = current.parent_id
+            current = index.get(parent) if parent is not None else None
+        path.reverse()
+        return path
 
     # -- moving the leaf ------------------------------------------------------------------------
 
     def branch(self, entry_id: str) -> None:
         """Move the leaf to ``entry_id``; nothing is written (pi's ``branch``)."""
-        if entry_id not in self._by_id:
+        if self._index.get(entry_id) is None:
             raise EntryNotFoundError(entry_id)
         self.leaf_id = entry_id
 
@@ -384,7 +382,7 @@ class SessionTree:
     def _base(self, kind: str) -> Entry:
         return {
             "type": kind,
-            "id": self._new_id(self._by_id.__contains__),
+            "id": self._new_id(self._index.complete_all().by_id.__contains__),
             "parentId": self.leaf_id,
             "timestamp": self._now(),
         }
@@ -393,7 +391,7 @@ class SessionTree:
         """Append a complete entry dict (it must carry ``type``, ``id``, ``parentId``)."""
         if not isinstance(entry.get("type"), str) or not isinstance(entry.get("id"), str):
             raise TreeError('an entry needs a string "type" and "id"')
-        if entry["id"] in self._by_id:
+        if entry["id"] in self._index.complete_all().by_id:
             raise TreeError(f"an entry with id {entry['id']} already exists")
         self._write([Record.from_entry(entry)])
         return str(entry["id"])
@@ -470,7 +468,7 @@ class SessionTree:
 
     def append_label(self, target_id: str, label: str | None) -> str:
         """Set (or with ``None``/empty, clear) the label of ``target_id``."""
-        if target_id not in self._by_id:
+        if self._index.get(target_id) is None:
             raise EntryNotFoundError(target_id)
         entry = self._base("label")
         entry["targetId"] = target_id
@@ -494,7 +492,7 @@ class SessionTree:
         from_extension: bool = False,
     ) -> str:
         """Move the leaf to ``branch_from_id`` and append a ``branch_summary`` there."""
-        if branch_from_id is not None and branch_from_id not in self._by_id:
+        if branch_from_id is not None and self._index.get(branch_from_id) is None:
             raise EntryNotFoundError(branch_from_id)
         self.leaf_id = branch_from_id
         entry = self._base("branch_summary")
@@ -514,10 +512,10 @@ class SessionTree:
         with self.store.transaction() as txn:
             self._sync(txn)
             for key in by_new_id:
-                if not isinstance(key, str) or key not in self._by_id:
+                if not isinstance(key, str) or key not in self._index.by_id:
                     raise EntryNotFoundError(str(key))
             for key, entry in by_new_id.items():
-                record = self._by_id[str(key)]
+                record = self._index.by_id[str(key)]
                 record.cached = entry
                 record.raw = None
             self._replace_all(txn, [])
@@ -549,23 +547,23 @@ class SessionTree:
                 self._add(new)
 
     def _add(self, new: list[Record]) -> None:
-        for record in new:
-            record.line = self._next_line
-            self._next_line += 1
-            self._items.append(record)
-            assert record.id is not None
-            self._by_id[record.id] = record
-            if self._children is not None:
-                parent = record.parent_id if record.parent_id in self._by_id else None
+        index = self._index
+        for number, record in enumerate(new, index.next_line):
+            record.line = number
+        index.add(new)
+        if self._children is not None:
+            for record in new:
+                parent = record.parent_id if record.parent_id in index.by_id else None
                 self._children.setdefault(parent, []).append(record)
-            self.leaf_id = record.id
+        if new:
+            self.leaf_id = new[-1].id
 
     def _replace_all(self, txn: StoreTransaction, new: list[Record]) -> None:
         header = self._header_raw if self._header_raw is not None else encode_line(self.header)
         lines = [bad.raw for bad in self._leading]
         lines.append(header)
         lines.extend(
-            item.raw if isinstance(item, BadLine) else item.to_line() for item in self._items
+            item.raw if isinstance(item, BadLine) else item.to_line() for item in self._index.items
         )
         lines.extend(encode_line(r.entry) for r in new)
         data = b"\n".join(lines) + b"\n"
@@ -576,14 +574,15 @@ class SessionTree:
         self._add(new)
         # Renumber: the rewrite wrote one line per item, in order.
         number = len(self._leading) + 2
-        for item in self._items:
+        for item in self._index.items:
             if isinstance(item, Record):
                 item.line = number
             number += 1
-        self._next_line = number
+        self._index.next_line = number
 
     def _sync(self, txn: StoreTransaction) -> None:
-        """Take in what other writers did since we last looked."""
+        """Take in what other writers did since we last looked (and complete the index)."""
+        self._index.complete_all()
         size = txn.size
         # Nothing known yet but bytes stored: another writer created the session after we
         # looked; take it in whole (its header included) rather than as a tail.
@@ -592,22 +591,20 @@ class SessionTree:
             leaf = self.leaf_id
             data = txn.read_from(0)
             if data and not data.isspace():
-                self._next_line = 1
-                self._load(parse_session(data, self.store.name))
-                if leaf is None or leaf in self._by_id:
+                self._load(data)
+                self._index.complete_all()
+                if leaf is None or leaf in self._index.by_id:
                     self.leaf_id = leaf
             self._known_size = len(data)
             return
         if size > self._known_size and self._known_size > 0:
             tail = txn.read_from(self._known_size)
+            index = self._index
             foreign = parse_entry_lines(
-                tail,
-                first_line=self._next_line,
-                needs_id=True,
-                report=self.report,
+                tail, first_line=index.next_line, needs_id=True, report=index.report
             )
             leaf = self.leaf_id
-            self._items.extend(foreign)
-            self._index(foreign)
+            index.add(foreign)
+            self._children = None
             self.leaf_id = leaf
             self._known_size = size

@@ -23,7 +23,18 @@ from contextree.entries.codec import (
 from contextree.entries.types import CURRENT_SESSION_VERSION, Entry, Header
 from contextree.errors import SessionFileError, UnsupportedVersionError
 
-__all__ = ["BadLine", "LoadReport", "ParsedSession", "Record", "parse_entry_lines", "parse_session"]
+__all__ = [
+    "BadLine",
+    "LoadReport",
+    "ParsedSession",
+    "Record",
+    "SessionHead",
+    "line_spans",
+    "parse_entry_lines",
+    "parse_head",
+    "parse_session",
+    "parse_spans",
+]
 
 
 # Our own fields of a Record get JSON names no session line uses (an invisible separator
@@ -158,17 +169,19 @@ class ParsedSession:
     leading: list[BadLine]
     items: list[Record | BadLine]
     report: LoadReport
+    next_line: int = 1
+    """The number the line after the last one will have."""
 
 
-def _line_spans(data: bytes, start: int = 0) -> list[tuple[int, int]]:
-    """``(start, end)`` of every line from ``start`` on, without the newline."""
+def line_spans(data: bytes, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """``(start, end)`` of every line of ``data[start:end]``, without the newline."""
     spans: list[tuple[int, int]] = []
     append = spans.append
     find = data.find
-    size = len(data)
+    size = len(data) if end is None else end
     position = start
     while position < size:
-        newline = find(b"\n", position)
+        newline = find(b"\n", position, size)
         if newline < 0:
             append((position, size))
             break
@@ -220,7 +233,7 @@ def _decode_one(line: bytes | memoryview) -> Record:
         return _record_decoder.decode(line)
 
 
-def _parse_spans(
+def parse_spans(
     data: bytes,
     spans: list[tuple[int, int]],
     *,
@@ -273,68 +286,105 @@ def parse_entry_lines(
     data: bytes, *, first_line: int, needs_id: bool, report: LoadReport
 ) -> list[Record | BadLine]:
     """Turn a block of entry lines into records, reporting and keeping unusable lines."""
-    return _parse_spans(
-        data, _line_spans(data), first_line=first_line, needs_id=needs_id, report=report
+    return parse_spans(
+        data, line_spans(data), first_line=first_line, needs_id=needs_id, report=report
     )
 
 
-def parse_session(data: bytes, source: str) -> ParsedSession:
-    """Parse a whole session; raise :class:`SessionFileError` when it has no valid header."""
+@dataclass(slots=True)
+class SessionHead:
+    """The header of a session and where its entry lines begin (nothing after it is read)."""
+
+    header: Header
+    header_raw: bytes
+    version: int
+    leading: list[BadLine]
+    body_start: int
+    """Offset of the first byte after the header line."""
+    first_line: int
+    """Line number of the line at ``body_start``."""
+    report: LoadReport
+
+
+def parse_head(data: bytes, source: str) -> SessionHead:
+    """Find the header; raise :class:`SessionFileError` when the file has none.
+
+    Unreadable lines before the header are kept as leading bad lines; a readable line that is
+    not a header means this is not a session file at all.
+    """
     report = LoadReport(source)
-    spans = _line_spans(data)
     report.partial_last_line = bool(data) and not data.endswith(b"\n")
     leading: list[BadLine] = []
-    header: Header | None = None
-    header_index = -1
-    for index, (start, end) in enumerate(spans):
+    size = len(data)
+    position = 0
+    number = 0
+    while position < size:
+        number += 1
+        newline = data.find(b"\n", position)
+        end = size if newline < 0 else newline
+        start, position = position, end + 1
         if _is_blank(data, start, end):
             continue
         try:
             candidate = decode_object(memoryview(data)[start:end])
         except LineError as exc:
-            leading.append(BadLine(index + 1, data[start:end], str(exc)))
+            leading.append(BadLine(number, data[start:end], str(exc)))
             continue
         problem = header_problem(candidate)
         if problem is not None:
             raise SessionFileError(
-                source,
-                f"not a session file: {problem}; the file was left unchanged",
-                line=index + 1,
+                source, f"not a session file: {problem}; the file was left unchanged", line=number
             )
-        header = candidate
-        header_index = index
-        break
-    if header is None:
-        what = "is empty" if not data or data.isspace() else "has no valid session header"
-        raise SessionFileError(source, f"{what}; the file was left unchanged")
-    version = header.get("version", 1)
-    if version > CURRENT_SESSION_VERSION:
-        raise UnsupportedVersionError(
-            source,
-            f"session format version {version} is newer than this contextree understands "
-            f"({CURRENT_SESSION_VERSION}); upgrade contextree",
-            line=header_index + 1,
+        version = candidate.get("version", 1)
+        if version > CURRENT_SESSION_VERSION:
+            raise UnsupportedVersionError(
+                source,
+                f"session format version {version} is newer than this contextree understands "
+                f"({CURRENT_SESSION_VERSION}); upgrade contextree",
+                line=number,
+            )
+        report.bad_lines.extend(leading)
+        return SessionHead(
+            header=candidate,
+            header_raw=data[start:end],
+            version=version,
+            leading=leading,
+            body_start=min(position, size),
+            first_line=number + 1,
+            report=report,
         )
-    report.bad_lines.extend(leading)
-    items = _parse_spans(
-        data,
-        spans[header_index + 1 :],
-        first_line=header_index + 2,
-        needs_id=version >= 2,
-        report=report,
-    )
+    what = "is empty" if not data or data.isspace() else "has no valid session header"
+    raise SessionFileError(source, f"{what}; the file was left unchanged")
+
+
+def mark_partial_last_line(items: list[Record | BadLine], report: LoadReport) -> None:
+    """Say why the last line is bad when the file ends without a newline (a torn append)."""
     if report.partial_last_line and items and isinstance(items[-1], BadLine):
         last = items[-1]
-        report.bad_lines[-1] = BadLine(
+        items[-1] = BadLine(
             last.line, last.raw, "partial last line (an interrupted write); it is kept"
         )
-        items[-1] = report.bad_lines[-1]
-    start, end = spans[header_index]
+        report.bad_lines[:] = [items[-1] if bad is last else bad for bad in report.bad_lines]
+
+
+def parse_session(data: bytes, source: str) -> ParsedSession:
+    """Parse a whole session; raise :class:`SessionFileError` when it has no valid header."""
+    head = parse_head(data, source)
+    spans = line_spans(data, head.body_start)
+    items = parse_spans(
+        data,
+        spans,
+        first_line=head.first_line,
+        needs_id=head.version >= 2,
+        report=head.report,
+    )
+    mark_partial_last_line(items, head.report)
     return ParsedSession(
-        header=header,
-        header_raw=data[start:end],
-        version=version,
-        leading=leading,
+        header=head.header,
+        header_raw=head.header_raw,
+        version=head.version,
+        leading=head.leading,
         items=items,
-        report=report,
+        report=head.report,
+        next_line=head.first_line + len(spans),
     )

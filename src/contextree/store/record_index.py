@@ -1,0 +1,221 @@
+"""The id index of a session's records, built from the end of the file as far as it is needed.
+
+The leaf of a session is its last entry, and its context usually lies in the last few thousand
+lines; opening a large session should cost what the leaf needs, not what the whole history
+holds. So a lazily loaded index decodes entry envelopes in chunks from the end of the byte
+buffer backwards, each chunk twice the size of the one before: a lookup that misses decodes
+further back until it finds the id or reaches the header. Whatever needs every entry (file
+order, the load report, writing) calls :meth:`RecordIndex.complete` first.
+
+Entries only ever point back to earlier lines, and for duplicate ids the last line wins, so an
+index of a file's tail answers every lookup it can answer exactly as the full index would.
+
+Until the index is complete the number of lines before a chunk is unknown, so lines are
+numbered from the end (the last line is -1) and renumbered from the start on completion.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from operator import attrgetter
+
+from contextree.store.index import (
+    BadLine,
+    LoadReport,
+    Record,
+    SessionHead,
+    line_spans,
+    mark_partial_last_line,
+    parse_spans,
+)
+
+__all__ = ["FIRST_CHUNK_BYTES", "RecordIndex"]
+
+FIRST_CHUNK_BYTES = 1 << 20
+"""Bytes decoded by the first lazy step back from the end; each later step doubles."""
+
+_parents = attrgetter("parent_id")
+
+
+class RecordIndex:
+    """Entry records of one session in file order, and the last record of each id."""
+
+    def __init__(self, report: LoadReport) -> None:
+        """An empty, complete index (a new session)."""
+        self.report = report
+        """Problems found while loading; complete only once :attr:`complete` is true."""
+        self.items: list[Record | BadLine] = []
+        """Records and bad lines in file order (while lazy: only the decoded tail)."""
+        self.by_id: dict[str, Record] = {}
+        """The last record of each id (while lazy: of the decoded tail)."""
+        self.next_line = 1
+        self._data = b""
+        self._floor = 0  # where entry lines begin
+        self._pending = 0  # bytes [floor, pending) are not decoded yet
+        self._chunk = FIRST_CHUNK_BYTES
+        self._first_line = 1
+        self._lines_seen = 0  # lines decoded so far, counted from the end
+        self._needs_id = True
+
+    @classmethod
+    def lazy(cls, data: bytes, head: SessionHead) -> RecordIndex:
+        """An index of ``data``'s entry lines (after ``head``) that decodes them on demand."""
+        index = cls(head.report)
+        index._data = data
+        index._floor = head.body_start
+        index._pending = len(data)
+        index._first_line = head.first_line
+        index.next_line = head.first_line
+        index._needs_id = head.version >= 2
+        return index
+
+    @classmethod
+    def loaded(
+        cls, items: list[Record | BadLine], report: LoadReport, next_line: int
+    ) -> RecordIndex:
+        """A complete index of already parsed ``items`` (file order; ``next_line`` follows)."""
+        index = cls(report)
+        index.next_line = next_line
+        index.add(items)
+        return index
+
+    # -- lazy part ------------------------------------------------------------------------------
+
+    @property
+    def complete(self) -> bool:
+        """True when every line of the file is decoded and the report is final."""
+        return self._pending <= self._floor
+
+    def get(self, entry_id: str) -> Record | None:
+        """The record of ``entry_id``, decoding further back until it is found or all is read."""
+        record = self.by_id.get(entry_id)
+        while record is None and self._pending > self._floor:
+            self._step_back()
+            record = self.by_id.get(entry_id)
+        return record
+
+    def last_record(self) -> Record | None:
+        """The last record in file order (the leaf on open)."""
+        while True:
+            for item in reversed(self.items):
+                if type(item) is Record:
+                    return item
+            if self.complete:
+                return None
+            self._step_back()
+
+    def complete_all(self) -> RecordIndex:
+        """Decode everything not decoded yet and finish the report; returns ``self``."""
+        if not self.complete:
+            self._step_back(to_floor=True)
+        return self
+
+    def _step_back(self, *, to_floor: bool = False) -> None:
+        data, end = self._data, self._pending
+        start = self._floor if to_floor else max(self._floor, end - self._chunk)
+        self._chunk *= 2
+        if start > self._floor:
+            # Begin at the start of the line that holds ``start``.
+            newline = data.rfind(b"\n", self._floor, start)
+            start = newline + 1 if newline >= 0 else self._floor
+        spans = line_spans(data, start, end)
+        self._lines_seen += len(spans)
+        scratch = LoadReport(self.report.source)
+        chunk = parse_spans(
+            data, spans, first_line=-self._lines_seen, needs_id=self._needs_id, report=scratch
+        )
+        if end == len(data):
+            mark_partial_last_line(chunk, self.report)
+        self._merge(chunk)
+        self._pending = start
+        if self.complete:
+            self._finish()
+
+    def _merge(self, chunk: list[Record | BadLine]) -> None:
+        """Put an earlier chunk in front; ids already known belong to later lines and win."""
+        records = [item for item in chunk if type(item) is Record]
+        found = {record.id: record for record in records if record.id is not None}
+        by_id = self.by_id
+        if by_id:
+            for key in found.keys() & by_id.keys():
+                del found[key]
+        by_id.update(found)
+        self.items = chunk + self.items if self.items else chunk
+
+    def _finish(self) -> None:
+        """Renumber lines from the start and compute what the report says about the whole."""
+        shift = self._first_line + self._lines_seen
+        items = self.items
+        for position, item in enumerate(items):
+            if type(item) is Record:
+                assert item.line is not None
+                item.line += shift
+            else:
+                assert isinstance(item, BadLine)
+                items[position] = dataclasses.replace(item, line=item.line + shift)
+        report = self.report
+        report.bad_lines[:] = [
+            *report.bad_lines,
+            *(item for item in items if isinstance(item, BadLine)),
+        ]
+        records = [item for item in items if type(item) is Record]
+        with_id = [record for record in records if record.id is not None]
+        if len(with_id) != len(self.by_id):
+            self._note_duplicates(with_id)
+        missing = set(map(_parents, records)) - self.by_id.keys()
+        missing.discard(None)
+        if missing:
+            report.orphans.extend(
+                (r.id or "?", r.line, r.parent_id)
+                for r in records
+                if r.parent_id is not None and r.parent_id in missing
+            )
+        self.next_line = self._first_line + self._lines_seen
+        self._data = b""  # records keep their own reference to the buffer
+
+    def _note_duplicates(self, records: Iterable[Record]) -> None:
+        first: dict[str, int] = {}
+        duplicates = self.report.duplicate_ids
+        for record in records:
+            key = record.id
+            assert key is not None
+            line = record.line or 0
+            if key in first:
+                duplicates.setdefault(key, [first[key]]).append(line)
+            else:
+                first[key] = line
+
+    # -- complete part --------------------------------------------------------------------------
+
+    def add(self, items: Sequence[Record | BadLine]) -> None:
+        """Add ``items`` that follow everything indexed so far (the index must be complete)."""
+        assert self.complete, "complete the index before adding to it"
+        if not items:
+            return
+        by_id = self.by_id
+        duplicates = self.report.duplicate_ids
+        last_line = items[-1].line
+        if last_line is not None:
+            self.next_line = max(self.next_line, last_line + 1)
+        records: list[Record] = []
+        for item in items:
+            self.items.append(item)
+            if type(item) is not Record:
+                continue
+            records.append(item)
+            key = item.id
+            if key is None:
+                continue
+            if key in by_id:
+                lines = duplicates.setdefault(key, [by_id[key].line or 0])
+                lines.append(item.line or 0)
+            by_id[key] = item
+        # A new line may supply the parent an earlier orphan was missing.
+        orphans = [o for o in self.report.orphans if o[2] not in by_id]
+        orphans.extend(
+            (r.id or "?", r.line, r.parent_id)
+            for r in records
+            if r.parent_id is not None and r.parent_id not in by_id
+        )
+        self.report.orphans[:] = orphans

@@ -1,0 +1,148 @@
+"""The lazy record index: decoding from the end answers exactly as a full parse does."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from contextree.session import SessionTree
+from contextree.store import Record, parse_session, record_index
+from contextree.store.index import parse_head
+from contextree.store.record_index import RecordIndex
+from core_helpers import Chain, assistant, header, jsonl, user
+
+# One generated line: a good entry (parent: an earlier id, a missing one or none; the id may
+# repeat an earlier one), a blank line, or a line that cannot be used.
+_lines = st.lists(
+    st.one_of(
+        st.tuples(st.just("entry"), st.integers(0, 30), st.integers(-2, 30), st.integers(1, 300)),
+        st.tuples(st.just("blank"), st.sampled_from(["", "   ", "\t"])),
+        st.tuples(st.just("bad"), st.sampled_from(['{"type":', "[1,2]", '{"id":"x"}', "nope"])),
+    ),
+    max_size=40,
+)
+
+
+def _file(lines: list[tuple[Any, ...]], torn: bool) -> bytes:
+    out = [json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"})]
+    for line in lines:
+        if line[0] == "entry":
+            _, number, parent, size = line
+            parent_id = None if parent == -1 else f"{parent:08x}" if parent >= 0 else "gone"
+            entry = {"type": "message", "id": f"{number:08x}", "parentId": parent_id}
+            entry["message"] = {"role": "user", "content": "x" * size}
+            out.append(json.dumps(entry))
+        else:
+            out.append(line[1])
+    data = "\n".join(out) + "\n"
+    return (data[:-1] + "{" if torn and lines else data).encode()
+
+
+def _lazy(data: bytes) -> RecordIndex:
+    return RecordIndex.lazy(data, parse_head(data, "s.jsonl"))
+
+
+def _shape(index: RecordIndex) -> list[tuple[Any, ...]]:
+    return [
+        (item.line, item.id) if isinstance(item, Record) else (item.line, item.reason)
+        for item in index.items
+    ]
+
+
+@given(_lines, st.booleans(), st.integers(1, 400), st.lists(st.integers(-2, 30), max_size=8))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_lazy_index_answers_as_the_full_parse_does(
+    lines: list[tuple[Any, ...]], torn: bool, chunk: int, lookups: list[int]
+) -> None:
+    data = _file(lines, torn)
+    full = parse_session(data, "s.jsonl")
+    eager = RecordIndex.loaded(full.items, full.report, full.next_line)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(record_index, "FIRST_CHUNK_BYTES", chunk)
+        lazy = _lazy(data)
+    last = lazy.last_record()
+    expected_last = next((i for i in reversed(full.items) if isinstance(i, Record)), None)
+    assert (last.id if last else None) == (expected_last.id if expected_last else None)
+    found = {n: lazy.get(f"{n:08x}") for n in lookups}
+    lazy.complete_all()
+    assert _shape(lazy) == _shape(eager)
+    for n, record in found.items():
+        assert record is lazy.by_id.get(f"{n:08x}")
+        assert (record.line if record else None) == (
+            eager.by_id[f"{n:08x}"].line if f"{n:08x}" in eager.by_id else None
+        )
+    assert lazy.report.messages() == eager.report.messages()
+    assert lazy.report.partial_last_line == (torn and bool(lines))
+    assert lazy.next_line == eager.next_line
+
+
+def _long_session(turns: int) -> tuple[bytes, Chain]:
+    chain = Chain()
+    chain.add("thinking_level_change", thinkingLevel="low")
+    for n in range(turns):
+        chain.msg(user(f"question {n} " + "q" * 400))
+        chain.msg(assistant(f"answer {n} " + "a" * 400))
+        if n == turns - 3:
+            chain.add("thinking_level_change", thinkingLevel="high")
+    kept = chain.entries[-4]["id"]
+    chain.add("compaction", summary="all of it", firstKeptEntryId=kept, tokensBefore=99)
+    chain.msg(user("after the compaction"))
+    return jsonl(header(), *chain.entries), chain
+
+
+def test_opening_and_building_the_context_reads_only_the_end_of_a_large_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data, chain = _long_session(400)
+    monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", 4096)
+    tree = SessionTree.in_memory(data)
+    assert tree.leaf_id == chain.leaf
+    context = tree.build_session_context()
+    assert not tree._index.complete
+    assert len(tree._index.items) < 100  # of 803 entries
+    full = SessionTree.in_memory(data)
+    full._index.complete_all()
+    assert context == full.build_session_context()
+    assert context.thinking_level == "high"
+    assert [m["role"] for m in context.messages] == [
+        "compactionSummary",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
+
+
+def test_the_report_and_writes_read_the_whole_file_first(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    data, chain = _long_session(50)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data.replace(b'"answer 3 ', b'"answer 3 \n{broken\n', 1))
+    monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", 2048)
+    tree = SessionTree.open(path)
+    assert not tree._index.complete
+    assert [m for m in tree.report.messages() if "skipped" in m]
+    assert tree._index.complete
+    again = SessionTree.open(path)
+    again.append_message(user("new"))
+    assert again._index.complete
+    assert again.get_entry(chain.ids()[0]) is not None
+    assert SessionTree.open(path).get_branch()[-1]["message"]["content"][0]["text"] == "new"
+
+
+def test_a_missing_id_reads_everything_once_and_is_then_known_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data, chain = _long_session(30)
+    monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", 512)
+    tree = SessionTree.in_memory(data)
+    assert tree.get_entry(chain.ids()[1]) == chain.entries[1]
+    assert not tree.has_entry("ffffffff")
+    assert tree._index.complete
+    assert len(tree) == len(chain.entries)
