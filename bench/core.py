@@ -322,6 +322,8 @@ def _metrics() -> list[Metric]:
     ]
 
 
+COMPACTION_REPEAT = 15
+
 _MS_KEYS = {"branch_cold", "branch_warm", "prepare", "prune", "prepare_prune"}
 
 
@@ -345,12 +347,13 @@ def run(
         info = asdict(generated)
         info["path"] = str(generated.path)
         sessions[size] = info
-        repeat = 5 if entries <= 20_000 else 3
+        repeat = 5
         results: dict[str, float] = {"file_mb": generated.bytes / 1e6}
         progress(f"{size}: open and context")
         results.update(measure_open_context(generated.path, repeat))
         progress(f"{size}: prepare_compaction and prune decision")
-        results.update(measure_compaction(generated.path, max(repeat, 5)))
+        # Tens of milliseconds each: more runs make the median steady on a shared machine.
+        results.update(measure_compaction(generated.path, COMPACTION_REPEAT))
         progress(f"{size}: {APPENDS} appends")
         results.update(measure_append(generated.path, workdir))
         progress(f"{size}: peak memory (child process)")

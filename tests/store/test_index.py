@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from contextree.errors import SessionFileError, UnsupportedVersionError
 from contextree.session import SessionTree
 from contextree.store import BadLine, Record, parse_session
+from contextree.store.index import entries_of
 from core_helpers import Chain, assistant, header, jsonl, user
 
 
@@ -182,3 +184,33 @@ def test_a_file_of_only_malformed_entries_after_a_header_opens_empty_with_a_repo
     assert len(tree) == 0
     assert [b.line for b in tree.report.bad_lines] == [2, 3]
     assert path.read_bytes() == data
+
+
+def test_bulk_decoding_pauses_the_collector_and_restores_it() -> None:
+    chain = Chain()
+    for n in range(1200):
+        chain.msg(user(f"m{n}"))
+    records = [i for i in parse_session(jsonl(header(), *chain.entries), "s").items]
+    assert all(isinstance(r, Record) for r in records)
+    seen: list[bool] = []
+    original = Record.entry.fget
+    assert original is not None
+
+    def spy(record: Record) -> object:
+        seen.append(gc.isenabled())
+        return original(record)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Record, "entry", property(spy))
+        assert entries_of(records[:10]) == chain.entries[:10]  # small batches: collector runs
+        assert seen == [True] * 10
+        seen.clear()
+        assert entries_of(records) == chain.entries
+        assert set(seen) == {False}
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        entries_of(records)
+        assert not gc.isenabled()  # a caller's choice to keep it off is left alone
+    finally:
+        gc.enable()

@@ -199,6 +199,29 @@ def test_js_stringify_matches_compact_json_dumps_without_floats(value: object) -
     assert js_stringify(value) == expected
 
 
+flat_arguments = st.dictionaries(
+    st.text() | st.sampled_from(["0", "1", "10", "01", "4294967295", "2a", "\u0663"]),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text()
+    | st.sampled_from(["a\ud800b", "\udc00", "\ud83d\ude00", "\x00\x1f\u2028"])
+    | st.lists(st.integers(), max_size=2),
+    max_size=6,
+)
+
+
+@given(flat_arguments)
+def test_js_stringify_of_flat_arguments_matches_the_general_writer(value: dict[str, Any]) -> None:
+    # Flat objects of plain values take a C fast path; it must write what _write writes.
+    from contextree.tokens.estimate import _write
+
+    parts: list[str] = []
+    _write(value, parts, set())
+    assert js_stringify(value) == "".join(parts)
+
+
 # --- estimate_tokens: one rule per role -----------------------------------------------------
 
 

@@ -8,6 +8,7 @@ nothing would be summarized the result is :class:`NothingToCompact` (decision 4)
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -15,7 +16,7 @@ from typing import Any, Literal
 from contextree.compaction.cut_points import CutPoint, find_cut_point
 from contextree.compaction.file_ops import FileOps, extract_file_ops_from_message, seed_from_details
 from contextree.context.build import compaction_summary_message, message_from_entry
-from contextree.entries.sequence import id_at, type_at
+from contextree.entries.sequence import id_reader, type_at, type_reader
 from contextree.entries.types import AgentMessage, Entry
 from contextree.settings.schema import CompactionSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
@@ -69,41 +70,62 @@ def context_region(path: Sequence[Entry]) -> tuple[int, int]:
     right after the compaction, else at 0. Only the types and ids of entries are read.
     """
     previous_index = -1
+    type_of = type_reader(path)
     for index in range(len(path) - 1, -1, -1):
-        if type_at(path, index) == "compaction":
+        if type_of(index) == "compaction":
             previous_index = index
             break
     if previous_index < 0:
         return -1, 0
     first_kept = path[previous_index].get("firstKeptEntryId")
+    id_of = id_reader(path)
     for index in range(previous_index - 1, -1, -1):
-        if id_at(path, index) == first_kept:
+        if id_of(index) == first_kept:
             return previous_index, index
     return previous_index, previous_index + 1
 
 
-def _messages(entries: Sequence[Entry], *, for_context: bool = False) -> list[AgentMessage]:
-    out = []
-    for entry in entries:
-        if entry.get("type") == "compaction":
-            continue
-        message = message_from_entry(entry, for_context=for_context)
-        if message is not None:
-            out.append(message)
-    return out
+@dataclass(frozen=True, slots=True)
+class _Region:
+    """The messages of ``path[start:end]`` with their path indices, built once per plan."""
+
+    indices: list[int]
+    entries: list[Entry]
+    messages: list[AgentMessage]
+
+    @classmethod
+    def of(cls, path: Sequence[Entry], start: int, end: int) -> _Region:
+        indices, entries, messages = [], [], []
+        for index, entry in enumerate(path[start:end], start):
+            message = message_from_entry(entry, for_context=False)
+            if message is not None:
+                indices.append(index)
+                entries.append(entry)
+                messages.append(message)
+        return cls(indices, entries, messages)
+
+    def between(self, start: int, end: int) -> list[AgentMessage]:
+        """Messages of the entries at path indices ``start <= index < end``."""
+        return self.messages[bisect_left(self.indices, start) : bisect_left(self.indices, end)]
+
+    def in_context(self) -> list[AgentMessage]:
+        """The messages as the context shows them: empty branch summaries left out."""
+        return [
+            message
+            for entry, message in zip(self.entries, self.messages, strict=True)
+            if entry.get("type") != "branch_summary" or entry.get("summary")
+        ]
 
 
-def _adjusted_keep(path: Sequence[Entry], start: int, keep: int, estimator: TokenEstimator) -> int:
+def _adjusted_keep(
+    path: Sequence[Entry], region: _Region, keep: int, estimator: TokenEstimator
+) -> int:
     """§4.4: shrink the keep budget by how much the provider's count exceeds our estimate."""
     usage = get_last_assistant_usage(path)
     if usage is None:
         return keep
-    estimated = 0
-    for entry in path[start:]:
-        if entry.get("type") in ("message", "custom_message", "branch_summary"):
-            message = message_from_entry(entry, for_context=False)
-            if message is not None:
-                estimated += estimator.estimate(message)
+    estimate = estimator.estimate
+    estimated = sum(estimate(message) for message in region.messages)
     prompt = calculate_prompt_tokens(usage)
     ratio = prompt / estimated if estimated else 0.0
     if math.isfinite(ratio) and ratio > 1:
@@ -130,12 +152,13 @@ def prepare_compaction(
     previous = path[previous_index] if previous_index >= 0 else None
     boundary_end = len(path)
 
+    region = _Region.of(path, boundary_start, boundary_end)
     keep = settings.keep_recent_tokens
     if settings.adjust_keep_recent_by_usage:
-        keep = _adjusted_keep(path, boundary_start, keep, estimator)
+        keep = _adjusted_keep(path, region, keep, estimator)
     # pi 0.73.1: the estimate of the context as it is now (usage plus what follows it). The
     # context is the previous summary plus every message from the boundary on.
-    context_messages = _messages(path[boundary_start:], for_context=True)
+    context_messages = region.in_context()
     if previous is not None:
         context_messages.insert(0, compaction_summary_message(previous))
     tokens_before = estimate_context_tokens(context_messages, estimator=estimator).tokens
@@ -154,9 +177,9 @@ def prepare_compaction(
         )
 
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
-    to_summarize = _messages(path[boundary_start:history_end])
+    to_summarize = region.between(boundary_start, history_end)
     prefix = (
-        _messages(path[cut.turn_start_index : cut.first_kept_entry_index])
+        region.between(cut.turn_start_index, cut.first_kept_entry_index)
         if cut.is_split_turn
         else []
     )
@@ -181,7 +204,7 @@ def prepare_compaction(
         first_kept_entry_index=cut.first_kept_entry_index,
         messages_to_summarize=to_summarize,
         turn_prefix_messages=prefix,
-        recent_messages=_messages(path[cut.first_kept_entry_index : boundary_end]),
+        recent_messages=region.between(cut.first_kept_entry_index, boundary_end),
         is_split_turn=cut.is_split_turn,
         turn_start_index=cut.turn_start_index,
         tokens_before=tokens_before,

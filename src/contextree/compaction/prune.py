@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from contextree.compaction.prepare import context_region
 from contextree.entries.ids import now_ms
-from contextree.entries.sequence import type_at
+from contextree.entries.sequence import type_reader
 from contextree.entries.types import Entry
 from contextree.settings.schema import PruneSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
@@ -76,8 +76,9 @@ def decide_prune(
     # compaction's kept region are no longer sent, so pruning them saves nothing, and counting
     # them would make the threshold check subtract savings that never happened.
     _, start = context_region(path_entries)
+    type_of = type_reader(path_entries)
     for index in range(len(path_entries) - 1, start - 1, -1):
-        if type_at(path_entries, index) != "message":
+        if type_of(index) != "message":
             continue
         entry = path_entries[index]
         message = entry.get("message")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from contextree.entries.ids import iso_to_ms
-from contextree.entries.sequence import id_at, type_at
+from contextree.entries.sequence import id_reader, type_reader
 from contextree.entries.types import AgentMessage, Entry
 
 __all__ = [
@@ -147,8 +147,9 @@ def _remote_history(compaction: Entry) -> dict[str, Any] | None:
 
 
 def _thinking_level(path: Sequence[Entry]) -> str:
+    type_of = type_reader(path)
     for index in range(len(path) - 1, -1, -1):
-        if type_at(path, index) == "thinking_level_change":
+        if type_of(index) == "thinking_level_change":
             level = path[index].get("thinkingLevel")
             return level if isinstance(level, str) and level else "off"
     return "off"
@@ -156,8 +157,9 @@ def _thinking_level(path: Sequence[Entry]) -> str:
 
 def _model(path: Sequence[Entry]) -> ModelRef | None:
     # The last model_change or assistant message wins (pi); scanning backwards stops early.
+    type_of = type_reader(path)
     for index in range(len(path) - 1, -1, -1):
-        if type_at(path, index) in ("model_change", "message"):
+        if type_of(index) in ("model_change", "message"):
             found = _model_from(path[index])
             if found is not None:
                 return found
@@ -220,8 +222,9 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
     region and what follows it (plus the latest thinking level and model).
     """
     compaction_index = -1
+    type_of = type_reader(path)
     for index in range(len(path) - 1, -1, -1):
-        if type_at(path, index) == "compaction":
+        if type_of(index) == "compaction":
             compaction_index = index
             break
     thinking = _thinking_level(path)
@@ -248,8 +251,9 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
     if payload is None:
         first_kept = compaction.get("firstKeptEntryId")
         # The kept entry sits shortly before the compaction: search backwards from it.
+        id_of = id_reader(path)
         for index in range(compaction_index - 1, -1, -1):
-            if id_at(path, index) == first_kept:
+            if id_of(index) == first_kept:
                 emit(path[index:compaction_index])
                 break
     emit(path[compaction_index + 1 :])

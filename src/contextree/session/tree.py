@@ -26,6 +26,7 @@ from contextree.store.index import (
     BadLine,
     LoadReport,
     Record,
+    entries_of,
     parse_entry_lines,
     parse_head,
     parse_session,
@@ -61,7 +62,7 @@ class PathView(Sequence[Entry]):
 
     def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
         if isinstance(index, slice):
-            return [record.entry for record in self._records[index]]
+            return entries_of(self._records[index])
         return self._records[index].entry
 
     def __eq__(self, other: object) -> bool:
@@ -206,7 +207,7 @@ class SessionTree:
 
     def get_entries(self) -> list[Entry]:
         """Every entry in file order."""
-        return [record.entry for record in self.records()]
+        return entries_of(self.records())
 
     def get_entry(self, entry_id: str) -> Entry | None:
         """The entry with ``entry_id``, or ``None``."""
@@ -226,7 +227,7 @@ class SessionTree:
             return []
         if self._index.get(start) is None:
             raise EntryNotFoundError(start)
-        return [record.entry for record in self._path_records(start)]
+        return entries_of(self._path_records(start))
 
     def get_branch_view(self, from_id: str | None = None) -> PathView:
         """Like :meth:`get_branch`, but entries are decoded only when read (large sessions)."""

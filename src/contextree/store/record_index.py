@@ -25,6 +25,7 @@ from contextree.store.index import (
     LoadReport,
     Record,
     SessionHead,
+    collector_paused,
     line_spans,
     mark_partial_last_line,
     parse_spans,
@@ -34,6 +35,9 @@ __all__ = ["FIRST_CHUNK_BYTES", "RecordIndex"]
 
 FIRST_CHUNK_BYTES = 1 << 20
 """Bytes decoded by the first lazy step back from the end; each later step doubles."""
+
+_PAUSE_GC_BYTES = 8 << 20
+"""Decoding a chunk larger than this pauses the garbage collector (see collector_paused)."""
 
 _parents = attrgetter("parent_id")
 
@@ -119,33 +123,38 @@ class RecordIndex:
             # Begin at the start of the line that holds ``start``.
             newline = data.rfind(b"\n", self._floor, start)
             start = newline + 1 if newline >= 0 else self._floor
-        spans = line_spans(data, start, end)
-        self._lines_seen += len(spans)
-        scratch = LoadReport(self.report.source)
-        chunk = parse_spans(
-            data, spans, first_line=-self._lines_seen, needs_id=self._needs_id, report=scratch
-        )
-        if end == len(data):
-            mark_partial_last_line(chunk, self.report)
-        self._merge(chunk)
-        self._pending = start
-        if self.complete:
-            self._finish()
+        with collector_paused(end - start > _PAUSE_GC_BYTES):
+            spans = line_spans(data, start, end)
+            self._lines_seen += len(spans)
+            last_step = start == self._floor
+            if last_step:
+                # The count from the start is known now: renumber what was counted from the end.
+                self._renumber(self._first_line + self._lines_seen)
+            scratch = LoadReport(self.report.source)
+            chunk = parse_spans(
+                data,
+                spans,
+                first_line=self._first_line if last_step else -self._lines_seen,
+                needs_id=self._needs_id,
+                report=scratch,
+            )
+            if end == len(data):
+                mark_partial_last_line(chunk, self.report)
+            self._merge(chunk)
+            self._pending = start
+            if last_step:
+                self._finish()
 
     def _merge(self, chunk: list[Record | BadLine]) -> None:
         """Put an earlier chunk in front; ids already known belong to later lines and win."""
-        records = [item for item in chunk if type(item) is Record]
-        found = {record.id: record for record in records if record.id is not None}
-        by_id = self.by_id
-        if by_id:
-            for key in found.keys() & by_id.keys():
-                del found[key]
-        by_id.update(found)
+        setdefault = self.by_id.setdefault
+        # Newest first, so that within the chunk the last line of an id wins as well.
+        for item in reversed(chunk):
+            if type(item) is Record and item.id is not None:
+                setdefault(item.id, item)
         self.items = chunk + self.items if self.items else chunk
 
-    def _finish(self) -> None:
-        """Renumber lines from the start and compute what the report says about the whole."""
-        shift = self._first_line + self._lines_seen
+    def _renumber(self, shift: int) -> None:
         items = self.items
         for position, item in enumerate(items):
             if type(item) is Record:
@@ -154,6 +163,10 @@ class RecordIndex:
             else:
                 assert isinstance(item, BadLine)
                 items[position] = dataclasses.replace(item, line=item.line + shift)
+
+    def _finish(self) -> None:
+        """Compute what the report says about the whole file."""
+        items = self.items
         report = self.report
         report.bad_lines[:] = [
             *report.bad_lines,
