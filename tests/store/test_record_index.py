@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -94,11 +95,17 @@ def _long_session(turns: int) -> tuple[bytes, Chain]:
     return jsonl(header(), *chain.entries), chain
 
 
+@pytest.fixture
+def chunk_bytes(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """Set the first lazy step's size, so that small test files take many steps."""
+    return lambda size: monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", size)
+
+
 def test_opening_and_building_the_context_reads_only_the_end_of_a_large_session(
-    monkeypatch: pytest.MonkeyPatch,
+    chunk_bytes: Callable[[int], None],
 ) -> None:
     data, chain = _long_session(400)
-    monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", 4096)
+    chunk_bytes(4096)
     tree = SessionTree.in_memory(data)
     assert tree.leaf_id == chain.leaf
     context = tree.build_session_context()
@@ -119,12 +126,12 @@ def test_opening_and_building_the_context_reads_only_the_end_of_a_large_session(
 
 
 def test_the_report_and_writes_read_the_whole_file_first(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+    chunk_bytes: Callable[[int], None], tmp_path: Any
 ) -> None:
     data, chain = _long_session(50)
     path = tmp_path / "s.jsonl"
     path.write_bytes(data.replace(b'"answer 3 ', b'"answer 3 \n{broken\n', 1))
-    monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", 2048)
+    chunk_bytes(2048)
     tree = SessionTree.open(path)
     assert not tree._index.complete
     assert [m for m in tree.report.messages() if "skipped" in m]
@@ -137,10 +144,10 @@ def test_the_report_and_writes_read_the_whole_file_first(
 
 
 def test_a_missing_id_reads_everything_once_and_is_then_known_missing(
-    monkeypatch: pytest.MonkeyPatch,
+    chunk_bytes: Callable[[int], None],
 ) -> None:
     data, chain = _long_session(30)
-    monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", 512)
+    chunk_bytes(512)
     tree = SessionTree.in_memory(data)
     assert tree.get_entry(chain.ids()[1]) == chain.entries[1]
     assert not tree.has_entry("ffffffff")

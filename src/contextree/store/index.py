@@ -287,8 +287,22 @@ def parse_spans(
     except LineError:
         records = None
     if records is not None and len(records) == len(spans):
-        # One record per line, so no line was blank: no need to look for blank lines.
-        return _place_all(records, data, spans, first_line, needs_id=needs_id, report=report)
+        # One record per line, so no line was blank: no need to look for blank lines. This is
+        # the hot loop of loading a large session.
+        items: list[Record | BadLine] = []
+        append = items.append
+        number = first_line
+        for record, (start, end) in zip(records, spans, strict=True):
+            if record.type and (record.id or not needs_id):
+                record.line = number
+                record.buf = data
+                record.start = start
+                record.end = end
+                append(record)
+            else:
+                append(_placed(record, data, start, end, number, needs_id=needs_id, report=report))
+            number += 1
+        return items
     whitespace = _WHITESPACE
     numbered = [
         (first_line + offset, start, end)
@@ -300,7 +314,7 @@ def parse_spans(
             _placed(record, data, start, end, number, needs_id=needs_id, report=report)
             for record, (number, start, end) in zip(records, numbered, strict=True)
         ]
-    items: list[Record | BadLine] = []
+    items = []
     for number, start, end in numbered:
         try:
             record = _decode_one(view[start:end])
@@ -308,32 +322,6 @@ def parse_spans(
             items.append(_bad(number, data[start:end], str(exc), report))
             continue
         items.append(_placed(record, data, start, end, number, needs_id=needs_id, report=report))
-    return items
-
-
-def _place_all(
-    records: list[Record],
-    data: bytes,
-    spans: list[tuple[int, int]],
-    first_line: int,
-    *,
-    needs_id: bool,
-    report: LoadReport,
-) -> list[Record | BadLine]:
-    """Place one decoded record per line span (the hot loop of loading a large session)."""
-    items: list[Record | BadLine] = []
-    append = items.append
-    number = first_line
-    for record, (start, end) in zip(records, spans, strict=True):
-        if record.type and (record.id or not needs_id):
-            record.line = number
-            record.buf = data
-            record.start = start
-            record.end = end
-            append(record)
-        else:
-            append(_placed(record, data, start, end, number, needs_id=needs_id, report=report))
-        number += 1
     return items
 
 
