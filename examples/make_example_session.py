@@ -36,7 +36,8 @@ CWD = "/home/dev/src/todo-api"
 START_MS = 1_773_479_525_113  # 2026-03-14T09:12:05.113Z
 SYSTEM_PROMPT_TOKENS = 5_214  # pi's system prompt, AGENTS.md and the tool schemas
 PROVIDER, MODEL, API = "anthropic", "claude-sonnet-4-5", "anthropic-messages"
-# USD per million tokens (input, output, cache read, cache write).
+# The kinds of tokens in pi's usage record, and their USD price per million tokens.
+USAGE_KINDS = ("input", "output", "cacheRead", "cacheWrite")
 PRICES = (3.0, 15.0, 0.30, 3.75)
 CACHE_TTL_MS = 5 * 60 * 1000
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -111,6 +112,17 @@ class Files:
 
     def write(self, path: str, content: str) -> None:
         self.files[path] = content
+
+    def block(self, path: str, first: str, last: str) -> str:
+        """The lines of ``path`` from the one line ``first`` through the next line ``last``."""
+        lines = self.files[path].splitlines(keepends=True)
+        starts = [i for i, line in enumerate(lines) if line.rstrip("\n") == first]
+        if len(starts) != 1:
+            raise SystemExit(f"{path}: line {first!r} found {len(starts)} times")
+        for end in range(starts[0], len(lines)):
+            if lines[end].rstrip("\n") == last:
+                return "".join(lines[starts[0] : end + 1])
+        raise SystemExit(f"{path}: no line {last!r} after {first!r}")
 
     def line_of(self, path: str, needle: str, nth: int = 1) -> int:
         """1-based line number of the ``nth`` line of ``path`` containing ``needle``."""
@@ -361,6 +373,34 @@ class Write:
     content: str
 
 
+def insert_after(path: str, anchor: str, text: str) -> Edit:
+    """An edit that adds ``text`` after ``anchor`` (pi's edit tool only replaces text)."""
+    return Edit(path, anchor, anchor + text)
+
+
+def insert_before(path: str, anchor: str, text: str) -> Edit:
+    """An edit that adds ``text`` before ``anchor``."""
+    return Edit(path, anchor, text + anchor)
+
+
+@dataclass
+class Replace:
+    """An edit of the lines from ``first`` through ``last`` (whole lines, without the newline),
+    with the old text taken from the file as the earlier calls leave it.
+
+    For code this script already spells out, in the project at HEAD or in an earlier edit: the
+    old text is then written once, and stays what the file really holds.
+    """
+
+    path: str
+    first: str
+    last: str
+    new: str
+
+    def resolve(self, files: Files) -> Edit:
+        return Edit(self.path, files.block(self.path, self.first, self.last), self.new)
+
+
 @dataclass
 class Bash:
     command: str
@@ -372,14 +412,15 @@ class Bash:
 class Merge:
     """Several replacements in one file sent as one edit of the block that spans them all."""
 
-    def __init__(self, *edits: Edit) -> None:
+    def __init__(self, *edits: Edit | Replace) -> None:
         self.edits = edits
 
     def resolve(self, files: Files) -> Edit:
-        path = self.edits[0].path
+        edits = [e.resolve(files) if isinstance(e, Replace) else e for e in self.edits]
+        path = edits[0].path
         text = files.read(path)
         spans = []
-        for edit in self.edits:
+        for edit in edits:
             if text.count(edit.old) != 1:
                 raise SystemExit(f"merge in {path}: not unique:\n{edit.old}")
             start = text.index(edit.old)
@@ -389,13 +430,13 @@ class Merge:
         if not text[:end].endswith("\n"):
             end = text.index("\n", end) + 1
         block = new = text[begin:end]
-        for edit in self.edits:
+        for edit in edits:
             new = new.replace(edit.old, edit.new)
         return Edit(path, block, new)
 
 
-Call = Read | Edit | Write | Bash | Merge
-Resolved = Read | Edit | Write | Bash  # a call as sent: merges already turned into edits
+Call = Read | Edit | Write | Bash | Merge | Replace
+Resolved = Read | Edit | Write | Bash  # a call as sent: merges and replaces turned into edits
 
 
 @dataclass
@@ -484,11 +525,14 @@ class Session:
 
     def assistant(self, text: str = "", *, thinking: str = "", calls: Iterable[Call] = ()) -> str:
         """One assistant message, then the result of each tool call."""
-        # Resolve merged edits against the files as the earlier calls of this message leave them.
+        # Resolve merged edits and replaces against the files as the earlier calls of this
+        # message leave them.
         planned = self.files.copy()
         resolved: list[Resolved] = []
         for requested in calls:
-            call = requested.resolve(planned) if isinstance(requested, Merge) else requested
+            call = (
+                requested.resolve(planned) if isinstance(requested, Merge | Replace) else requested
+            )
             if isinstance(call, Edit):
                 planned.edit(call.path, call.old, call.new)
             elif isinstance(call, Write):
@@ -546,18 +590,9 @@ class Session:
         counts = (fresh, output, cache_read, cache_write)
         cost = [round(n * price / 1_000_000, 8) for n, price in zip(counts, PRICES, strict=True)]
         return {
-            "input": fresh,
-            "output": output,
-            "cacheRead": cache_read,
-            "cacheWrite": cache_write,
+            **dict(zip(USAGE_KINDS, counts, strict=True)),
             "totalTokens": sum(counts),
-            "cost": {
-                "input": cost[0],
-                "output": cost[1],
-                "cacheRead": cost[2],
-                "cacheWrite": cost[3],
-                "total": round(sum(cost), 8),
-            },
+            "cost": {**dict(zip(USAGE_KINDS, cost, strict=True)), "total": round(sum(cost), 8)},
         }
 
     def _tool_result(self, call: Resolved, call_id: str) -> str:
@@ -1595,208 +1630,69 @@ def _saferepr(value: object, maxsize: int = 240) -> str:
     return text[:left] + "..." + text[len(text) - (maxsize - 3 - left) :]
 
 
-def _frames(frames: list[tuple[str, int, str, str]]) -> str:
-    return "".join(f"{path}:{line}: in {func}\n    {code}\n" for path, line, func, code in frames)
+# The short-style frames between a test's client call and the app (starlette 0.37, httpx, anyio),
+# innermost last, one a row: file | line | function | source line. Only the first two rows
+# depend on the HTTP verb, and one on where the app's middleware is.
+_TESTCLIENT_FRAMES = """
+{SITE}/starlette/testclient.py | {testclient_line} | {verb} | return super().{verb}(
+{SITE}/httpx/_client.py | {httpx_line} | {verb} | return self.request(
+{SITE}/starlette/testclient.py | 454 | request | return super().request(
+{SITE}/httpx/_client.py | 837 | request | return self.send(request, auth=auth, follow_redirects=follow_redirects)
+{SITE}/httpx/_client.py | 926 | send | response = self._send_handling_auth(
+{SITE}/httpx/_client.py | 954 | _send_handling_auth | response = self._send_handling_redirects(
+{SITE}/httpx/_client.py | 991 | _send_handling_redirects | response = self._send_single_request(request)
+{SITE}/httpx/_client.py | 1027 | _send_single_request | response = transport.handle_request(request)
+{SITE}/starlette/testclient.py | 351 | handle_request | raise exc
+{SITE}/starlette/testclient.py | 348 | handle_request | portal.call(self.app, scope, receive, send)
+{SITE}/anyio/from_thread.py | 290 | call | return cast(T_Retval, self.start_task_soon(func, *args).result())
+/usr/lib/python3.12/concurrent/futures/_base.py | 456 | result | return self.__get_result()
+/usr/lib/python3.12/concurrent/futures/_base.py | 401 | __get_result | raise self._exception
+{SITE}/anyio/from_thread.py | 221 | _call_func | retval = await retval_or_awaitable
+{SITE}/fastapi/applications.py | 1054 | __call__ | await super().__call__(scope, receive, send)
+{SITE}/starlette/applications.py | 113 | __call__ | await self.middleware_stack(scope, receive, send)
+{SITE}/starlette/middleware/errors.py | 186 | __call__ | raise exc
+{SITE}/starlette/middleware/errors.py | 164 | __call__ | await self.app(scope, receive, _send)
+{SITE}/starlette/middleware/base.py | 189 | __call__ | with collapse_excgroups():
+/usr/lib/python3.12/contextlib.py | 158 | __exit__ | self.gen.throw(value)
+{SITE}/starlette/_utils.py | 93 | collapse_excgroups | raise exc
+{SITE}/starlette/middleware/base.py | 191 | __call__ | response = await self.dispatch_func(request, call_next)
+todo_api/main.py | {middleware_line} | request_context | response = await call_next(request)
+{SITE}/starlette/middleware/base.py | 165 | call_next | raise app_exc
+{SITE}/starlette/middleware/base.py | 151 | coro | await self.app(scope, receive_or_disconnect, send_no_error)
+{SITE}/starlette/middleware/cors.py | 85 | __call__ | await self.app(scope, receive, send)
+{SITE}/starlette/middleware/exceptions.py | 62 | __call__ | await wrap_app_handling_exceptions(self.app, conn)(scope, receive, send)
+{SITE}/starlette/_exception_handler.py | 53 | wrapped_app | raise exc
+{SITE}/starlette/_exception_handler.py | 42 | wrapped_app | await app(scope, receive, sender)
+{SITE}/starlette/routing.py | 715 | __call__ | await self.middleware_stack(scope, receive, send)
+{SITE}/starlette/routing.py | 735 | app | await route.handle(scope, receive, send)
+{SITE}/starlette/routing.py | 288 | handle | await self.app(scope, receive, send)
+{SITE}/starlette/routing.py | 76 | app | await wrap_app_handling_exceptions(app, request)(scope, receive, send)
+{SITE}/starlette/_exception_handler.py | 53 | wrapped_app | raise exc
+{SITE}/starlette/_exception_handler.py | 42 | wrapped_app | await app(scope, receive, sender)
+{SITE}/starlette/routing.py | 73 | app | response = await f(request)
+{SITE}/fastapi/routing.py | 301 | app | raw_response = await run_endpoint_function(
+{SITE}/fastapi/routing.py | 214 | run_endpoint_function | return await run_in_threadpool(dependant.call, **values)
+{SITE}/starlette/concurrency.py | 39 | run_in_threadpool | return await anyio.to_thread.run_sync(func, *args)
+{SITE}/anyio/to_thread.py | 56 | run_sync | return await get_async_backend().run_sync_in_worker_thread(
+{SITE}/anyio/_backends/_asyncio.py | 2470 | run_sync_in_worker_thread | return await future
+{SITE}/anyio/_backends/_asyncio.py | 967 | run | result = context.run(func, *args)
+"""
 
 
 def _testclient_frames(verb: str, middleware_line: int) -> str:
-    """The short-style frames between a test's client call and the app (starlette 0.37)."""
-    return _frames(
-        [
-            (
-                f"{SITE}/starlette/testclient.py",
-                560 if verb == "patch" else 499,
-                verb,
-                f"return super().{verb}(",
-            ),
-            (
-                f"{SITE}/httpx/_client.py",
-                1218 if verb == "patch" else 1054,
-                verb,
-                "return self.request(",
-            ),
-            (f"{SITE}/starlette/testclient.py", 454, "request", "return super().request("),
-            (
-                f"{SITE}/httpx/_client.py",
-                837,
-                "request",
-                "return self.send(request, auth=auth, follow_redirects=follow_redirects)",
-            ),
-            (f"{SITE}/httpx/_client.py", 926, "send", "response = self._send_handling_auth("),
-            (
-                f"{SITE}/httpx/_client.py",
-                954,
-                "_send_handling_auth",
-                "response = self._send_handling_redirects(",
-            ),
-            (
-                f"{SITE}/httpx/_client.py",
-                991,
-                "_send_handling_redirects",
-                "response = self._send_single_request(request)",
-            ),
-            (
-                f"{SITE}/httpx/_client.py",
-                1027,
-                "_send_single_request",
-                "response = transport.handle_request(request)",
-            ),
-            (f"{SITE}/starlette/testclient.py", 351, "handle_request", "raise exc"),
-            (
-                f"{SITE}/starlette/testclient.py",
-                348,
-                "handle_request",
-                "portal.call(self.app, scope, receive, send)",
-            ),
-            (
-                f"{SITE}/anyio/from_thread.py",
-                290,
-                "call",
-                "return cast(T_Retval, self.start_task_soon(func, *args).result())",
-            ),
-            (
-                "/usr/lib/python3.12/concurrent/futures/_base.py",
-                456,
-                "result",
-                "return self.__get_result()",
-            ),
-            (
-                "/usr/lib/python3.12/concurrent/futures/_base.py",
-                401,
-                "__get_result",
-                "raise self._exception",
-            ),
-            (
-                f"{SITE}/anyio/from_thread.py",
-                221,
-                "_call_func",
-                "retval = await retval_or_awaitable",
-            ),
-            (
-                f"{SITE}/fastapi/applications.py",
-                1054,
-                "__call__",
-                "await super().__call__(scope, receive, send)",
-            ),
-            (
-                f"{SITE}/starlette/applications.py",
-                113,
-                "__call__",
-                "await self.middleware_stack(scope, receive, send)",
-            ),
-            (f"{SITE}/starlette/middleware/errors.py", 186, "__call__", "raise exc"),
-            (
-                f"{SITE}/starlette/middleware/errors.py",
-                164,
-                "__call__",
-                "await self.app(scope, receive, _send)",
-            ),
-            (f"{SITE}/starlette/middleware/base.py", 189, "__call__", "with collapse_excgroups():"),
-            ("/usr/lib/python3.12/contextlib.py", 158, "__exit__", "self.gen.throw(value)"),
-            (f"{SITE}/starlette/_utils.py", 93, "collapse_excgroups", "raise exc"),
-            (
-                f"{SITE}/starlette/middleware/base.py",
-                191,
-                "__call__",
-                "response = await self.dispatch_func(request, call_next)",
-            ),
-            (
-                "todo_api/main.py",
-                middleware_line,
-                "request_context",
-                "response = await call_next(request)",
-            ),
-            (f"{SITE}/starlette/middleware/base.py", 165, "call_next", "raise app_exc"),
-            (
-                f"{SITE}/starlette/middleware/base.py",
-                151,
-                "coro",
-                "await self.app(scope, receive_or_disconnect, send_no_error)",
-            ),
-            (
-                f"{SITE}/starlette/middleware/cors.py",
-                85,
-                "__call__",
-                "await self.app(scope, receive, send)",
-            ),
-            (
-                f"{SITE}/starlette/middleware/exceptions.py",
-                62,
-                "__call__",
-                "await wrap_app_handling_exceptions(self.app, conn)(scope, receive, send)",
-            ),
-            (f"{SITE}/starlette/_exception_handler.py", 53, "wrapped_app", "raise exc"),
-            (
-                f"{SITE}/starlette/_exception_handler.py",
-                42,
-                "wrapped_app",
-                "await app(scope, receive, sender)",
-            ),
-            (
-                f"{SITE}/starlette/routing.py",
-                715,
-                "__call__",
-                "await self.middleware_stack(scope, receive, send)",
-            ),
-            (
-                f"{SITE}/starlette/routing.py",
-                735,
-                "app",
-                "await route.handle(scope, receive, send)",
-            ),
-            (f"{SITE}/starlette/routing.py", 288, "handle", "await self.app(scope, receive, send)"),
-            (
-                f"{SITE}/starlette/routing.py",
-                76,
-                "app",
-                "await wrap_app_handling_exceptions(app, request)(scope, receive, send)",
-            ),
-            (f"{SITE}/starlette/_exception_handler.py", 53, "wrapped_app", "raise exc"),
-            (
-                f"{SITE}/starlette/_exception_handler.py",
-                42,
-                "wrapped_app",
-                "await app(scope, receive, sender)",
-            ),
-            (f"{SITE}/starlette/routing.py", 73, "app", "response = await f(request)"),
-            (
-                f"{SITE}/fastapi/routing.py",
-                301,
-                "app",
-                "raw_response = await run_endpoint_function(",
-            ),
-            (
-                f"{SITE}/fastapi/routing.py",
-                214,
-                "run_endpoint_function",
-                "return await run_in_threadpool(dependant.call, **values)",
-            ),
-            (
-                f"{SITE}/starlette/concurrency.py",
-                39,
-                "run_in_threadpool",
-                "return await anyio.to_thread.run_sync(func, *args)",
-            ),
-            (
-                f"{SITE}/anyio/to_thread.py",
-                56,
-                "run_sync",
-                "return await get_async_backend().run_sync_in_worker_thread(",
-            ),
-            (
-                f"{SITE}/anyio/_backends/_asyncio.py",
-                2470,
-                "run_sync_in_worker_thread",
-                "return await future",
-            ),
-            (
-                f"{SITE}/anyio/_backends/_asyncio.py",
-                967,
-                "run",
-                "result = context.run(func, *args)",
-            ),
-        ]
+    """The frames of ``_TESTCLIENT_FRAMES`` as pytest prints them, for ``client.<verb>(...)``."""
+    table = _TESTCLIENT_FRAMES.format(
+        SITE=SITE,
+        verb=verb,
+        testclient_line=560 if verb == "patch" else 499,
+        httpx_line=1218 if verb == "patch" else 1054,
+        middleware_line=middleware_line,
     )
+    out = []
+    for row in table.strip("\n").splitlines():
+        path, line, func, code = row.split(" | ")
+        out.append(f"{path}:{line}: in {func}\n    {code}\n")
+    return "".join(out)
 
 
 def _method_excerpt(
@@ -1845,6 +1741,41 @@ tests/test_openapi.py:{line}: AssertionError
 """
     short_summary = f"AssertionError: assert {short} == {short}"
     return report, short_summary[:120] + "..."
+
+
+def _list_failure(
+    files: Files, path: str, test: str, locals_: str, got: list[str], expected: list[str]
+) -> tuple[str, str]:
+    """pytest's report and summary for a failing ``assert titles(response) == expected``;
+    ``locals_`` are the test's arguments as the report shows them."""
+    source, line = source_excerpt(files, path, test, f"== {json.dumps(expected)}")
+    index = next(i for i, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b)
+    message = f"AssertionError: assert {got!r} == {expected!r}"
+    report = f"""{locals_}
+
+{source}
+E       {message}
+E{BLANK_E}
+E         At index {index} diff: {got[index]!r} != {expected[index]!r}
+E         Use -v to get more diff
+
+{path}:{line}: AssertionError
+"""
+    return report, message
+
+
+def _todo(todo_id: int, title: str, created_ms: int, due_date: str | None = None) -> dict[str, Any]:
+    """A new todo as the API returns it; the app keeps whole seconds."""
+    stamp = _iso(created_ms)[:19] + "+00:00"
+    return {
+        "id": todo_id,
+        "title": title,
+        "notes": "",
+        "done": False,
+        "due_date": due_date,
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2114,9 +2045,44 @@ def refresh_and_run(files: Files, stage: int, first: str, second: str) -> str:
     return f"{'.':<73} [100%]\n1 passed in {first}s\n" + verbose
 
 
+def api_param_row(row: str) -> Edit:
+    """Document a new ``GET /todos`` parameter: a row below ``done`` in docs/api.md's table."""
+    return insert_after(
+        "docs/api.md", "| `done` | query | boolean | - | only todos in this state |\n", row + "\n"
+    )
+
+
+def openapi_diff_bash(s: Session, stage: int) -> Bash:
+    """The agent's check of the app's OpenAPI document against the snapshot, before a refresh."""
+    return Bash(OPENAPI_DIFF, lambda: openapi_diff_output(s.files, stage), seconds=0.9)
+
+
+def refresh_and_run_bash(
+    s: Session, stage: int, first: str, second: str, *, seconds: float
+) -> Bash:
+    """The refresh of the snapshot and the full verbose run (``refresh_and_run``) as one call."""
+    return Bash(
+        f"UPDATE_SNAPSHOTS=1 {PYTEST} tests/test_openapi.py && {PYTEST_V}",
+        lambda: refresh_and_run(s.files, stage, first, second),
+        seconds=seconds,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # The story
 # ---------------------------------------------------------------------------------------------
+
+# What both pagination attempts rewrite, as at HEAD: the file, then the first and last line.
+HEAD_LIST_METHOD = (
+    "todo_api/repository.py",
+    "    def list(self, *, done: bool | None = None) -> list[Todo]:",
+    "        return [_row_to_todo(row) for row in self._conn.execute(sql, params)]",
+)
+HEAD_LIST_ROUTE = (
+    "todo_api/main.py",
+    '@router.get("/todos", response_model=list[Todo])',
+    "    return repo.list(done=done)",
+)
 
 
 def explore(s: Session) -> str:
@@ -2287,18 +2253,8 @@ Keyset pagination on id: `WHERE id > :after [AND done = ?] ORDER BY id LIMIT :li
 The cursor should be opaque to clients so the encoding can change later: urlsafe base64 of "id:<n>", padding stripped. A cursor we did not produce -> 422 invalid_request. To know whether there is a next page, fetch limit + 1 rows.
 """,
         calls=[
-            Edit(
-                "todo_api/repository.py",
-                _code("""
-    def list(self, *, done: bool | None = None) -> list[Todo]:
-        sql = f"SELECT {_COLUMNS} FROM todos"
-        params: list[object] = []
-        if done is not None:
-            sql += " WHERE done = ?"
-            params.append(int(done))
-        sql += " ORDER BY id"
-        return [_row_to_todo(row) for row in self._conn.execute(sql, params)]
-"""),
+            Replace(
+                *HEAD_LIST_METHOD,
                 _code('''
     def list(
         self, *, done: bool | None = None, after_id: int = 0, limit: int | None = None
@@ -2322,10 +2278,10 @@ The cursor should be opaque to clients so the encoding can change later: urlsafe
         "Now the route: `limit` and `cursor` parameters, and a `Link` header pointing at the next page.",
         calls=[
             Merge(
-                Edit(
+                insert_before(
                     "todo_api/main.py",
                     "import logging\nimport sqlite3\n",
-                    "import base64\nimport binascii\nimport logging\nimport sqlite3\n",
+                    "import base64\nimport binascii\n",
                 ),
                 Edit(
                     "todo_api/main.py",
@@ -2338,14 +2294,8 @@ The cursor should be opaque to clients so the encoding can change later: urlsafe
                     "from todo_api.errors import TodoError, install_error_handlers",
                 ),
             ),
-            Edit(
-                "todo_api/main.py",
-                _code('''
-@router.get("/todos", response_model=list[Todo])
-def list_todos(repo: Repo, done: bool | None = None) -> list[Todo]:
-    """All todos, oldest first; ``done`` filters by state."""
-    return repo.list(done=done)
-'''),
+            Replace(
+                *HEAD_LIST_ROUTE,
                 _code('''
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
@@ -2450,18 +2400,8 @@ The body stays list[Todo], so response_model and the Todo schema do not change.
 Steps: repository -> route -> request models -> path ids -> tests -> docs/changelog -> snapshot (after showing the diff).
 """,
         calls=[
-            Edit(
-                "todo_api/repository.py",
-                _code("""
-    def list(self, *, done: bool | None = None) -> list[Todo]:
-        sql = f"SELECT {_COLUMNS} FROM todos"
-        params: list[object] = []
-        if done is not None:
-            sql += " WHERE done = ?"
-            params.append(int(done))
-        sql += " ORDER BY id"
-        return [_row_to_todo(row) for row in self._conn.execute(sql, params)]
-"""),
+            Replace(
+                *HEAD_LIST_METHOD,
                 _code('''
     def list(
         self, *, done: bool | None = None, limit: int | None = None, offset: int = 0
@@ -2475,17 +2415,14 @@ Steps: repository -> route -> request models -> path ids -> tests -> docs/change
         return [_row_to_todo(row) for row in self._conn.execute(sql, params)]
 '''),
             ),
-            Edit(
+            insert_after(
                 "todo_api/repository.py",
                 _code("""
 def _iso_date(value: date | None) -> str | None:
     return value.isoformat() if value is not None else None
 """),
-                _code('''
-def _iso_date(value: date | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
+                "\n\n"
+                + _code('''
 def _where(*, done: bool | None) -> tuple[str, list[object]]:
     """The WHERE clause and parameters of the list filters (shared by list and count)."""
     if done is None:
@@ -2512,13 +2449,12 @@ FastAPI details for the route:
                 "from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response, status",
             ),
             Merge(
-                Edit(
+                insert_after(
                     "todo_api/main.py",
                     _code("""
 NOT_FOUND = {404: {"model": ErrorBody, "description": "No todo with this id"}}
 """),
                     _code('''
-NOT_FOUND = {404: {"model": ErrorBody, "description": "No todo with this id"}}
 TodoId = Annotated[int, Path(ge=1, description="The todo's id.")]
 
 DEFAULT_PAGE_SIZE = 50
@@ -2550,14 +2486,8 @@ def _link(request: Request, limit: int, offset: int, rel: str) -> str:
     return f'<{url.path}?{url.query}>; rel="{rel}"'
 '''),
                 ),
-                Edit(
-                    "todo_api/main.py",
-                    _code('''
-@router.get("/todos", response_model=list[Todo])
-def list_todos(repo: Repo, done: bool | None = None) -> list[Todo]:
-    """All todos, oldest first; ``done`` filters by state."""
-    return repo.list(done=done)
-'''),
+                Replace(
+                    *HEAD_LIST_ROUTE,
                     _code('''
 @router.get("/todos", response_model=list[Todo], responses={200: {"headers": PAGE_HEADERS}})
 def list_todos(
@@ -2613,30 +2543,10 @@ pydantic v2: Annotated[str, StringConstraints(strip_whitespace=True, min_length=
 The OpenAPI request schemas will gain minLength/maxLength; that is a request-side change (additions), not a response change.
 """,
         calls=[
-            Edit(
+            Replace(
                 "todo_api/models.py",
-                _code('''
-from datetime import date, datetime
-
-from pydantic import BaseModel, ConfigDict
-
-
-class TodoCreate(BaseModel):
-    """Body of ``POST /todos``."""
-
-    title: str
-    notes: str = ""
-    due_date: date | None = None
-
-
-class TodoUpdate(BaseModel):
-    """Body of ``PATCH /todos/{id}``: every field is optional; absent fields are unchanged."""
-
-    title: str | None = None
-    notes: str | None = None
-    due_date: date | None = None
-    done: bool | None = None
-'''),
+                "from datetime import date, datetime",
+                "    done: bool | None = None",
                 _code('''
 from datetime import date, datetime
 from typing import Annotated
@@ -2800,7 +2710,7 @@ The third is the OpenAPI snapshot, expected; I'll look at its diff after these f
                     "from pydantic import BaseModel, ConfigDict, StringConstraints",
                     "from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator",
                 ),
-                Edit(
+                insert_after(
                     "todo_api/models.py",
                     _code("""
     title: Title | None = None
@@ -2808,12 +2718,8 @@ The third is the OpenAPI snapshot, expected; I'll look at its diff after these f
     due_date: date | None = None
     done: bool | None = None
 """),
-                    _code("""
-    title: Title | None = None
-    notes: Notes | None = None
-    due_date: date | None = None
-    done: bool | None = None
-
+                    "\n"
+                    + _code("""
     @field_validator("title", "notes", "done")
     @classmethod
     def _not_null(cls, value: object) -> object:
@@ -2825,7 +2731,7 @@ The third is the OpenAPI snapshot, expected; I'll look at its diff after these f
 """),
                 ),
             ),
-            Edit(
+            insert_after(
                 "tests/test_validation.py",
                 _code("""
 def test_patch_rejects_null_title(client, make_todo):
@@ -2835,15 +2741,8 @@ def test_patch_rejects_null_title(client, make_todo):
 
     assert response.status_code == 422
 """),
-                _code("""
-def test_patch_rejects_null_title(client, make_todo):
-    todo = make_todo("original")
-
-    response = client.patch(f"/todos/{todo['id']}", json={"title": None})
-
-    assert response.status_code == 422
-
-
+                "\n\n"
+                + _code("""
 def test_patch_rejects_null_notes_and_done(client, make_todo):
     todo = make_todo("original", notes="keep")
 
@@ -2865,13 +2764,7 @@ def test_patch_still_clears_the_due_date_with_null(client, make_todo):
     )
     s.assistant(
         "Before refreshing the snapshot, the exact differences between the stored OpenAPI document and the current one:",
-        calls=[
-            Bash(
-                OPENAPI_DIFF,
-                lambda: openapi_diff_output(s.files, 1),
-                seconds=0.9,
-            )
-        ],
+        calls=[openapi_diff_bash(s, 1)],
     )
     s.assistant(
         thinking="""
@@ -2882,13 +2775,7 @@ Checking the diff against the constraint:
 
 These are exactly the "additions" the test docstring allows, so refreshing is legitimate. Refresh, then run the whole suite.
 """,
-        calls=[
-            Bash(
-                f"UPDATE_SNAPSHOTS=1 {PYTEST} tests/test_openapi.py && {PYTEST_V}",
-                lambda: refresh_and_run(s.files, 1, "0.41", "1.22"),
-                seconds=3.4,
-            )
-        ],
+        calls=[refresh_and_run_bash(s, 1, "0.41", "1.22", seconds=3.4)],
     )
     s.assistant(
         "All green. Updating the API docs (I have them from the start) and the changelog.",
@@ -2896,17 +2783,10 @@ These are exactly the "additions" the test docstring allows, so refreshing is le
     )
     s.assistant(
         calls=[
-            Edit(
+            Replace(
                 "docs/api.md",
-                _code("""
-### `GET /todos`
-
-Every todo, oldest first, as a JSON array of todo objects.
-
-| parameter | in | type | default | notes |
-|---|---|---|---|---|
-| `done` | query | boolean | - | only todos in this state |
-"""),
+                "### `GET /todos`",
+                "| `done` | query | boolean | - | only todos in this state |",
                 _code("""
 ### `GET /todos`
 
@@ -2933,14 +2813,13 @@ Before 0.5.0 this endpoint returned every todo. Clients that need all of them fo
 """),
             ),
             Merge(
-                Edit(
+                insert_after(
                     "docs/api.md",
                     _code("""
 Body: `title` (required), `notes`, `due_date`. Returns `201` and the new todo.
 """),
-                    _code("""
-Body: `title` (required), `notes`, `due_date`. Returns `201` and the new todo.
-
+                    "\n"
+                    + _code("""
 Validation (`422 invalid_request` otherwise):
 - `title`: surrounding whitespace is removed, then 1-200 characters;
 - `notes`: at most 2000 characters;
@@ -2960,12 +2839,11 @@ length rules as for `POST` apply. Returns the updated todo, or `404`.
 """),
                 ),
             ),
-            Edit(
+            insert_after(
                 "CHANGELOG.md",
                 "## [Unreleased]\n",
-                _code("""
-## [Unreleased]
-
+                "\n"
+                + _code("""
 ### Added
 - Pagination on `GET /todos`: `limit` (default 50, max 100) and `offset` query parameters,
   `X-Total-Count` and `Link` response headers. The body is still a plain array.
@@ -3058,19 +2936,7 @@ EOF
 """).rstrip("\n")
 
     def probe_output() -> str:
-        stamp = _iso(s.clock)[:19] + "+00:00"
-        todo = json.dumps(
-            {
-                "id": 1,
-                "title": "probe",
-                "notes": "",
-                "done": False,
-                "due_date": None,
-                "created_at": stamp,
-                "updated_at": stamp,
-            },
-            separators=(",", ":"),
-        )
+        todo = json.dumps(_todo(1, "probe", s.clock), separators=(",", ":"))
         return _code(f"""
 GET /todos?limit=0  -> 422 {{"error":"invalid_request","detail":"query.limit: Input should be greater than or equal to 1"}}
 GET /todos?limit=500  -> 422 {{"error":"invalid_request","detail":"query.limit: Input should be less than or equal to 100"}}
@@ -3106,18 +2972,15 @@ Option B: reject a body in which no known field was set (model_fields_set empty)
                 "from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator",
                 "from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator, model_validator",
             ),
-            Edit(
+            insert_after(
                 "todo_api/models.py",
                 _code("""
         if value is None:
             raise ValueError("may not be null; leave the field out to keep its value")
         return value
 """),
-                _code("""
-        if value is None:
-            raise ValueError("may not be null; leave the field out to keep its value")
-        return value
-
+                "\n"
+                + _code("""
     @model_validator(mode="after")
     def _changes_something(self) -> TodoUpdate:
         # Unknown keys are ignored (clients may send the whole todo back), but a body in which
@@ -3127,11 +2990,9 @@ Option B: reject a body in which no known field was set (model_fields_set empty)
         return self
 """),
             ),
-            Edit(
+            insert_before(
                 "tests/test_validation.py",
-                _code("""
-def test_todo_id_must_be_positive(client):
-"""),
+                "def test_todo_id_must_be_positive(client):\n",
                 _code("""
 @pytest.mark.parametrize(
     "body",
@@ -3158,7 +3019,6 @@ def test_patch_may_send_the_whole_todo_back(client, make_todo):
     assert response.json()["done"] is True
 
 
-def test_todo_id_must_be_positive(client):
 """),
             ),
         ],
@@ -3223,27 +3083,21 @@ Search with SQL LIKE: `title LIKE '%' || ? || '%'`. Points to get right:
                     "import sqlite3\nfrom datetime",
                     "import re\nimport sqlite3\nfrom datetime",
                 ),
-                Edit(
+                insert_after(
                     "todo_api/repository.py",
                     _code("""
 _UPDATABLE = frozenset({"title", "notes", "due_date", "done"})
 """),
                     _code(r"""
-_UPDATABLE = frozenset({"title", "notes", "due_date", "done"})
 # Characters with a meaning in LIKE patterns; escaped so that search text is taken literally.
 _LIKE_SPECIAL = re.compile(r"[\\%_]")
 """),
                 ),
             ),
-            Edit(
+            Replace(
                 "todo_api/repository.py",
-                _code('''
-    def list(
-        self, *, done: bool | None = None, limit: int | None = None, offset: int = 0
-    ) -> list[Todo]:
-        """Todos in id order (oldest first), optionally one page of them."""
-        where, params = _where(done=done)
-'''),
+                "    def list(",
+                "        where, params = _where(done=done)",
                 _code('''
     def list(
         self,
@@ -3270,15 +3124,10 @@ _LIKE_SPECIAL = re.compile(r"[\\%_]")
         where, params = _where(done=done, q=q)
 '''),
             ),
-            Edit(
+            Replace(
                 "todo_api/repository.py",
-                _code('''
-def _where(*, done: bool | None) -> tuple[str, list[object]]:
-    """The WHERE clause and parameters of the list filters (shared by list and count)."""
-    if done is None:
-        return "", []
-    return " WHERE done = ?", [int(done)]
-'''),
+                "def _where(*, done: bool | None) -> tuple[str, list[object]]:",
+                '    return " WHERE done = ?", [int(done)]',
                 _code(r'''
 def _where(*, done: bool | None, q: str | None = None) -> tuple[str, list[object]]:
     """The WHERE clause and parameters of the list filters (shared by list and count)."""
@@ -3368,34 +3217,22 @@ The fixture needs: a title match, a notes-only match in different case ("MILK" i
                 ),
                 seconds=1.6,
             ),
-            Bash(OPENAPI_DIFF, lambda: openapi_diff_output(s.files, 2), seconds=0.9),
+            openapi_diff_bash(s, 2),
         ],
     )
     s.assistant(
         "The search and pagination tests pass, and the OpenAPI document only gains the optional `q` parameter and the longer description. Refreshing the snapshot and running everything:",
-        calls=[
-            Bash(
-                f"UPDATE_SNAPSHOTS=1 {PYTEST} tests/test_openapi.py && {PYTEST_V}",
-                lambda: refresh_and_run(s.files, 2, "0.43", "1.33"),
-                seconds=3.3,
-            )
-        ],
+        calls=[refresh_and_run_bash(s, 2, "0.43", "1.33", seconds=3.3)],
     )
     s.assistant(
         calls=[
-            Edit(
-                "docs/api.md",
-                "| `done` | query | boolean | - | only todos in this state |\n",
-                _code("""
-| `done` | query | boolean | - | only todos in this state |
-| `q` | query | string | - | only todos whose title or notes contain this text, 1-100 characters; case-insensitive for ASCII letters |
-"""),
+            api_param_row(
+                "| `q` | query | string | - | only todos whose title or notes contain this text, 1-100 characters; case-insensitive for ASCII letters |"
             ),
-            Edit(
+            insert_after(
                 "CHANGELOG.md",
                 "  characters; ids in paths must be >= 1.\n",
                 _code("""
-  characters; ids in paths must be >= 1.
 - Text search on `GET /todos`: `q` matches titles and notes, ignoring case.
 """),
             ),
@@ -3451,13 +3288,12 @@ Semantics:
     s.assistant(
         "SQLite 3.45 supports `NULLS LAST`. The repository maps each public key to fixed SQL; `id` breaks ties in the same direction so that pages stay stable.",
         calls=[
-            Edit(
+            insert_after(
                 "todo_api/repository.py",
                 _code(r"""
 _LIKE_SPECIAL = re.compile(r"[\\%_]")
 """),
                 _code(r'''
-_LIKE_SPECIAL = re.compile(r"[\\%_]")
 # Public sort keys (main.SortKey) and the SQL they stand for: only these strings ever reach
 # ORDER BY. ``id`` breaks ties, so that offset pages never overlap or skip rows.
 _SORT_COLUMNS = {
@@ -3477,17 +3313,10 @@ def _order_by(sort: str) -> str:
     return f"{_SORT_COLUMNS[key]} {direction}{nulls}, id {direction}"
 '''),
             ),
-            Edit(
+            Replace(
                 "todo_api/repository.py",
-                _code('''
-        q: str | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[Todo]:
-        """Todos in id order (oldest first), optionally one page of them."""
-        where, params = _where(done=done, q=q)
-        sql = f"SELECT {_COLUMNS} FROM todos{where} ORDER BY id"
-'''),
+                "        q: str | None = None,",
+                '        sql = f"SELECT {_COLUMNS} FROM todos{where} ORDER BY id"',
                 _code('''
         q: str | None = None,
         sort: str = DEFAULT_SORT,
@@ -3509,31 +3338,20 @@ def _order_by(sort: str) -> str:
                 "from typing import Annotated\n",
                 "from typing import Annotated, Literal\n",
             ),
-            Edit(
+            insert_after(
                 "todo_api/main.py",
                 _code("""
 TodoId = Annotated[int, Path(ge=1, description="The todo's id.")]
 """),
                 _code("""
-TodoId = Annotated[int, Path(ge=1, description="The todo's id.")]
 SortKey = Literal["created_at", "-created_at", "due_date", "-due_date", "title", "-title"]
 """),
             ),
             Merge(
-                Edit(
+                Replace(
                     "todo_api/main.py",
-                    _code('''
-    ] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
-    offset: Annotated[int, Query(ge=0)] = 0,
-) -> list[Todo]:
-    """Todos oldest first, one page at a time; ``done`` filters by state and ``q`` searches
-    titles and notes.
-
-    The body stays a plain JSON array of todos. The number of matching todos is in the
-    ``X-Total-Count`` header and the neighbouring pages are linked from ``Link``.
-    """
-'''),
+                    "    ] = None,",
+                    '    """',
                     _code('''
     ] = None,
     sort: Annotated[
@@ -3569,7 +3387,7 @@ Fixture design: four todos created in a known order, one with an uppercase initi
 
     def sorting_fixture(offset_s: int) -> str:
         """pytest's repr of the ``todos`` fixture value, truncated like its saferepr."""
-        stamp = _iso(s.clock + offset_s * 1000)[:19] + "+00:00"
+        created = s.clock + offset_s * 1000
         todos = {}
         for number, (title, due) in enumerate(
             [
@@ -3580,63 +3398,36 @@ Fixture design: four todos created in a known order, one with an uppercase initi
             ],
             1,
         ):
-            todos[title] = {
-                "id": number,
-                "title": title,
-                "notes": "",
-                "done": False,
-                "due_date": due,
-                "created_at": stamp,
-                "updated_at": stamp,
-            }
+            todos[title] = _todo(number, title, created, due)
         return _saferepr(todos)
 
     def sorting_run() -> tuple[str, int]:
-        files = s.files
-        title_src, title_line = source_excerpt(
-            files,
-            "tests/test_sorting.py",
-            "test_sort_by_title_ignores_case",
-            'assert titles(response) == ["apple", "banana", "Cherry", "date"]',
-        )
-        combo_src, combo_line = source_excerpt(
-            files,
-            "tests/test_sorting.py",
-            "test_sort_combines_with_filter_and_pagination",
-            'assert titles(response) == ["banana", "Cherry"]',
-        )
-        failures = {
-            "test_openapi_matches_snapshot": _snapshot_failure(files, components=False),
-            "test_sort_by_title_ignores_case": (
-                f"""client = <starlette.testclient.TestClient object at 0x7f0e61d3a810>
-todos = {sorting_fixture(0)}
-
-{title_src}
-E       AssertionError: assert ['Cherry', 'apple', 'banana', 'date'] == ['apple', 'banana', 'Cherry', 'date']
-E{BLANK_E}
-E         At index 0 diff: 'Cherry' != 'apple'
-E         Use -v to get more diff
-
-tests/test_sorting.py:{title_line}: AssertionError
-""",
-                "AssertionError: assert ['Cherry', 'apple', 'banana', 'date'] == ['apple', 'banana', 'Cherry', 'date']",
+        # Both sorting failures come from the case-sensitive title order (BINARY collation).
+        failures = {"test_openapi_matches_snapshot": _snapshot_failure(s.files, components=False)}
+        for test, client_at, offset_s, got, expected in [
+            (
+                "test_sort_by_title_ignores_case",
+                "0x7f0e61d3a810",
+                0,
+                ["Cherry", "apple", "banana", "date"],
+                ["apple", "banana", "Cherry", "date"],
             ),
-            "test_sort_combines_with_filter_and_pagination": (
-                f"""client = <starlette.testclient.TestClient object at 0x7f0e61b29c50>
-todos = {sorting_fixture(1)}
-
-{combo_src}
-E       AssertionError: assert ['apple', 'banana'] == ['banana', 'Cherry']
-E{BLANK_E}
-E         At index 0 diff: 'apple' != 'banana'
-E         Use -v to get more diff
-
-tests/test_sorting.py:{combo_line}: AssertionError
-""",
-                "AssertionError: assert ['apple', 'banana'] == ['banana', 'Cherry']",
+            (
+                "test_sort_combines_with_filter_and_pagination",
+                "0x7f0e61b29c50",
+                1,
+                ["apple", "banana"],
+                ["banana", "Cherry"],
             ),
-        }
-        return pytest_output(files, failures=failures, seconds="1.48")
+        ]:
+            locals_ = (
+                f"client = <starlette.testclient.TestClient object at {client_at}>\n"
+                f"todos = {sorting_fixture(offset_s)}"
+            )
+            failures[test] = _list_failure(
+                s.files, "tests/test_sorting.py", test, locals_, got, expected
+            )
+        return pytest_output(s.files, failures=failures, seconds="1.48")
 
     s.assistant(calls=[Bash(PYTEST, sorting_run, seconds=2.9)])
     s.assistant(
@@ -3652,47 +3443,30 @@ The snapshot: should be only the new `sort` parameter plus the description. Veri
                 '    "title": "title",\n',
                 '    "title": "title COLLATE NOCASE",\n',
             ),
-            Bash(
-                OPENAPI_DIFF,
-                lambda: openapi_diff_output(s.files, 3),
-                seconds=0.9,
-            ),
+            openapi_diff_bash(s, 3),
         ],
     )
     s.assistant(
         "Only the new `sort` parameter and the endpoint description changed; no schema moved. Refreshing the snapshot and running everything:",
-        calls=[
-            Bash(
-                f"UPDATE_SNAPSHOTS=1 {PYTEST} tests/test_openapi.py && {PYTEST_V}",
-                lambda: refresh_and_run(s.files, 3, "0.44", "1.41"),
-                seconds=3.5,
-            )
-        ],
+        calls=[refresh_and_run_bash(s, 3, "0.44", "1.41", seconds=3.5)],
     )
     s.assistant(
         calls=[
-            Edit(
-                "docs/api.md",
-                "| `done` | query | boolean | - | only todos in this state |\n",
-                _code("""
-| `done` | query | boolean | - | only todos in this state |
-| `sort` | query | string | `created_at` | `created_at`, `due_date` or `title`; a leading `-` sorts descending (`-due_date`). Titles compare case-insensitively (ASCII letters only); todos without a due date come last in both directions; ties are broken by `id` |
-"""),
+            api_param_row(
+                "| `sort` | query | string | `created_at` | `created_at`, `due_date` or `title`; a leading `-` sorts descending (`-due_date`). Titles compare case-insensitively (ASCII letters only); todos without a due date come last in both directions; ties are broken by `id` |"
             ),
             Merge(
-                Edit(
+                insert_after(
                     "CHANGELOG.md",
                     "- Text search on `GET /todos`: `q` matches titles and notes, ignoring case.\n",
                     _code("""
-- Text search on `GET /todos`: `q` matches titles and notes, ignoring case.
 - Sorting on `GET /todos`: `sort=created_at|due_date|title`, `-` prefix for descending.
 """),
                 ),
-                Edit(
+                insert_after(
                     "CHANGELOG.md",
                     "- `GET /todos` without parameters returns the first 50 todos instead of all of them.\n",
                     _code("""
-- `GET /todos` without parameters returns the first 50 todos instead of all of them.
 - `PATCH /todos/{id}` with a body that sets no known field is a 422 instead of a no-op.
 """),
                 ),
