@@ -106,7 +106,7 @@ def test_info_on_before_compaction(tmp_path: Path) -> None:
     assert rows["messages"] == "484 assistant, 448 toolResult, 55 user, 3 bashExecution"
     assert rows["branches (leaves)"] == "1"
     assert rows["context"] == "446 messages, ~180,820 tokens"
-    assert rows["problems"] == "none"
+    assert rows["problems"] == "none found on load (contextree check validates every entry)"
     assert path.read_bytes() == pi_fixture("before-compaction.jsonl").read_bytes()
 
 

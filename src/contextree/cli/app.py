@@ -136,7 +136,7 @@ def _settings(**overrides: Any) -> Any:
 def info(session: SessionArg) -> None:
     """Summarize a session: entries, branches, model, context size."""
     from contextree.cli import render
-    from contextree.session.check import count_types
+    from contextree.session.check import UNDECODABLE, count_types
     from contextree.tokens.usage import estimate_current_tokens
 
     tree = _open(session)
@@ -144,8 +144,8 @@ def info(session: SessionArg) -> None:
     counts = count_types(tree)
     ctx = tree.build_session_context()
     estimate = estimate_current_tokens(ctx.messages)
-    leaves = sum(1 for r in tree.records() if not tree.get_children(r.id)) if len(tree) else 0
-    names = [e.get("name") for e in tree.get_entries() if e.get("type") == "session_info"]
+    leaves = len(tree.leaves())
+    names = [r.entry.get("name") for r in tree.records() if r.type == "session_info"]
     version = str(tree.header.get("version"))
     if tree.report.migrated_from:
         version = f"3 (file is v{tree.report.migrated_from}; migrated in memory)"
@@ -176,8 +176,16 @@ def info(session: SessionArg) -> None:
                 f"{estimate.trailing_tokens:,} estimated after it",
             )
         )
-    problems = len(tree.report.messages())
-    rows.append(("problems", f"{problems} (run contextree check)" if problems else "none"))
+    problems = len(tree.report.messages()) + counts[UNDECODABLE]
+    # Entry bodies are read only as far as shown here; check decodes and validates every one.
+    rows.append(
+        (
+            "problems",
+            f"{problems} (run contextree check)"
+            if problems
+            else "none found on load (contextree check validates every entry)",
+        )
+    )
     state.console.print(render.info_table(rows))
 
 

@@ -53,9 +53,9 @@ def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text
 
 def _is_notable(node: TreeNode, leaf_id: str | None) -> bool:
     return (
-        node.entry.get("id") == leaf_id
+        node.id == leaf_id
         or node.label is not None
-        or node.entry.get("type") in ("compaction", "branch_summary")
+        or node.type in ("compaction", "branch_summary")
     )
 
 
@@ -66,7 +66,7 @@ def entry_tree(tree: SessionTree, *, fold: int = 6, title: str | None = None) ->
     The leaf, compactions, branch summaries and labelled entries are never folded away.
     """
     leaf_id = tree.leaf_id
-    on_path = {str(e.get("id")) for e in tree.get_branch()} if leaf_id else set()
+    on_path = {str(key) for key in tree.get_branch_view().ids()} if leaf_id else set()
     root = Tree(Text(title or f"session {tree.session_id}", style="ct.heading"))
 
     def add_run(target: Tree, start: TreeNode) -> None:
@@ -94,7 +94,7 @@ def entry_tree(tree: SessionTree, *, fold: int = 6, title: str | None = None) ->
             if not children or last is None:
                 return
             for number, child in enumerate(children, start=1):
-                marker = "◆" if str(child.entry.get("id")) in on_path else "◇"
+                marker = "◆" if str(child.id) in on_path else "◇"
                 branch = last.add(Text(f"{marker} branch {number}", style="ct.meta"))
                 add_run(branch, child)
             return

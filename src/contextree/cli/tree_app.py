@@ -150,7 +150,7 @@ class TreeApp(App[None]):
         session = self.session_tree
         leaf_id = session.leaf_id
         self._labels = session.labels()
-        self._on_path = {str(e.get("id")) for e in session.get_branch()} if leaf_id else set()
+        self._on_path = {str(key) for key in session.get_branch_view().ids()} if leaf_id else set()
         self._entry_nodes = {}
         widget.clear()
         widget.root.data = NodeData(
@@ -192,14 +192,14 @@ class TreeApp(App[None]):
             self._entry_nodes[entry_id] = last
         assert last is not None
         for number, child in enumerate(run[-1].children, start=1):
-            first_id = str(child.entry.get("id"))
+            first_id = str(child.id)
             holds_leaf = first_id in self._on_path
             count = sizes[first_id]
             marker = "◆" if holds_leaf else "◇"
             heading = Text(
                 f"{marker} branch {number} ({count} entries)", style=theme_style("ct.meta")
             )
-            note = f"branch {number} at {run[-1].entry.get('id')}: {count} entries from {first_id}"
+            note = f"branch {number} at {run[-1].id}: {count} entries from {first_id}"
             key = f"branch:{first_id}"
             branch = last.add(
                 heading,
@@ -433,8 +433,8 @@ def _subtree_sizes(roots: list[TreeNode]) -> dict[str, int]:
         stack.extend(node.children)
     sizes: dict[str, int] = {}
     for node in reversed(order):
-        sizes[str(node.entry.get("id"))] = 1 + sum(
-            sizes[str(child.entry.get("id"))] for child in node.children
+        sizes[str(node.id)] = 1 + sum(
+            sizes[str(child.id)] for child in node.children
         )
     return sizes
 

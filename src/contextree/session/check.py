@@ -178,7 +178,7 @@ def check_session(tree: SessionTree) -> CheckReport:
         if kind == "compaction":
             kept = entry.get("firstKeptEntryId")
             view = tree.get_branch_view(record.id) if record.id else None
-            path_ids = {view.id_at(i) for i in range(len(view))} if view is not None else set()
+            path_ids = set(view.ids()) if view is not None else set()
             if not isinstance(kept, str) or kept not in path_ids:
                 add(
                     Finding(
@@ -215,14 +215,22 @@ def check_session(tree: SessionTree) -> CheckReport:
     return report
 
 
+UNDECODABLE = "undecodable"
+"""The key :func:`count_types` counts message entries under whose body cannot be decoded."""
+
+
 def count_types(tree: SessionTree) -> Counter[str]:
-    """Entries per type, message entries per role (``message:user``...)."""
+    """Entries per type, message entries per role (``message:user``...).
+
+    A message whose body cannot be decoded counts as :data:`UNDECODABLE` (``check`` names it).
+    """
     counts: Counter[str] = Counter()
     for record in tree.records():
         if record.type == "message":
-            message = _entry(record).get("message")
-            role = message.get("role") if isinstance(message, dict) else None
-            counts[f"message:{role}"] += 1
+            try:
+                counts[f"message:{record.message_role()}"] += 1
+            except (LineError, RecursionError):
+                counts[UNDECODABLE] += 1
         else:
             counts[record.type] += 1
     return counts

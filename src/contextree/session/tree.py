@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
@@ -81,14 +80,45 @@ class PathView(Sequence[Entry]):
     def id_at(self, index: int) -> str | None:
         return self._records[index].id
 
+    def ids(self) -> list[str | None]:
+        """The ids of the path's entries, root first (nothing decoded)."""
+        return [record.id for record in self._records]
 
-@dataclass(slots=True)
+
+def _timestamp_key(record: Record) -> str:
+    return record.timestamp or ""
+
+
 class TreeNode:
-    """One entry of :meth:`SessionTree.get_tree` with its children (oldest first) and label."""
+    """One entry of :meth:`SessionTree.get_tree` with its children (oldest first) and label.
 
-    entry: Entry
-    children: list[TreeNode] = field(default_factory=list)
-    label: str | None = None
+    ``id`` and ``type`` come from the index; ``entry`` is decoded when first read, so showing a
+    folded view of a large tree decodes only the entries it shows.
+    """
+
+    __slots__ = ("_record", "children", "label")
+
+    def __init__(
+        self, record: Record, children: list[TreeNode] | None = None, label: str | None = None
+    ) -> None:
+        self._record = record
+        self.children: list[TreeNode] = children if children is not None else []
+        self.label = label
+
+    @property
+    def entry(self) -> Entry:
+        return self._record.entry
+
+    @property
+    def id(self) -> str | None:
+        return self._record.id
+
+    @property
+    def type(self) -> str:
+        return self._record.type
+
+    def __repr__(self) -> str:
+        return f"TreeNode({self.id!r}, {self.type!r}, {len(self.children)} children)"
 
 
 class SessionTree:
@@ -289,9 +319,20 @@ class SessionTree:
                     parent = None
                 children.setdefault(parent, []).append(record)
             for siblings in children.values():
-                siblings.sort(key=lambda r: r.timestamp or "")
+                if len(siblings) > 1:  # most entries have one child: skip 100k trivial sorts
+                    siblings.sort(key=_timestamp_key)
             self._children = children
         return self._children
+
+    def leaves(self) -> list[str]:
+        """Ids of the entries without children (the tips of all branches), in file order."""
+        children = self._child_map()
+        by_id = self._index.by_id
+        return [
+            key
+            for record in self.records()
+            if (key := record.id) is not None and by_id.get(key) is record and key not in children
+        ]
 
     def labels(self) -> dict[str, str]:
         """Resolved labels by target id: the last label entry for a target wins; empty clears."""
@@ -327,7 +368,7 @@ class SessionTree:
                 if record.id in placed:
                     continue
                 placed.add(record.id)
-                node = TreeNode(record.entry, [], labels.get(record.id))
+                node = TreeNode(record, [], labels.get(record.id))
                 siblings.append(node)
                 for child in reversed(children.get(record.id, [])):
                     stack.append((child, node.children))

@@ -110,6 +110,24 @@ class Record(msgspec.Struct, gc=False):
     def is_decoded(self) -> bool:
         return self.cached is not None
 
+    def message_role(self) -> object:
+        """``entry["message"]["role"]`` (``None`` when absent), without decoding the entry.
+
+        Counting messages by role over a whole session then costs a parse of each line but no
+        dicts; an entry already decoded answers from its dict.
+        """
+        if self.cached is None:
+            line = self.raw
+            if line is not None:
+                try:
+                    probe = _role_decoder.decode(line)
+                except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+                    pass  # not the usual shape: look at the decoded entry below
+                else:
+                    return probe.message.role if probe.message is not None else None
+        message = self.entry.get("message")
+        return message.get("role") if isinstance(message, dict) else None
+
     def mark_changed(self) -> None:
         """Forget the stored bytes: the entry was changed and must be encoded again."""
         _ = self.entry
@@ -122,6 +140,17 @@ class Record(msgspec.Struct, gc=False):
 
 
 _record_decoder = msgspec.json.Decoder(Record)
+
+
+class _Role(msgspec.Struct):
+    role: Any = None
+
+
+class _MessageRole(msgspec.Struct):
+    message: _Role | None = None
+
+
+_role_decoder = msgspec.json.Decoder(_MessageRole)
 
 _BULK = 1000
 """Decoding more entries than this at once pauses the garbage collector (see entries_of)."""

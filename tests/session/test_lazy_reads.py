@@ -1,0 +1,85 @@
+"""Reads that answer from the index without decoding entries: tree nodes, leaves, path ids."""
+
+from __future__ import annotations
+
+from contextree.session import SessionTree
+from contextree.session.check import count_types
+from contextree.store import Record
+from core_helpers import Chain, assistant, header, jsonl, tool_result, user
+
+
+def _branched() -> tuple[Chain, SessionTree]:
+    chain = Chain()
+    chain.msg(user("root"))
+    chain.msg(assistant("a"))
+    fork = chain.leaf
+    chain.msg(user("left"))
+    chain.add("session_info", name="first name")
+    chain.msg(user("right"), parent=fork)
+    chain.msg(tool_result("c1", "out"))
+    chain.add("session_info", name="second name")
+    return chain, SessionTree.in_memory(jsonl(header(), *chain.entries))
+
+
+def _decoded(tree: SessionTree) -> set[str]:
+    return {r.id for r in tree.records() if r.is_decoded and r.id is not None}
+
+
+def test_tree_nodes_know_id_and_type_and_decode_their_entry_on_first_read() -> None:
+    chain, tree = _branched()
+    roots = tree.get_tree()
+    assert _decoded(tree) == set()
+    root = roots[0]
+    assert (root.id, root.type) == ("e001", "message")
+    assert [child.id for child in root.children[0].children] == ["e003", "e005"]
+    assert _decoded(tree) == set()
+    assert root.entry == chain.entries[0]
+    assert _decoded(tree) == {"e001"}
+    assert repr(root) == "TreeNode('e001', 'message', 1 children)"
+
+
+def test_leaves_are_the_tips_of_every_branch_in_file_order() -> None:
+    _, tree = _branched()
+    assert tree.leaves() == ["e004", "e007"]
+    assert _decoded(tree) == set()
+    tree.append_message(user("more"))
+    assert tree.leaves()[0] == "e004"
+    assert tree.leaves()[1] != "e007"
+    assert SessionTree.in_memory().leaves() == []
+
+
+def test_path_ids_come_from_the_index() -> None:
+    _, tree = _branched()
+    view = tree.get_branch_view()
+    assert view.ids() == ["e001", "e002", "e005", "e006", "e007"]
+    assert _decoded(tree) == set()
+
+
+def test_counting_messages_by_role_decodes_no_entry() -> None:
+    _, tree = _branched()
+    counts = count_types(tree)
+    assert counts == {"message:user": 3, "message:assistant": 1, "message:toolResult": 1,
+                      "session_info": 2}
+    assert _decoded(tree) == set()
+
+
+def test_message_role_of_odd_shapes_matches_the_decoded_entry() -> None:
+    lines = [
+        {"type": "message", "id": "a1", "parentId": None, "message": "not an object"},
+        {"type": "message", "id": "a2", "parentId": "a1", "message": {"content": "no role"}},
+        {"type": "message", "id": "a3", "parentId": "a2", "message": None},
+        {"type": "message", "id": "a4", "parentId": "a3"},
+        {"type": "message", "id": "a5", "parentId": "a4", "message": {"role": ["odd"]}},
+        {"type": "message", "id": "a6", "parentId": "a5", "message": {"role": "user"}},
+    ]
+    tree = SessionTree.in_memory(jsonl(header(), *lines))
+    records = list(tree.records())
+    lazy = [record.message_role() for record in records]
+    assert not any(record.is_decoded for record in records[1:])
+    for record in records:
+        message = record.entry.get("message")
+        assert record.message_role() == (
+            message.get("role") if isinstance(message, dict) else None
+        )
+    assert lazy == [None, None, None, None, ["odd"], "user"]
+    assert isinstance(records[0], Record)
