@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextree.session import SessionTree
-from contextree.store import Record, parse_session, record_index
+from contextree.store import MemoryStore, Record, parse_session, record_index
 from contextree.store.index import parse_head
 from contextree.store.record_index import RecordIndex
 from core_helpers import Chain, assistant, header, jsonl, user
@@ -153,3 +153,74 @@ def test_a_missing_id_reads_everything_once_and_is_then_known_missing(
     assert not tree.has_entry("ffffffff")
     assert tree._index.complete
     assert len(tree) == len(chain.entries)
+
+
+def _entry_line(entry_id: str, parent: str | None) -> str:
+    message = {"role": "user", "content": f"text of {entry_id}"}
+    return json.dumps({"type": "message", "id": entry_id, "parentId": parent, "message": message})
+
+
+_HEADER = json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"})
+
+
+def test_two_objects_on_one_line_and_a_blank_line_shift_nothing() -> None:
+    # msgspec reads two objects on one line as two records; with one blank line elsewhere the
+    # counts of records and lines agree, which must not pair records with the wrong lines.
+    lines = [
+        _HEADER,
+        _entry_line("aaaaaaaa", None) + " " + _entry_line("bbbbbbbb", "aaaaaaaa"),
+        _entry_line("cccccccc", None),
+        _entry_line("dddddddd", "cccccccc"),
+        "",
+        _entry_line("eeeeeeee", "dddddddd"),
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    tree = SessionTree.in_memory(data)
+    entry = tree.get_entry("dddddddd")
+    assert entry is not None and entry["message"]["content"] == "text of dddddddd"
+    assert [m["content"] for m in tree.build_session_context().messages] == [
+        "text of cccccccc",
+        "text of dddddddd",
+        "text of eeeeeeee",
+    ]
+    assert [bad.line for bad in tree.report.bad_lines] == [2]
+    edited = json.loads(_entry_line("cccccccc", None).replace("text of", "edited"))
+    tree.rewrite_entries([edited])
+    assert isinstance(tree.store, MemoryStore)
+    assert _entry_line("dddddddd", "cccccccc").encode() in tree.store.getvalue()
+
+
+def test_a_torn_last_line_followed_by_white_space_is_labelled_as_eagerly(
+    chunk_bytes: Callable[[int], None],
+) -> None:
+    data = (_HEADER + "\n" + _entry_line("aaaaaaaa", None) + '\n{"type":"message","id":"bb\n   ')
+    eager = SessionTree.in_memory(data.encode())
+    eager._index.complete_all()
+    chunk_bytes(1)
+    lazy = SessionTree.in_memory(data.encode())
+    assert lazy.report.messages() == eager.report.messages()
+    assert "partial last line" in lazy.report.messages()[0]
+
+
+def test_an_interrupted_step_back_leaves_the_index_as_it_was(
+    chunk_bytes: Callable[[int], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [_HEADER] + [_entry_line(f"{n:08x}", f"{n - 1:08x}" if n else None) for n in range(6)]
+    data = ("\n".join(lines) + "\n").encode()
+    chunk_bytes(1)
+    tree = SessionTree.in_memory(data)
+    real = record_index.parse_spans
+    calls = {"n": 0}
+
+    def interrupted_once(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(record_index, "parse_spans", interrupted_once)
+    with pytest.raises(KeyboardInterrupt):
+        tree.get_entry("00000000")
+    assert tree.get_entry("00000000") is not None
+    assert [(r.id, r.line) for r in tree.records()] == [(f"{n:08x}", n + 2) for n in range(6)]
+    assert tree._index.next_line == 8

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from contextree.entries.codec import (
+    DECODE_ERRORS,
     LineError,
     decode_object,
     decoding,
@@ -121,7 +122,7 @@ class Record(msgspec.Struct, gc=False):
             if line is not None:
                 try:
                     probe = _role_decoder.decode(line)
-                except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+                except DECODE_ERRORS:
                     pass  # not the usual shape: look at the decoded entry below
                 else:
                     return probe.message.role if probe.message is not None else None
@@ -315,9 +316,16 @@ def parse_spans(
             records = _record_decoder.decode_lines(view[spans[0][0] : spans[-1][1]])
     except LineError:
         records = None
-    if records is not None and len(records) == len(spans):
-        # One record per line, so no line was blank: no need to look for blank lines. This is
-        # the hot loop of loading a large session.
+    whitespace = _WHITESPACE
+    if (
+        records is not None
+        and len(records) == len(spans)
+        # No line is empty or starts with white space, so each gave at least one record, and
+        # with as many records as lines, exactly one (msgspec also reads two objects on one
+        # line, which must not shift records onto the wrong lines).
+        and not any(start == end or data[start] in whitespace for start, end in spans)
+    ):
+        # The hot loop of loading a large session.
         items: list[Record | BadLine] = []
         append = items.append
         number = first_line
@@ -332,7 +340,6 @@ def parse_spans(
                 append(_placed(record, data, start, end, number, needs_id=needs_id, report=report))
             number += 1
         return items
-    whitespace = _WHITESPACE
     numbered = [
         (first_line + offset, start, end)
         for offset, (start, end) in enumerate(spans)

@@ -118,28 +118,29 @@ class RecordIndex:
     def _step_back(self, *, to_floor: bool = False) -> None:
         data, end = self._data, self._pending
         start = self._floor if to_floor else max(self._floor, end - self._chunk)
-        self._chunk *= 2
         if start > self._floor:
             # Begin at the start of the line that holds ``start``.
             newline = data.rfind(b"\n", self._floor, start)
             start = newline + 1 if newline >= 0 else self._floor
         with collector_paused(end - start > _PAUSE_GC_BYTES):
             spans = line_spans(data, start, end)
-            self._lines_seen += len(spans)
+            lines_seen = self._lines_seen + len(spans)
             last_step = start == self._floor
-            if last_step:
-                # The count from the start is known now: renumber what was counted from the end.
-                self._renumber(self._first_line + self._lines_seen)
-            scratch = LoadReport(self.report.source)
             chunk = parse_spans(
                 data,
                 spans,
-                first_line=self._first_line if last_step else -self._lines_seen,
+                first_line=self._first_line if last_step else -lines_seen,
                 needs_id=self._needs_id,
-                report=scratch,
+                report=LoadReport(self.report.source),  # the report is made whole in _finish
             )
-            if end == len(data):
-                mark_partial_last_line(chunk, self.report)
+            if not self.items:
+                mark_partial_last_line(chunk, self.report)  # this chunk holds the last item
+            # Only now change state, so an interrupted step (Ctrl-C) can simply run again.
+            self._chunk *= 2
+            self._lines_seen = lines_seen
+            if last_step:
+                # The count from the start is known: renumber what was counted from the end.
+                self._renumber(self._first_line + lines_seen)
             self._merge(chunk)
             self._pending = start
             if last_step:

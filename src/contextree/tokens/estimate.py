@@ -322,19 +322,19 @@ def _str_size(value: object, measure: Callable[[str], int]) -> int:
 
 
 def _content_size(content: object, measure: Callable[[str], int], *, images: bool) -> int:
-    if type(content) is str:
+    if isinstance(content, str):
         return measure(content)
     if not isinstance(content, list):
         return 0
     size = 0
-    # Estimating runs over every message of a context: type() checks and no helper calls.
+    # Estimating runs over every message of a context: no helper call per string.
     for block in content:
-        if type(block) is not dict:
+        if not isinstance(block, dict):
             continue
         kind = block.get("type")
         if kind == "text":
             text = block.get("text")
-            if type(text) is str:
+            if isinstance(text, str):
                 size += measure(text)
         elif kind == "image" and images:
             size += IMAGE_CHARS
@@ -346,7 +346,7 @@ def _assistant_size(content: object, measure: Callable[[str], int]) -> int:
         return 0
     size = 0
     for block in content:
-        if type(block) is not dict:
+        if not isinstance(block, dict):
             continue
         kind = block.get("type")
         if kind == "text":
@@ -359,7 +359,7 @@ def _assistant_size(content: object, measure: Callable[[str], int]) -> int:
                 size += _arguments_size(block["arguments"], measure)
         else:
             continue
-        if type(text) is str:
+        if isinstance(text, str):
             size += measure(text)
     return size
 
