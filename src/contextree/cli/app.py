@@ -250,7 +250,13 @@ def context(
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
-    state.console.print(render.context_text(messages))
+    # Message text is printed as it is, lines unbroken (the terminal wraps them): rich's word
+    # wrapping would break code lines and takes seconds on a large context. Into a pipe or a
+    # file rich would write plain text anyway; writing it directly is many times faster.
+    if state.console.is_terminal:
+        state.console.print(render.context_text(messages), soft_wrap=True)
+    else:
+        state.console.file.write(render.context_plain(messages))
     tokens = estimate_current_tokens(ctx.messages).tokens
     state.console.print(
         f"[ct.meta]{len(messages)} messages, ~{tokens:,} tokens, thinking {ctx.thinking_level}, "

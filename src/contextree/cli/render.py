@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.control import strip_control_codes
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -17,7 +18,14 @@ from contextree.session.check import CheckReport
 from contextree.session.tree import SessionTree, TreeNode
 from contextree.tokens.estimate import estimate_tokens, js_stringify
 
-__all__ = ["check_report", "compaction_plan", "context_text", "entry_tree", "info_table"]
+__all__ = [
+    "check_report",
+    "compaction_plan",
+    "context_plain",
+    "context_text",
+    "entry_tree",
+    "info_table",
+]
 
 _ROLE_STYLES = {
     "user": "ct.role.user",
@@ -127,26 +135,43 @@ def _block_text(block: dict[str, Any]) -> str:
     return f"[{kind} block]"
 
 
-def context_text(messages: Sequence[LlmMessage]) -> RenderableType:
-    """What the model sees, message by message."""
-    parts: list[RenderableType] = []
+def _context_lines(messages: Sequence[LlmMessage]) -> Iterator[list[tuple[str, str]]]:
+    """Each output line of the context as (text, style) pieces; bodies unstyled ("")."""
     for index, message in enumerate(messages, start=1):
         role = str(message.get("role"))
-        header = Text(f"── {index}. {role}", style=_ROLE_STYLES.get(role, "ct.role.other"))
+        header: list[tuple[str, str]] = [
+            (f"── {index}. {role}", _ROLE_STYLES.get(role, "ct.role.other"))
+        ]
         if role == "toolResult":
-            header.append(f" ({message.get('toolName')})", style="ct.meta")
+            header.append((f" ({message.get('toolName')})", "ct.meta"))
             if message.get("isError"):
-                header.append(" error", style="ct.error")
-        parts.append(header)
+                header.append((" error", "ct.error"))
+        yield header
         content = message.get("content")
         if isinstance(content, str):
-            parts.append(Text(content))
+            yield [(content, "")]
         elif isinstance(content, list):
             for block in content:
                 if isinstance(block, dict):
-                    parts.append(Text(_block_text(block)))
-        parts.append(Text(""))
-    return Group(*parts)
+                    yield [(_block_text(block), "")]
+        yield []
+
+
+def context_text(messages: Sequence[LlmMessage]) -> RenderableType:
+    """What the model sees, message by message (styled, for a terminal)."""
+    return Group(*(Text.assemble(*pieces) for pieces in _context_lines(messages)))
+
+
+def context_plain(messages: Sequence[LlmMessage]) -> str:
+    """The same as :func:`context_text` as plain text, for pipes and files.
+
+    Much faster than rendering through rich for a large context. Control characters are
+    removed as rich removes them, so tool output cannot smuggle terminal escapes through.
+    """
+    return "".join(
+        strip_control_codes("".join(text for text, _ in pieces)) + "\n"
+        for pieces in _context_lines(messages)
+    )
 
 
 def check_report(report: CheckReport) -> RenderableType:

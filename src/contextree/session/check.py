@@ -13,7 +13,7 @@ from typing import Literal
 from contextree.entries.codec import LineError, entry_problem
 from contextree.entries.types import Entry
 from contextree.session.tree import SessionTree
-from contextree.store.index import Record
+from contextree.store.index import Record, collector_paused
 
 __all__ = ["CheckReport", "Finding", "check_session"]
 
@@ -159,12 +159,13 @@ def check_session(tree: SessionTree) -> CheckReport:
         add(Finding("error", f"parent {parent!r} does not exist", line, entry_id))
     for record in _cycles(tree):
         add(Finding("error", "parent chain forms a cycle", record.line, record.id))
-    for record in tree.records():
-        try:
-            _ = record.entry
-        except (LineError, RecursionError) as exc:
-            reason = str(exc) if isinstance(exc, LineError) else "nested too deeply"
-            add(Finding("error", f"entry cannot be decoded: {reason}", record.line, record.id))
+    with collector_paused():  # decoding every entry: a bulk load
+        for record in tree.records():
+            try:
+                _ = record.entry
+            except (LineError, RecursionError) as exc:
+                reason = str(exc) if isinstance(exc, LineError) else "nested too deeply"
+                add(Finding("error", f"entry cannot be decoded: {reason}", record.line, record.id))
     ids = {r.id for r in tree.records()}
     for record in tree.records():
         entry = _entry(record)
