@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from contextree.session import SessionTree
 from contextree.session.check import count_types
 from contextree.store import Record
@@ -83,3 +85,19 @@ def test_message_role_of_odd_shapes_matches_the_decoded_entry() -> None:
         )
     assert lazy == [None, None, None, None, ["odd"], "user"]
     assert isinstance(records[0], Record)
+
+
+def test_lines_another_writer_appends_after_a_torn_line_get_their_true_numbers(
+    tmp_path: Path,
+) -> None:
+    chain = Chain()
+    chain.msg(user("one"))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(header(), *chain.entries) + b'{"type":"message","id":"tor')
+    mine = SessionTree.open(path)
+    other = SessionTree.open(path)
+    other.append_message(user("from the other writer"))
+    mine.append_message(user("mine"))  # takes in the other writer's line first
+    fresh = SessionTree.open(path)
+    assert [(r.id, r.line) for r in mine.records()] == [(r.id, r.line) for r in fresh.records()]
+    assert [bad.line for bad in mine.report.bad_lines] == [3]

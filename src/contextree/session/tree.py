@@ -640,10 +640,16 @@ class SessionTree:
             self._known_size = len(data)
             return
         if size > self._known_size and self._known_size > 0:
-            tail = txn.read_from(self._known_size)
+            # One byte more: whether what we knew ended with a newline. If it did not (a torn
+            # last line), the tail's first line is the rest of that line, not a new one.
+            tail = txn.read_from(self._known_size - 1)
+            continues_torn_line = tail[:1] != b"\n"
             index = self._index
             foreign = parse_entry_lines(
-                tail, first_line=index.next_line, needs_id=True, report=index.report
+                tail[1:],
+                first_line=index.next_line - 1 if continues_torn_line else index.next_line,
+                needs_id=True,
+                report=index.report,
             )
             leaf = self.leaf_id
             index.add(foreign)
