@@ -513,16 +513,32 @@ def test_a_hook_summary_is_used_even_when_nothing_is_abandoned() -> None:
     assert result.summary_entry["parentId"] == a2
 
 
-def test_a_hook_can_override_instructions_and_label() -> None:
+@pytest.mark.parametrize(
+    ("hook_result", "prompt_ending", "label"),
+    [
+        pytest.param(
+            BeforeTreeResult(
+                custom_instructions="hook focus", replace_instructions=True, label="hook label"
+            ),
+            "</conversation>\n\nhook focus",
+            "hook label",
+            id="overrides",
+        ),
+        pytest.param(
+            {"customInstructions": None, "label": None},
+            load_prompt("branch-summary"),
+            None,
+            id="a-dict-with-null-overrides-clears-them",
+        ),
+    ],
+)
+def test_a_hook_can_override_instructions_and_label(
+    hook_result: BeforeTreeResult | dict[str, Any], prompt_ending: str, label: str | None
+) -> None:
     tree = SessionTree.in_memory()
     ids = two_branches(tree)
     hooks = HookRegistry()
-    hooks.on(
-        BEFORE_TREE,
-        lambda event: BeforeTreeResult(
-            custom_instructions="hook focus", replace_instructions=True, label="hook label"
-        ),
-    )
+    hooks.on(BEFORE_TREE, lambda event: hook_result)
     client = ScriptedClient(default="s")
     result = run(
         navigate_tree(
@@ -531,34 +547,14 @@ def test_a_hook_can_override_instructions_and_label() -> None:
             summarize=True,
             client=client,
             hooks=hooks,
-            custom_instructions="mine",
+            custom_instructions="my focus",
             label="my label",
         )
     )
-    assert _prompt(client).endswith("</conversation>\n\nhook focus")
+    assert _prompt(client).endswith(prompt_ending)
     assert result.summary_entry is not None
-    assert tree.get_label(result.summary_entry["id"]) == "hook label"
-
-
-def test_a_dict_hook_result_with_a_null_override_clears_it() -> None:
-    tree = SessionTree.in_memory()
-    ids = two_branches(tree)
-    hooks = HookRegistry()
-    hooks.on(BEFORE_TREE, lambda event: {"customInstructions": None, "label": None})
-    client = ScriptedClient(default="s")
-    result = run(
-        navigate_tree(
-            tree,
-            ids["a3"],
-            summarize=True,
-            client=client,
-            hooks=hooks,
-            custom_instructions="mine",
-            label="mine",
-        )
-    )
-    assert _prompt(client).endswith(load_prompt("branch-summary"))
-    assert result.label_entry_id is None
+    assert tree.get_label(result.summary_entry["id"]) == label
+    assert (result.label_entry_id is None) == (label is None)
 
 
 def test_a_throwing_hook_is_reported_and_ignored() -> None:

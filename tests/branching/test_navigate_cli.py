@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import typer
 from branch_builders import two_branches
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from contextree.branching import LEAF_CUSTOM_TYPE
 from contextree.cli.navigate_cmd import register
@@ -27,11 +28,27 @@ def cli() -> typer.Typer:
     return app
 
 
+Session = tuple[Path, dict[str, str]]
+Navigate = Callable[..., Result]
+
+
 @pytest.fixture
-def session(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def session(tmp_path: Path) -> Session:
+    """A session file holding ``two_branches``, and the ids of its entries."""
     path = tmp_path / "session.jsonl"
     ids = two_branches(SessionTree.open(path))
     return path, ids
+
+
+@pytest.fixture
+def navigate(cli: typer.Typer, session: Session) -> Navigate:
+    """``contextree navigate <session file> *args``."""
+    path, _ = session
+
+    def invoke(*args: str) -> Result:
+        return CliRunner().invoke(cli, ["navigate", str(path), *args])
+
+    return invoke
 
 
 def _texts(tree: SessionTree) -> list[str]:
@@ -42,11 +59,9 @@ def _texts(tree: SessionTree) -> list[str]:
     return out
 
 
-def test_navigate_without_summarize_records_the_leaf(
-    cli: typer.Typer, session: tuple[Path, dict[str, str]]
-) -> None:
+def test_navigate_without_summarize_records_the_leaf(navigate: Navigate, session: Session) -> None:
     path, ids = session
-    result = CliRunner().invoke(cli, ["navigate", str(path), ids["a3"]])
+    result = navigate(ids["a3"])
     assert result.exit_code == 0, result.output
     assert f"Moved the leaf from {ids['a2']} to {ids['a3']}." in result.output
     assert "contextree.leaf" in result.output
@@ -65,11 +80,11 @@ def test_navigate_without_summarize_records_the_leaf(
 
 
 def test_navigate_to_a_user_message_prints_the_editor_text(
-    cli: typer.Typer, session: tuple[Path, dict[str, str]]
+    navigate: Navigate, session: Session
 ) -> None:
     path, ids = session
     prefix = ids["u3"][:6]
-    result = CliRunner().invoke(cli, ["navigate", str(path), prefix])
+    result = navigate(prefix)
     assert result.exit_code == 0, result.output
     assert "Message to edit and send again:\nWrite the docs" in result.output
     reopened = SessionTree.open(path)
@@ -78,13 +93,10 @@ def test_navigate_to_a_user_message_prints_the_editor_text(
 
 
 def test_navigate_with_summarize_uses_the_offline_summarizer(
-    cli: typer.Typer, session: tuple[Path, dict[str, str]]
+    navigate: Navigate, session: Session
 ) -> None:
     path, ids = session
-    result = CliRunner().invoke(
-        cli,
-        ["navigate", str(path), ids["a3"], "--summarize", "--label", "left the parser"],
-    )
+    result = navigate(ids["a3"], "--summarize", "--label", "left the parser")
     assert result.exit_code == 0, result.output
     assert "Branch summary" in result.output
     assert load_prompt("branch-preamble") in result.output.replace("\n", " ").replace("  ", " ")
@@ -100,33 +112,28 @@ def test_navigate_with_summarize_uses_the_offline_summarizer(
 
 
 def test_navigate_with_instructions_reaches_the_summary(
-    cli: typer.Typer, session: tuple[Path, dict[str, str]]
+    navigate: Navigate, session: Session
 ) -> None:
     path, ids = session
-    result = CliRunner().invoke(
-        cli,
-        ["navigate", str(path), ids["a3"], "--summarize", "--instructions", "the parser"],
-    )
+    result = navigate(ids["a3"], "--summarize", "--instructions", "the parser")
     assert result.exit_code == 0, result.output
     entries = SessionTree.open(path).get_entries()
     assert any(e["type"] == "branch_summary" for e in entries)
 
 
-def test_navigate_to_the_current_leaf_changes_nothing(
-    cli: typer.Typer, session: tuple[Path, dict[str, str]]
-) -> None:
+def test_navigate_to_the_current_leaf_changes_nothing(navigate: Navigate, session: Session) -> None:
     path, ids = session
     before = path.read_bytes()
-    result = CliRunner().invoke(cli, ["navigate", str(path), ids["a2"]])
+    result = navigate(ids["a2"])
     assert result.exit_code == 0, result.output
     assert path.read_bytes() == before
 
 
 def test_an_unknown_or_ambiguous_target_is_one_error_line(
-    cli: typer.Typer, session: tuple[Path, dict[str, str]]
+    navigate: Navigate, session: Session
 ) -> None:
     path, _ = session
-    result = CliRunner().invoke(cli, ["navigate", str(path), "zzzz"])
+    result = navigate("zzzz")
     assert result.exit_code == 1
     assert "Entry zzzz not found" in result.output
     tree = SessionTree.open(path)
@@ -140,19 +147,15 @@ def test_an_unknown_or_ambiguous_target_is_one_error_line(
                 "timestamp": "2026-01-01T00:00:00.000Z",
             }
         )
-    result = CliRunner().invoke(cli, ["navigate", str(path), "fff"])
+    result = navigate("fff")
     assert result.exit_code == 1
     assert "matches 2 entries (fff00001, fff00002)" in result.output
 
 
-def test_an_unknown_model_is_one_error_line(
-    cli: typer.Typer, session: tuple[Path, dict[str, str]]
-) -> None:
+def test_an_unknown_model_is_one_error_line(navigate: Navigate, session: Session) -> None:
     path, ids = session
     before = path.read_bytes()
-    result = CliRunner().invoke(
-        cli, ["navigate", str(path), ids["a3"], "--summarize", "--model", "opnai:gpt-4o"]
-    )
+    result = navigate(ids["a3"], "--summarize", "--model", "opnai:gpt-4o")
     assert result.exit_code == 1
     assert 'did you mean "openai"' in result.output
     assert path.read_bytes() == before

@@ -110,6 +110,14 @@ def busy(app: TreeApp) -> tuple[bool, bool]:
     return app.busy, app.query_one(EntryTree).loading
 
 
+async def press_on(pilot: Pilot[None], entry_id: str | None, *keys: str) -> None:
+    """Put the cursor on ``entry_id`` (None: on a heading) and press ``keys``."""
+    app = pilot.app
+    assert isinstance(app, TreeApp)
+    app.select_entry(entry_id)
+    await pilot.press(*keys)
+
+
 async def settle(pilot: Pilot[None]) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
@@ -192,8 +200,7 @@ async def test_l_sets_and_clears_a_label_on_disk(session: Session) -> None:
     ids = session.ids
     app = make_app(session)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_entry(ids["a1"])
-        await pilot.press("l")
+        await press_on(pilot, ids["a1"], "l")
         assert isinstance(app.screen, LabelPrompt)
         await pilot.press(*"checkpoint", "enter")
         await pilot.pause()
@@ -226,8 +233,7 @@ async def test_n_moves_the_leaf_and_keeps_the_move_on_disk(session: Session) -> 
     ids = session.ids
     app = make_app(session)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_entry(ids["a3"])
-        await pilot.press("n")
+        await press_on(pilot, ids["a3"], "n")
         assert not isinstance(app.screen, SummaryChoice)  # branchSummary.enabled is false
         await settle(pilot)
         assert app.notices[-1].startswith(f"Moved the leaf to {ids['a3']}.")
@@ -243,8 +249,7 @@ async def test_moving_to_a_user_message_offers_its_text_for_editing(session: Ses
     ids = session.ids
     app = make_app(session)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_entry(ids["u3"])
-        await pilot.press("n")
+        await press_on(pilot, ids["u3"], "n")
         await settle(pilot)
         assert f"Moved the leaf to {ids['a1']}." in app.notices[-1]
         assert "Message to edit and send again: Write the docs" in app.notices[-1]
@@ -255,8 +260,7 @@ async def test_with_summaries_enabled_n_asks_and_summarize_writes_one(session: S
     ids = session.ids
     app = make_app(session, enabled=True)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_entry(ids["a3"])
-        await pilot.press("n")
+        await press_on(pilot, ids["a3"], "n")
         assert isinstance(app.screen, SummaryChoice)
         await pilot.click("#summarize")
         await settle(pilot)
@@ -274,8 +278,7 @@ async def test_cancel_in_the_summary_prompt_writes_nothing(session: Session) -> 
     before = session.path.read_bytes()
     app = make_app(session, enabled=True)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_entry(session.ids["a3"])
-        await pilot.press("n")
+        await press_on(pilot, session.ids["a3"], "n")
         await pilot.click("#cancel")
         await settle(pilot)
         assert app.session_tree.leaf_id == session.ids["a2"]
@@ -286,8 +289,7 @@ async def test_cancel_in_the_summary_prompt_writes_nothing(session: Session) -> 
 async def test_just_move_in_the_summary_prompt_moves_without_a_summary(session: Session) -> None:
     app = make_app(session, enabled=True)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_entry(session.ids["a3"])
-        await pilot.press("n", "m")
+        await press_on(pilot, session.ids["a3"], "n", "m")
         await settle(pilot)
     reopened = session.reopen()
     assert reopened.get_branch()[-2]["id"] == session.ids["a3"]
@@ -297,8 +299,7 @@ async def test_just_move_in_the_summary_prompt_moves_without_a_summary(session: 
 async def test_s_summarizes_even_when_summaries_are_disabled(session: Session) -> None:
     app = make_app(session, reserve_tokens=2000)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_entry(session.ids["a3"])
-        await pilot.press("s")
+        await press_on(pilot, session.ids["a3"], "s")
         await settle(pilot)
     summaries = [e for e in session.reopen().get_entries() if e["type"] == "branch_summary"]
     assert [e["parentId"] for e in summaries] == [session.ids["a3"]]
@@ -319,8 +320,7 @@ async def test_the_settings_reach_navigate_tree(
     monkeypatch.setattr(navigate, "navigate_tree", spy)
     app = make_app(session, reserve_tokens=1234)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_entry(session.ids["a3"])
-        await pilot.press("s")
+        await press_on(pilot, session.ids["a3"], "s")
         await settle(pilot)
     assert seen["settings"].reserve_tokens == 1234
     assert seen["summarize"] is True and seen["client"].name == "offline"
@@ -331,8 +331,7 @@ async def test_a_running_move_shows_loading_and_blocks_other_moves(session: Sess
     client = ScriptedClient(gate=gate, default="## Goal\nDocs")
     app = make_app(session, client_factory=lambda: client)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_entry(session.ids["a3"])
-        await pilot.press("s")
+        await press_on(pilot, session.ids["a3"], "s")
         await pilot.pause()
         assert busy(app) == (True, True)
         await pilot.press("n", "l")  # disabled while the move runs
@@ -349,8 +348,7 @@ async def test_a_failed_summary_is_a_notification_and_writes_nothing(session: Se
     client.enqueue_error(ModelHTTPError("scripted", "401 bad key", status=401))
     app = make_app(session, client_factory=lambda: client)
     async with app.run_test(size=SIZE) as pilot:
-        app.select_entry(session.ids["a3"])
-        await pilot.press("s")
+        await press_on(pilot, session.ids["a3"], "s")
         await settle(pilot)
         assert app.notices[-1].startswith("Move failed; nothing was written:")
         assert app.is_running and cursor(app).entry_id == session.ids["a3"]
@@ -363,8 +361,7 @@ async def test_headings_and_the_leaf_are_not_navigation_targets(session: Session
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         assert app.notices[-1] == f"{session.ids['a2']} is already the leaf."
-        app.select_entry(None)
-        await pilot.press("n", "l")
+        await press_on(pilot, None, "n", "l")
         assert app.notices[-1] == "Put the cursor on an entry first (not a heading)."
     assert session.path.read_bytes() == before
 

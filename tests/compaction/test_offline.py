@@ -20,20 +20,10 @@ from contextree.compaction.serialize import serialize_conversation
 from contextree.context.convert import compaction_summary_text, convert_to_llm
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from pi_fixtures import pi_fixture
+from summary_sections import BRANCH_SECTIONS, FULL_SECTIONS, assert_sections_in_order
 
 Message = dict[str, Any]
 
-FULL_SECTIONS = (
-    "## Goal",
-    "## Constraints & Preferences",
-    "## Progress",
-    "### Done",
-    "### In Progress",
-    "### Blocked",
-    "## Key Decisions",
-    "## Next Steps",
-    "## Critical Context",
-)
 QUESTION = "Should I implement `_retry` with exponential backoff, or keep a fixed delay?"
 ERROR = "AttributeError: 'Client' object has no attribute '_retry'"
 CONSTRAINT = "Never touch the migrations folder."
@@ -150,8 +140,7 @@ def test_initial_summary_keeps_every_planted_fact() -> None:
 
 def test_sections_come_in_the_prompt_order() -> None:
     summary = _summarizer().summarize(_serialize(_planted_messages()))
-    positions = [summary.index(heading + "\n") for heading in FULL_SECTIONS]
-    assert positions == sorted(positions)
+    assert_sections_in_order(summary, FULL_SECTIONS)
     assert "\n### Done\n- [x] " in summary
     assert "\n### In Progress\n- [ ] " in summary
     assert "\n## Next Steps\n1. " in summary
@@ -415,8 +404,7 @@ def test_budget_holds_on_a_large_real_session() -> None:
     assert _tokens(summary) > limit // 2  # the room is used, not wasted
     for path in modified:
         assert f"`{path}`" in summary
-    positions = [summary.index(heading + "\n") for heading in FULL_SECTIONS]
-    assert positions == sorted(positions)
+    assert_sections_in_order(summary, FULL_SECTIONS)
 
 
 def test_a_smaller_cap_drops_detail_but_keeps_essentials() -> None:
@@ -506,7 +494,7 @@ def test_short_summary_uses_the_previous_summary_too() -> None:
 
 def test_branch_summary_has_the_branch_sections_and_keeps_the_question() -> None:
     summary = _summarizer().summarize(_serialize(_planted_messages()), kind="branch")
-    for heading in FULL_SECTIONS[:-1]:
+    for heading in BRANCH_SECTIONS:
         assert heading + "\n" in summary
     assert "## Critical Context" not in summary
     assert QUESTION in _section(summary, "## Next Steps")

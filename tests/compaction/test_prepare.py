@@ -52,6 +52,11 @@ def _prepare(path: list[Entry], settings: CompactionSettings = PI_0_73) -> Compa
     return result
 
 
+def _cut_of(prep: CompactionPreparation) -> CutPoint:
+    """Where the preparation cuts, in :func:`find_cut_point`'s terms."""
+    return CutPoint(prep.first_kept_entry_index, prep.turn_start_index, prep.is_split_turn)
+
+
 def _texts(messages: list[dict[str, Any]]) -> list[str]:
     return [m["content"][0]["text"] if m.get("content") else m.get("summary", "") for m in messages]
 
@@ -99,11 +104,7 @@ def test_golden_migration_of_legacy_compactions(before: list[Entry]) -> None:
 
 def test_golden_prepare_large_session(large: list[Entry]) -> None:
     prep = _prepare(large)
-    assert (prep.first_kept_entry_index, prep.turn_start_index, prep.is_split_turn) == (
-        837,
-        834,
-        True,
-    )
+    assert _cut_of(prep) == CutPoint(837, 834, True)
     assert prep.first_kept_entry_id == large[837]["id"]
     assert len(prep.messages_to_summarize) == 730
     assert len(prep.turn_prefix_messages) == 3
@@ -117,11 +118,7 @@ def test_golden_prepare_large_session(large: list[Entry]) -> None:
 def test_golden_prepare_before_compaction(before: list[Entry]) -> None:
     prep = _prepare(before)
     assert prep.boundary_start == 550  # the previous compaction's firstKept (decision 1)
-    assert (prep.first_kept_entry_index, prep.turn_start_index, prep.is_split_turn) == (
-        946,
-        939,
-        True,
-    )
+    assert _cut_of(prep) == CutPoint(946, 939, True)
     assert len(prep.messages_to_summarize) == 383
     assert len(prep.turn_prefix_messages) == 7
     assert prep.tokens_before == 180_820
@@ -140,11 +137,7 @@ def test_measured_usage_adjustment_on_large_session(large: list[Entry]) -> None:
     assert math.floor(20_000 / (177_604 / 124_661)) == 14_038
     prep = _prepare(large, CompactionSettings())
     assert prep.keep_recent_tokens == 14_038
-    assert (prep.first_kept_entry_index, prep.turn_start_index, prep.is_split_turn) == (
-        899,
-        896,
-        True,
-    )
+    assert _cut_of(prep) == CutPoint(899, 896, True)
     assert prep.tokens_before == 177_657
 
 
@@ -164,11 +157,7 @@ def test_measured_usage_adjustment_on_before_compaction(before: list[Entry]) -> 
     assert math.floor(20_000 / (167_988 / estimated)) == 16_491
     prep = _prepare(before, CompactionSettings())
     assert prep.keep_recent_tokens == 16_491
-    assert (prep.first_kept_entry_index, prep.turn_start_index, prep.is_split_turn) == (
-        966,
-        957,
-        True,
-    )
+    assert _cut_of(prep) == CutPoint(966, 957, True)
     assert prep.boundary_start == 550
 
 
@@ -398,7 +387,7 @@ def test_the_turn_prefix_is_scanned_for_file_ops() -> None:
     prep = _prepare(
         chain.entries, CompactionSettings(keep_recent_tokens=25, adjust_keep_recent_by_usage=False)
     )
-    assert (prep.first_kept_entry_index, prep.turn_start_index, prep.is_split_turn) == (3, 0, True)
+    assert _cut_of(prep) == CutPoint(3, 0, True)
     assert prep.messages_to_summarize == []
     assert roles(prep.turn_prefix_messages) == ["user", "assistant", "toolResult"]
     assert compute_file_lists(prep.file_ops) == ([], ["prefix.py"])

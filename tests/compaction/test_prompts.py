@@ -8,20 +8,12 @@ from pathlib import Path
 import pytest
 
 from contextree.compaction.prompt_templates import PROMPT_NAMES, load_prompt
-
-FULL_SECTIONS = (
-    "## Goal",
-    "## Constraints & Preferences",
-    "## Progress",
-    "### Done",
-    "### In Progress",
-    "### Blocked",
-    "## Key Decisions",
-    "## Next Steps",
-    "## Critical Context",
+from summary_sections import (
+    BRANCH_SECTIONS,
+    FULL_SECTIONS,
+    TURN_PREFIX_SECTIONS,
+    assert_sections_in_order,
 )
-BRANCH_SECTIONS = FULL_SECTIONS[:-1]
-TURN_PREFIX_SECTIONS = ("## Original Request", "## Early Progress", "## Context for Suffix")
 
 
 @pytest.mark.parametrize("name", PROMPT_NAMES)
@@ -44,8 +36,7 @@ def test_prompt_names_match_the_packaged_files() -> None:
 @pytest.mark.parametrize("name", ["initial-summary", "update-summary"])
 def test_history_prompts_ask_for_every_section_in_order(name: str) -> None:
     text = load_prompt(name)
-    positions = [text.index(heading + "\n") for heading in FULL_SECTIONS]
-    assert positions == sorted(positions)
+    assert_sections_in_order(text, FULL_SECTIONS)
     assert "- [x]" in text and "- [ ]" in text
     assert "- **Decision**:" in text
     assert "1. " in text
@@ -53,15 +44,13 @@ def test_history_prompts_ask_for_every_section_in_order(name: str) -> None:
 
 def test_branch_prompt_asks_for_the_branch_sections() -> None:
     text = load_prompt("branch-summary")
-    positions = [text.index(heading + "\n") for heading in BRANCH_SECTIONS]
-    assert positions == sorted(positions)
+    assert_sections_in_order(text, BRANCH_SECTIONS)
     assert "## Critical Context" not in text
 
 
 def test_turn_prefix_prompt_asks_for_its_three_sections() -> None:
     text = load_prompt("turn-prefix")
-    positions = [text.index(heading + "\n") for heading in TURN_PREFIX_SECTIONS]
-    assert positions == sorted(positions)
+    assert_sections_in_order(text, TURN_PREFIX_SECTIONS)
 
 
 def test_prompts_ask_to_keep_identifiers_and_the_pending_question() -> None:

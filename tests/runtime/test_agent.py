@@ -45,6 +45,7 @@ from contextree.session.tree import SessionTree
 from contextree.settings.load import Settings
 from contextree.settings.schema import CompactionSettings, PruneSettings
 from contextree.tokens.estimate import get_estimator
+from core_helpers import tool_result
 from fakes.fake_llm import OPENAI_OVERFLOW, FakeLLMServer
 
 SYSTEM = "You are the contextree test agent."
@@ -193,6 +194,32 @@ def roles(body: dict[str, Any]) -> list[str]:
     return [message["role"] for message in body["messages"]]
 
 
+TURN_WITH_AUTO_COMPACTION = [
+    "agent_start",
+    "message",
+    "auto_compaction_start",
+    "auto_compaction_end",
+    "message",
+    "agent_end",
+]
+"""The events of a turn whose reply triggers an automatic compaction that the session follows
+with one more request (the auto-continue or the retry) and its reply."""
+
+
+def enqueue_two_answers(run: Run, second_context: int | None = None) -> None:
+    """The replies to ``ask(1)`` and ``ask(2)``; the second reports ``second_context`` context
+    tokens (the fake's default usage when None)."""
+    run.fake.enqueue_text("Answer 1.")
+    second_usage = None if second_context is None else usage(second_context)
+    run.fake.enqueue_text("Answer 2.", usage=second_usage)
+
+
+async def ask_twice(run: Run) -> TurnOutcome:
+    """Prompt ``ask(1)``, then ``ask(2)``; the outcome of the second prompt."""
+    await run.session.prompt(ask(1))
+    return await run.session.prompt(ask(2))
+
+
 MakeRun = Callable[..., Run]
 
 
@@ -282,10 +309,8 @@ async def test_message_events_carry_the_message_and_its_entry_id(make_run: MakeR
 
 async def test_usage_at_the_threshold_does_not_compact(make_run: MakeRun) -> None:
     run = make_run()
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.", usage=usage(THRESHOLD))
-    await run.session.prompt(ask(1))
-    await run.session.prompt(ask(2))
+    enqueue_two_answers(run, THRESHOLD)
+    await ask_twice(run)
     assert run.compaction_events() == []
     assert len(run.fake.requests) == 2
     assert run.compactions() == []
@@ -293,23 +318,14 @@ async def test_usage_at_the_threshold_does_not_compact(make_run: MakeRun) -> Non
 
 async def test_usage_over_the_threshold_compacts_and_auto_continues(make_run: MakeRun) -> None:
     run = make_run()
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.", usage=usage(THRESHOLD + 1))
+    enqueue_two_answers(run, THRESHOLD + 1)
     run.enqueue_summary()
     run.fake.enqueue_text("Nothing left to do.")
 
-    await run.session.prompt(ask(1))
-    outcome = await run.session.prompt(ask(2))
+    outcome = await ask_twice(run)
 
     assert outcome == TurnOutcome()
-    assert run.kinds()[3:] == [
-        "agent_start",
-        "message",
-        "auto_compaction_start",
-        "auto_compaction_end",
-        "message",
-        "agent_end",
-    ]
+    assert run.kinds()[3:] == TURN_WITH_AUTO_COMPACTION
     start, end = run.of("auto_compaction_start", "auto_compaction_end")
     assert start.data == {"reason": "threshold", "action": "context-full"}
     assert set(end.data) == {"result", "aborted", "willRetry"}
@@ -343,12 +359,10 @@ async def test_usage_over_the_threshold_compacts_and_auto_continues(make_run: Ma
 
 async def test_threshold_compaction_without_auto_continue_stops(make_run: MakeRun) -> None:
     run = make_run(config=settings(auto_continue=False))
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.", usage=usage(THRESHOLD + 1))
+    enqueue_two_answers(run, THRESHOLD + 1)
     run.enqueue_summary()
 
-    await run.session.prompt(ask(1))
-    assert await run.session.prompt(ask(2)) == TurnOutcome()
+    assert await ask_twice(run) == TurnOutcome()
 
     assert len(run.compactions()) == 1
     assert len(run.agent_bodies()) == 2
@@ -359,10 +373,8 @@ async def test_threshold_is_also_checked_before_a_prompt(make_run: MakeRun) -> N
     # The last reply crossed the threshold while compaction was off; once it is on, the check
     # before the next prompt compacts, and the prompt itself is the continuation.
     run = make_run(config=settings(enabled=False))
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.", usage=usage(THRESHOLD + 1))
-    await run.session.prompt(ask(1))
-    await run.session.prompt(ask(2))
+    enqueue_two_answers(run, THRESHOLD + 1)
+    await ask_twice(run)
     run.session.settings = settings()
     run.events.clear()
     run.enqueue_summary()
@@ -385,10 +397,8 @@ async def test_threshold_is_also_checked_before_a_prompt(make_run: MakeRun) -> N
 
 async def test_compaction_disabled_never_compacts(make_run: MakeRun) -> None:
     run = make_run(config=settings(enabled=False))
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.", usage=usage(WINDOW - 1))
-    await run.session.prompt(ask(1))
-    await run.session.prompt(ask(2))
+    enqueue_two_answers(run, WINDOW - 1)
+    await ask_twice(run)
     assert run.compaction_events() == []
     assert len(run.fake.requests) == 2
 
@@ -399,13 +409,11 @@ async def test_stale_usage_from_before_the_latest_compaction_triggers_nothing(
     # pi's "stale pre-compaction usage is ignored on the pre-prompt check": the kept reply still
     # carries the usage that caused the compaction, but it predates the compaction.
     run = make_run(config=settings(auto_continue=False))
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.", usage=usage(THRESHOLD + 500))
+    enqueue_two_answers(run, THRESHOLD + 500)
     run.enqueue_summary()
     run.fake.enqueue_text("Answer 3.")
 
-    await run.session.prompt(ask(1))
-    await run.session.prompt(ask(2))
+    await ask_twice(run)
     kept = run.session.context_messages()
     assert kept[0]["role"] == "compactionSummary"
     assert kept[-1]["usage"]["input"] + kept[-1]["usage"]["output"] == THRESHOLD + 500
@@ -463,13 +471,11 @@ async def test_error_reply_with_only_pre_compaction_usage_triggers_nothing(
     make_run: MakeRun,
 ) -> None:
     run = make_run()
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.", usage=usage(7_000))
+    enqueue_two_answers(run, 7_000)
     run.enqueue_summary()
     run.fake.enqueue_error(400)
 
-    await run.session.prompt(ask(1))
-    await run.session.prompt(ask(2))
+    await ask_twice(run)
     await run.session.compact()
     run.events.clear()
     # Without the guard, 7 000 (kept, but measured before the compaction) + 1 100 > 8 000.
@@ -524,18 +530,10 @@ async def test_overflow_compacts_and_retries_without_the_failed_reply(make_run: 
     run.enqueue_summary()
     run.fake.enqueue_text("Answer 2, after the retry.")
 
-    await run.session.prompt(ask(1))
-    outcome = await run.session.prompt(ask(2))
+    outcome = await ask_twice(run)
 
     assert outcome == TurnOutcome()
-    assert run.kinds()[3:] == [
-        "agent_start",
-        "message",
-        "auto_compaction_start",
-        "auto_compaction_end",
-        "message",
-        "agent_end",
-    ]
+    assert run.kinds()[3:] == TURN_WITH_AUTO_COMPACTION
     failed, retried = run.of("message")[1:]
     assert failed.data["message"]["stopReason"] == "error"
     assert retried.data["message"]["stopReason"] == "stop"
@@ -559,15 +557,20 @@ async def test_overflow_compacts_and_retries_without_the_failed_reply(make_run: 
     assert len(run.fake.requests) == 5
 
 
-async def test_a_second_overflow_does_not_loop(make_run: MakeRun) -> None:
-    run = make_run()
+def enqueue_a_failed_overflow_recovery(run: Run) -> None:
+    """The replies for ``ask_twice``: ``ask(2)`` overflows, the session compacts, and the retry
+    overflows again."""
     run.fake.enqueue_text("Answer 1.")
     run.fake.enqueue_overflow()
     run.enqueue_summary()
     run.fake.enqueue_overflow()
 
-    await run.session.prompt(ask(1))
-    outcome = await run.session.prompt(ask(2))
+
+async def test_a_second_overflow_does_not_loop(make_run: MakeRun) -> None:
+    run = make_run()
+    enqueue_a_failed_overflow_recovery(run)
+
+    outcome = await ask_twice(run)
 
     assert outcome.error is not None and OPENAI_OVERFLOW in outcome.error
     assert len(run.fake.requests) == 5  # no further request after the second overflow
@@ -588,12 +591,8 @@ async def test_a_second_overflow_does_not_loop(make_run: MakeRun) -> None:
 
 async def test_the_overflow_latch_resets_on_the_next_prompt(make_run: MakeRun) -> None:
     run = make_run()
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_overflow()
-    run.enqueue_summary()
-    run.fake.enqueue_overflow()
-    await run.session.prompt(ask(1))
-    await run.session.prompt(ask(2))
+    enqueue_a_failed_overflow_recovery(run)
+    await ask_twice(run)
     assert len(run.fake.requests) == 5
     run.events.clear()
 
@@ -605,14 +604,7 @@ async def test_the_overflow_latch_resets_on_the_next_prompt(make_run: MakeRun) -
     outcome = await run.session.prompt(ask(3))
 
     assert outcome == TurnOutcome()
-    assert run.kinds() == [
-        "agent_start",
-        "message",
-        "auto_compaction_start",
-        "auto_compaction_end",
-        "message",
-        "agent_end",
-    ]
+    assert run.kinds() == TURN_WITH_AUTO_COMPACTION
     start, end = run.of("auto_compaction_start", "auto_compaction_end")
     assert start.data["reason"] == "overflow"
     assert end.data["willRetry"] is True and end.data["result"] is not None
@@ -634,8 +626,7 @@ async def test_the_overflow_latch_resets_after_a_successful_reply(make_run: Make
     run.enqueue_summary()
     run.fake.enqueue_text("Done.")
 
-    await run.session.prompt(ask(1))
-    outcome = await run.session.prompt(ask(2))
+    outcome = await ask_twice(run)
 
     assert outcome == TurnOutcome()
     starts = run.of("auto_compaction_start")
@@ -654,8 +645,7 @@ async def test_silent_overflow_is_recovered_like_an_error(make_run: MakeRun) -> 
     run.enqueue_summary()
     run.fake.enqueue_text("Answer 2.")
 
-    await run.session.prompt(ask(1))
-    assert await run.session.prompt(ask(2)) == TurnOutcome()
+    assert await ask_twice(run) == TurnOutcome()
 
     (start,) = run.of("auto_compaction_start")
     assert start.data["reason"] == "overflow"
@@ -666,8 +656,7 @@ async def test_overflow_with_compaction_disabled_does_nothing(make_run: MakeRun)
     run = make_run(config=settings(enabled=False))
     run.fake.enqueue_text("Answer 1.")
     run.fake.enqueue_overflow()
-    await run.session.prompt(ask(1))
-    outcome = await run.session.prompt(ask(2))
+    outcome = await ask_twice(run)
     assert outcome.error is not None
     assert run.compaction_events() == []
     assert len(run.fake.requests) == 2
@@ -679,14 +668,7 @@ def test_request_messages_leave_out_failed_and_aborted_replies_and_their_results
         return {"role": "assistant", "content": content, "stopReason": stop, "timestamp": 0}
 
     def result(call: str) -> AgentMessage:
-        return {
-            "role": "toolResult",
-            "toolCallId": call,
-            "toolName": "read",
-            "content": [{"type": "text", "text": call}],
-            "isError": False,
-            "timestamp": 0,
-        }
+        return tool_result(call, call, name="read")
 
     user: AgentMessage = {"role": "user", "content": "go", "timestamp": 0}
     messages = [
@@ -742,14 +724,12 @@ async def test_summaries_fail_over_to_the_next_candidate(
 ) -> None:
     fallback = OpenAIClient("gpt-fallback", base_url=fake_llm.url, api_key="")
     run = make_run(fallback_clients=[fallback])
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.")
+    enqueue_two_answers(run)
     for _ in range(4):
         run.fake.enqueue_error(502)
     run.enqueue_summary()
 
-    await run.session.prompt(ask(1))
-    await run.session.prompt(ask(2))
+    await ask_twice(run)
     result = await run.session.compact()
 
     assert result.summary.startswith(SUMMARY)
@@ -765,11 +745,17 @@ async def test_summaries_fail_over_to_the_next_candidate(
 
 
 async def two_exchanges(run: Run) -> None:
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.")
-    await run.session.prompt(ask(1))
-    await run.session.prompt(ask(2))
+    enqueue_two_answers(run)
+    await ask_twice(run)
     run.events.clear()
+
+
+async def summary_request_hanging(run: Run) -> asyncio.Task[CompactionResult]:
+    """Start a manual compaction whose summary request hangs, and wait until it is sent."""
+    run.fake.enqueue_slow(60)
+    task = asyncio.create_task(run.session.compact())
+    await run.requests_arrive(3)
+    return task
 
 
 async def test_manual_compaction_writes_the_entry_and_emits_start_and_end(
@@ -833,11 +819,9 @@ async def test_a_hook_can_cancel_a_manual_compaction(make_run: MakeRun) -> None:
 async def test_abort_compaction_mid_summary_writes_nothing(make_run: MakeRun) -> None:
     run = make_run()
     await two_exchanges(run)
-    run.fake.enqueue_slow(60)
     before = run.path.read_bytes()
 
-    task = asyncio.create_task(run.session.compact())
-    await run.requests_arrive(3)
+    task = await summary_request_hanging(run)
     with pytest.raises(CompactionError, match=r"^Compaction already in progress$"):
         await run.session.compact()
     run.session.abort_compaction()
@@ -855,11 +839,9 @@ async def test_cancelling_the_caller_of_a_manual_compaction_writes_nothing(
 ) -> None:
     run = make_run()
     await two_exchanges(run)
-    run.fake.enqueue_slow(60)
     before = run.path.read_bytes()
 
-    task = asyncio.create_task(run.session.compact())
-    await run.requests_arrive(3)
+    task = await summary_request_hanging(run)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -967,15 +949,20 @@ async def test_abort_during_tool_execution_answers_every_pending_call(
     assert roles(run.agent_bodies()[-1]) == ["system", "user", "assistant", "tool", "tool", "user"]
 
 
-async def test_abort_during_auto_compaction_writes_nothing(make_run: MakeRun) -> None:
-    run = make_run()
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.", usage=usage(THRESHOLD + 1))
+async def auto_compaction_hanging(run: Run) -> asyncio.Task[TurnOutcome]:
+    """Prompt ``ask(2)`` so that its reply crosses the threshold, and wait until the summary
+    request of the automatic compaction that follows is sent (it hangs)."""
+    enqueue_two_answers(run, THRESHOLD + 1)
     run.fake.enqueue_slow(60)
     await run.session.prompt(ask(1))
-
     task = asyncio.create_task(run.session.prompt(ask(2)))
     await run.requests_arrive(3)
+    return task
+
+
+async def test_abort_during_auto_compaction_writes_nothing(make_run: MakeRun) -> None:
+    run = make_run()
+    task = await auto_compaction_hanging(run)
     assert run.session.is_compacting
     before = run.path.read_bytes()
     run.session.abort_compaction()
@@ -990,13 +977,7 @@ async def test_abort_during_auto_compaction_writes_nothing(make_run: MakeRun) ->
 
 async def test_abort_of_the_turn_during_auto_compaction_writes_nothing(make_run: MakeRun) -> None:
     run = make_run()
-    run.fake.enqueue_text("Answer 1.")
-    run.fake.enqueue_text("Answer 2.", usage=usage(THRESHOLD + 1))
-    run.fake.enqueue_slow(60)
-    await run.session.prompt(ask(1))
-
-    task = asyncio.create_task(run.session.prompt(ask(2)))
-    await run.requests_arrive(3)
+    task = await auto_compaction_hanging(run)
     before = run.path.read_bytes()
     run.session.abort()
     assert await task == TurnOutcome(aborted=True)
@@ -1014,14 +995,7 @@ NEW_OUTPUT = 200
 
 
 def prune_saving() -> int:
-    message = {
-        "role": "toolResult",
-        "toolCallId": "call_old",
-        "toolName": "dump",
-        "content": [{"type": "text", "text": "y" * 4 * OLD_OUTPUT}],
-        "isError": False,
-        "timestamp": 0,
-    }
+    message = tool_result("call_old", "y" * 4 * OLD_OUTPUT, name="dump")
     tokens = get_estimator("pi").estimate(message)
     return tokens - math.ceil(len(prune_placeholder(tokens)) / 4)
 

@@ -551,11 +551,18 @@ def test_two_trees_appending_alternately_lose_nothing(tmp_path: Path, exists: bo
     assert reopened.report.clean
 
 
-def test_a_rewrite_by_one_tree_keeps_lines_the_other_appended(tmp_path: Path) -> None:
-    path = tmp_path / "s.jsonl"
+def _first_and_second(path: Path) -> str:
+    """Start a session file at ``path`` with user "first" and assistant "second"; the id of
+    "first"."""
     base = SessionTree.open(path, cwd="/work")
     first = base.append_message(user("first"))
     base.append_message(assistant("second"))
+    return first
+
+
+def test_a_rewrite_by_one_tree_keeps_lines_the_other_appended(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    first = _first_and_second(path)
     appender = SessionTree.open(path)
     rewriter = SessionTree.open(path)
     x = appender.append_message(user("x"))
@@ -578,9 +585,7 @@ def test_a_rewrite_before_the_other_trees_first_write_is_noticed(tmp_path: Path)
     # The other tree has only read the file; the rewrite makes it larger (pruning keeps the
     # original output), so a size comparison alone would read garbage as "new lines".
     path = tmp_path / "s.jsonl"
-    base = SessionTree.open(path, cwd="/work")
-    first = base.append_message(user("first"))
-    base.append_message(assistant("second"))
+    first = _first_and_second(path)
     stale = SessionTree.open(path)
     rewriter = SessionTree.open(path)
     grown = dict(rewriter.get_entry(first) or {}, message=user("F" * 500))

@@ -1,0 +1,33 @@
+"""The headings the summary prompts ask for, shared by the prompt and offline-summarizer tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+FULL_SECTIONS = (
+    "## Goal",
+    "## Constraints & Preferences",
+    "## Progress",
+    "### Done",
+    "### In Progress",
+    "### Blocked",
+    "## Key Decisions",
+    "## Next Steps",
+    "## Critical Context",
+)
+"""The sections of an initial or updated history summary, in order."""
+
+BRANCH_SECTIONS = FULL_SECTIONS[:-1]
+"""A branch summary has every history section but ``## Critical Context``."""
+
+TURN_PREFIX_SECTIONS = ("## Original Request", "## Early Progress", "## Context for Suffix")
+
+
+def assert_sections_in_order(text: str, headings: Iterable[str]) -> None:
+    """Each heading stands in ``text`` followed by a newline, in the given order."""
+    headings = tuple(headings)
+    positions = [text.index(heading + "\n") for heading in headings]
+    # Not a test module, so pytest does not rewrite this assert: say what went wrong.
+    assert positions == sorted(positions), (
+        f"out of order: {dict(zip(headings, positions, strict=True))}"
+    )
