@@ -136,7 +136,8 @@ def _scenario_navigate(path: Path, rng: random.Random, emit: Emit) -> None:
     if len(ids) < 3:
         emit("I", tree.append_message(_message(rng)))
         return
-    target = rng.choice(ids[-40:])
+    # Not the leaf itself: navigating there writes nothing, and the scenario must write.
+    target = rng.choice([i for i in ids[-40:] if i != tree.leaf_id])
     result = asyncio.run(
         navigate_tree(
             tree, target, summarize=True, client=OfflineSummarizer(), context_window=128_000
