@@ -32,7 +32,7 @@ from contextree.errors import SessionFileError
 from contextree.session.check import Finding, check_session
 from contextree.session.tree import SessionTree
 from contextree.store.index import BadLine, Record, parse_session
-from contextree.store.jsonl import JsonlFileStore
+from contextree.store.jsonl import JsonlFileStore, fsync_dir
 
 __all__ = ["RejectedLine", "RepairReport", "repair_session"]
 
@@ -126,7 +126,7 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
                     report.rejected_file = _append_rejected(
                         file, rejected_lines, stamp, report.backup
                     )
-                _fsync_dir(file.parent)
+                fsync_dir(file.parent)
                 txn.replace(repaired)
                 report.changed = True
     finally:
@@ -253,16 +253,3 @@ def _remove_stale_temps(file: Path) -> list[Path]:
             candidate.unlink(missing_ok=True)
             removed.append(candidate)
     return sorted(removed)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from contextree.errors import SessionFileError, SessionLockedError
 
-__all__ = ["JsonlFileStore"]
+__all__ = ["JsonlFileStore", "fsync_dir"]
 
 _FILE_MODE = 0o600
 _DIR_MODE = 0o700
@@ -214,7 +214,7 @@ class JsonlFileStore:
         except OSError as exc:
             temp.unlink(missing_ok=True)
             raise SessionFileError(self.path, f"atomic rename failed ({exc.strerror})") from None
-        _fsync_dir(directory)
+        fsync_dir(directory)
         # Our lock lived on the old inode; release it and write to the new file from now on.
         fcntl.flock(locked_fd, fcntl.LOCK_UN)
         os.close(locked_fd)
@@ -232,7 +232,9 @@ def _make_dirs(directory: Path) -> None:
         new.mkdir(mode=_DIR_MODE, exist_ok=True)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a rename or a new file in ``directory`` durable (best effort: some file systems
+    cannot fsync a directory)."""
     try:
         dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:

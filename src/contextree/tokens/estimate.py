@@ -241,28 +241,31 @@ class TokenEstimator(Protocol):
         ...
 
 
-class PiEstimator:
+class _QuarterEstimator:
+    """``ceil(units / 4)`` over the strings pi counts, each measured by ``_measure``."""
+
+    name: str
+    _measure: Callable[[str], int]
+
+    def estimate(self, message: AgentMessage) -> int:
+        return _ceil_quarter(_message_size(message, self._measure))
+
+    def count_text(self, text: str) -> int:
+        return _ceil_quarter(self._measure(text))
+
+
+class PiEstimator(_QuarterEstimator):
     """pi's estimator: ``ceil(chars / 4)`` over UTF-16 code units, exactly as pi 0.73.1."""
 
     name: str = "pi"
-
-    def estimate(self, message: AgentMessage) -> int:
-        return _ceil_quarter(_message_size(message, utf16_len))
-
-    def count_text(self, text: str) -> int:
-        return _ceil_quarter(utf16_len(text))
+    _measure = staticmethod(utf16_len)
 
 
-class Utf8Estimator:
+class Utf8Estimator(_QuarterEstimator):
     """``ceil(bytes / 4)`` over the UTF-8 bytes of the strings pi counts (images as pi)."""
 
     name: str = "utf8"
-
-    def estimate(self, message: AgentMessage) -> int:
-        return _ceil_quarter(_message_size(message, _utf8_len))
-
-    def count_text(self, text: str) -> int:
-        return _ceil_quarter(_utf8_len(text))
+    _measure = staticmethod(_utf8_len)
 
 
 _ESTIMATORS: Final[dict[str, Callable[[], TokenEstimator]]] = {
