@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from contextree.session import SessionTree
 from contextree.session.check import count_types
@@ -101,3 +105,39 @@ def test_lines_another_writer_appends_after_a_torn_line_get_their_true_numbers(
     fresh = SessionTree.open(path)
     assert [(r.id, r.line) for r in mine.records()] == [(r.id, r.line) for r in fresh.records()]
     assert [bad.line for bad in mine.report.bad_lines] == [3]
+
+
+_OPS = ["append", "append", "branch", "summary", "reset", "foreign", "reparent"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(_OPS), st.integers(0, 50)), max_size=30))
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_cached_paths_stay_true_through_appends_branching_rewrites_and_other_writers(
+    tmp_path: Path, ops: list[tuple[str, int]]
+) -> None:
+    path = tmp_path / f"{uuid.uuid4().hex}.jsonl"
+    mine = SessionTree.open(path, cwd="/w")
+    mine.append_message(user("start"))
+    other = SessionTree.open(path, cwd="/w")
+    for op, n in ops:
+        ids = [r.id for r in mine.records() if r.id is not None]
+        target = ids[n % len(ids)]
+        if op == "append":
+            mine.append_message(user(f"m{n}"))
+        elif op == "branch":
+            mine.branch(target)
+        elif op == "summary":
+            mine.branch_with_summary(target, "what happened")
+        elif op == "reset":
+            mine.reset_leaf()
+        elif op == "foreign":
+            other.append_message(user(f"from another process {n}"))
+            mine.append_message(user(f"m{n}"))  # takes the foreign line in
+        elif op == "reparent":
+            entry = dict(mine.get_entry(ids[-1]) or {})
+            entry["parentId"] = target if target != ids[-1] else None
+            mine.rewrite_entries([entry])
+        if mine.leaf_id is not None:
+            assert mine.get_branch() == SessionTree.open(path).get_branch(mine.leaf_id)

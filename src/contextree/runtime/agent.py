@@ -198,9 +198,11 @@ class AgentSession:
         return None
 
     def _latest_compaction(self) -> Entry | None:
-        for entry in reversed(self.tree.get_branch()):
-            if entry.get("type") == "compaction":
-                return entry
+        # A lazy view: after every turn, only the compaction itself is decoded, not the path.
+        path = self.tree.get_branch_view()
+        for index in range(len(path) - 1, -1, -1):
+            if path.type_at(index) == "compaction":
+                return path[index]
         return None
 
     # -- prompting ------------------------------------------------------------------------------

@@ -140,6 +140,9 @@ class SessionTree:
         self._index = RecordIndex(LoadReport(store.name))
         self._leading: list[BadLine] = []
         self._children: dict[str | None, list[Record]] | None = None
+        # The root-to-entry path last walked, kept up to date by our own appends: an agent asks
+        # for the leaf's path several times a turn, and walking 100k parents takes a while.
+        self._path_cache: tuple[str, list[Record]] | None = None
         self._known_size = 0
         self._needs_rewrite = False
         data = store.read() if store.exists() else b""
@@ -207,6 +210,7 @@ class SessionTree:
             self._index = RecordIndex.lazy(data, head)
         self._leading = head.leading
         self._children = None
+        self._path_cache = None
         last = self._index.last_record()
         self.leaf_id = last.id if last is not None else None
 
@@ -269,6 +273,14 @@ class SessionTree:
         return PathView(self._path_records(start))
 
     def _path_records(self, start: str) -> list[Record]:
+        cached = self._path_cache
+        if cached is not None and cached[0] == start:
+            return list(cached[1])
+        path = self._walk_path(start)
+        self._path_cache = (start, path)
+        return list(path)
+
+    def _walk_path(self, start: str) -> list[Record]:
         index = self._index
         by_id = index.by_id
         get = by_id.get
@@ -558,8 +570,15 @@ class SessionTree:
                     raise EntryNotFoundError(str(key))
             for key, entry in by_new_id.items():
                 record = self._index.by_id[str(key)]
+                replacement = Record.from_entry(entry)
+                record.type = replacement.type
+                record.parent_id = replacement.parent_id
+                record.timestamp = replacement.timestamp
                 record.cached = entry
                 record.raw = None
+            # A replacement may name another parent: tree shapes are recomputed on demand.
+            self._children = None
+            self._path_cache = None
             self._replace_all(txn, [])
 
     def flush(self) -> None:
@@ -593,6 +612,15 @@ class SessionTree:
         for number, record in enumerate(new, index.next_line):
             record.line = number
         index.add(new)
+        cached = self._path_cache
+        for record in new:
+            # A child of the entry whose path is cached: its path is that path plus itself.
+            if cached is not None and record.parent_id == cached[0] and record.id is not None:
+                cached[1].append(record)
+                cached = (record.id, cached[1])
+            else:
+                cached = None
+        self._path_cache = cached
         if self._children is not None:
             for record in new:
                 parent = record.parent_id if record.parent_id in index.by_id else None
@@ -654,5 +682,6 @@ class SessionTree:
             leaf = self.leaf_id
             index.add(foreign)
             self._children = None
+            self._path_cache = None  # a foreign line may repeat an id and so move a path
             self.leaf_id = leaf
             self._known_size = size
