@@ -61,7 +61,7 @@ def test_context_shows_the_summary_then_the_kept_and_later_messages(fixture_copy
     summary, kept_text = _first_kept(fixture_copy)
     assert kept_text == "can leave it"
 
-    text = " ".join(result.stdout.split())  # undo the wrapping at 100 columns
+    text = " ".join(result.stdout.split())  # compare text, not line breaks
     wrapper = " ".join(compaction_summary_text(summary).split())
     assert text.startswith(f"── 1. user {wrapper} ── 2. user {kept_text} ── 3. assistant")
     assert text.index(wrapper) < text.index(f"── 2. user {kept_text}")

@@ -141,3 +141,17 @@ def test_cached_paths_stay_true_through_appends_branching_rewrites_and_other_wri
             mine.rewrite_entries([entry])
         if mine.leaf_id is not None:
             assert mine.get_branch() == SessionTree.open(path).get_branch(mine.leaf_id)
+
+
+def test_the_child_map_follows_appends_that_heal_an_orphan_or_parent_themselves() -> None:
+    orphan = {"type": "custom", "id": "orphan01", "parentId": "parent01", "timestamp": "t"}
+    tree = SessionTree.in_memory(jsonl(header(), orphan))
+    assert tree.leaves() == ["orphan01"]
+    tree.append_entry({"type": "custom", "id": "parent01", "parentId": None, "timestamp": "t"})
+    assert tree.leaves() == ["orphan01"]
+    assert [(n.id, [c.id for c in n.children]) for n in tree.get_tree()] == [
+        ("parent01", ["orphan01"])
+    ]
+    own_parent = {"type": "custom", "id": "selfself", "parentId": "selfself", "timestamp": "t"}
+    tree.append_entry(own_parent)
+    assert tree.leaves() == ["orphan01", "selfself"]

@@ -17,30 +17,56 @@ from contextree.store.record_index import RecordIndex
 from core_helpers import Chain, assistant, header, jsonl, user
 
 # One generated line: a good entry (parent: an earlier id, a missing one or none; the id may
-# repeat an earlier one), a blank line, or a line that cannot be used.
+# repeat an earlier one), a blank line, a line that cannot be used, an entry broken over two
+# lines, or two entries on one line (msgspec's decode_lines reads the last two as if fine).
+_entry = st.tuples(st.integers(0, 30), st.integers(-2, 30), st.integers(1, 300))
 _lines = st.lists(
     st.one_of(
-        st.tuples(st.just("entry"), st.integers(0, 30), st.integers(-2, 30), st.integers(1, 300)),
+        st.tuples(st.just("entry"), _entry),
         st.tuples(st.just("blank"), st.sampled_from(["", "   ", "\t"])),
         st.tuples(st.just("bad"), st.sampled_from(['{"type":', "[1,2]", '{"id":"x"}', "nope"])),
+        st.tuples(st.just("split"), _entry),
+        st.tuples(st.just("double"), _entry, _entry),
     ),
     max_size=40,
 )
+
+
+def _entry_json(number: int, parent: int, size: int) -> str:
+    parent_id = None if parent == -1 else f"{parent:08x}" if parent >= 0 else "gone"
+    entry = {"type": "message", "id": f"{number:08x}", "parentId": parent_id}
+    entry["message"] = {"role": "user", "content": "x" * size}
+    return json.dumps(entry)
 
 
 def _file(lines: list[tuple[Any, ...]], torn: bool) -> bytes:
     out = [json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"})]
     for line in lines:
         if line[0] == "entry":
-            _, number, parent, size = line
-            parent_id = None if parent == -1 else f"{parent:08x}" if parent >= 0 else "gone"
-            entry = {"type": "message", "id": f"{number:08x}", "parentId": parent_id}
-            entry["message"] = {"role": "user", "content": "x" * size}
-            out.append(json.dumps(entry))
+            out.append(_entry_json(*line[1]))
+        elif line[0] == "split":
+            text = _entry_json(*line[1])
+            cut = text.index('"message"')
+            out.extend([text[:cut], text[cut:]])
+        elif line[0] == "double":
+            out.append(_entry_json(*line[1]) + " " + _entry_json(*line[2]))
         else:
             out.append(line[1])
     data = "\n".join(out) + "\n"
     return (data[:-1] + "{" if torn and lines else data).encode()
+
+
+def _line_by_line(data: bytes) -> list[tuple[int, str]]:
+    """(line, id) of every entry as a reader of one line at a time (pi) sees them."""
+    found = []
+    for number, line in enumerate(data.split(b"\n")[1:], start=2):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("type"), str) and value.get("id"):
+            found.append((number, value["id"]))
+    return found
 
 
 def _lazy(data: bytes) -> RecordIndex:
@@ -71,6 +97,7 @@ def test_a_lazy_index_answers_as_the_full_parse_does(
     found = {n: lazy.get(f"{n:08x}") for n in lookups}
     lazy.complete_all()
     assert _shape(lazy) == _shape(eager)
+    assert [(r.line, r.id) for r in lazy.items if isinstance(r, Record)] == _line_by_line(data)
     for n, record in found.items():
         assert record is lazy.by_id.get(f"{n:08x}")
         assert (record.line if record else None) == (

@@ -223,7 +223,8 @@ UNDECODABLE = "undecodable"
 def count_types(tree: SessionTree) -> Counter[str]:
     """Entries per type, message entries per role (``message:user``...).
 
-    A message whose body cannot be decoded counts as :data:`UNDECODABLE` (``check`` names it).
+    A message whose role cannot be read counts as :data:`UNDECODABLE`. Only the role is read,
+    so damage elsewhere in a body (invalid UTF-8 in a text, say) is found by ``check``.
     """
     counts: Counter[str] = Counter()
     for record in tree.records():

@@ -621,10 +621,9 @@ class SessionTree:
             else:
                 cached = None
         self._path_cache = cached
-        if self._children is not None:
-            for record in new:
-                parent = record.parent_id if record.parent_id in index.by_id else None
-                self._children.setdefault(parent, []).append(record)
+        # Rebuilt on demand: a new entry may be its own parent or supply an orphan's parent,
+        # which changes more of the child map than the new entry's own place.
+        self._children = None
         if new:
             self.leaf_id = new[-1].id
 

@@ -291,6 +291,20 @@ def _placed(
     return record
 
 
+def _object_lines(data: bytes, spans: list[tuple[int, int]]) -> bool:
+    """Whether every line starts with ``{`` and ends with ``}``.
+
+    msgspec's ``decode_lines`` also reads two objects on one line and one object spread over
+    two lines, so equal counts of records and lines alone do not pair them up: such lines
+    could make up for each other. When every line is shaped like one object, none continues
+    on the next (after a ``}`` an object can only go on with ``,``, ``}`` or ``]``), so each
+    line holds exactly one record. Other files take the line-by-line path.
+    """
+    return all(
+        start < end and data[start] == 0x7B and data[end - 1] == 0x7D for start, end in spans
+    )
+
+
 def _decode_one(line: bytes | memoryview) -> Record:
     with decoding():
         return _record_decoder.decode(line)
@@ -316,16 +330,8 @@ def parse_spans(
             records = _record_decoder.decode_lines(view[spans[0][0] : spans[-1][1]])
     except LineError:
         records = None
-    whitespace = _WHITESPACE
-    if (
-        records is not None
-        and len(records) == len(spans)
-        # No line is empty or starts with white space, so each gave at least one record, and
-        # with as many records as lines, exactly one (msgspec also reads two objects on one
-        # line, which must not shift records onto the wrong lines).
-        and not any(start == end or data[start] in whitespace for start, end in spans)
-    ):
-        # The hot loop of loading a large session.
+    if records is not None and len(records) == len(spans) and _object_lines(data, spans):
+        # One record per line (see _object_lines). The hot loop of loading a large session.
         items: list[Record | BadLine] = []
         append = items.append
         number = first_line
@@ -340,12 +346,17 @@ def parse_spans(
                 append(_placed(record, data, start, end, number, needs_id=needs_id, report=report))
             number += 1
         return items
+    whitespace = _WHITESPACE
     numbered = [
         (first_line + offset, start, end)
         for offset, (start, end) in enumerate(spans)
         if start != end and (data[start] not in whitespace or not data[start:end].isspace())
     ]
-    if records is not None and len(records) == len(numbered):
+    if (
+        records is not None
+        and len(records) == len(numbered)
+        and _object_lines(data, [(start, end) for _, start, end in numbered])
+    ):
         return [
             _placed(record, data, start, end, number, needs_id=needs_id, report=report)
             for record, (number, start, end) in zip(records, numbered, strict=True)
