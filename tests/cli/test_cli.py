@@ -167,6 +167,30 @@ def test_context_at_another_leaf(tmp_path: Path) -> None:
     assert_one_line_error(invoke("context", path, "--leaf", "zzzzzzzz"), "zzzzzzzz not found")
 
 
+def test_text_from_the_session_cannot_drive_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chain = Chain()
+    chain.msg(user("clear \x1b[2J the screen\x07\ttab\r\nnext line"))
+    chain.msg(assistant("fine \x9b31m"))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(header(), *chain.entries))
+    plain = ok("context", path).stdout
+    assert "clear [2J the screen\ttab\nnext line" in plain
+    assert "fine 31m" in plain
+    tree = ok("tree", path).stdout
+    for output in (plain, tree):
+        assert not any(c in output for c in "\x1b\x07\r\x9b")
+    # On a terminal rich renders it (and would pass ESC through): the same text goes in.
+    from contextree.cli import render
+    from contextree.context.convert import convert_to_llm
+
+    messages = convert_to_llm(SessionTree.open(path).build_session_context().messages)
+    assert render.context_text(messages).renderables[1].plain == (  # type: ignore[attr-defined]
+        "clear [2J the screen\ttab\nnext line"
+    )
+
+
 # --- check ---------------------------------------------------------------------------------------
 
 

@@ -465,6 +465,76 @@ def config() -> None:
     state.console.print(render.settings_table(loaded))
 
 
+@app.command()
+@handles_errors
+def sessions(
+    folder: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="DIR",
+            help="A folder of session files, e.g. pi's ~/.pi/agent/sessions/--work--/ "
+            "(default: this directory's sessions folder).",
+            show_default=False,
+        ),
+    ] = None,
+    all_: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            "-a",
+            help="Every session folder under <home>/sessions (or the folders inside DIR).",
+        ),
+    ] = False,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=0, help="Show at most N sessions; 0 shows all.")
+    ] = 20,
+    format: Annotated[ContextFormat, typer.Option("--format", "-f")] = ContextFormat.text,
+) -> None:
+    """List session files, newest first: name, first message, entries, size."""
+    from contextree.cli import render
+    from contextree.session.listing import list_sessions, session_files
+    from contextree.session.paths import sessions_dir, sessions_root
+
+    if folder is not None:
+        if not folder.exists():
+            raise _fail(f"{folder}: no such directory")
+        if not folder.is_dir():
+            raise _fail(
+                f"{folder}: not a directory; give the folder that holds the session files "
+                "(contextree info FILE describes one session)"
+            )
+        where = folder
+    else:
+        where = sessions_root() if all_ else sessions_dir(Path.cwd())
+    files = session_files(where, nested=all_) if where.is_dir() else []
+    summaries = list_sessions(files, limit=limit)
+    if format is ContextFormat.json:
+        payload = [summary.to_json() for summary in summaries]
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    if not summaries:
+        if folder is None and not all_:
+            message = f"No sessions for this directory yet (looked in {where})."
+        else:
+            message = f"No session files {'under' if all_ else 'in'} {where}."
+        state.console.print(message, markup=False, soft_wrap=True)
+        return
+    shown = (
+        f"{len(summaries)} of {len(files)}, newest first (--limit 0 shows all)"
+        if len(summaries) < len(files)
+        else f"{len(files)}, newest first"
+    )
+    state.console.print(
+        render.session_list(
+            summaries,
+            title=f"Sessions {'under' if all_ else 'in'} {where}: {shown}",
+            width=state.console.width,
+            full_paths=all_,
+        ),
+        soft_wrap=True,
+    )
+
+
 def _register_commands() -> None:
     from contextree.cli import chat_cmd, navigate_cmd
 

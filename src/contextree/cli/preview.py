@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from contextree.entries.types import Entry
 from contextree.tokens.estimate import js_stringify
 
-__all__ = ["entry_kind", "entry_preview", "message_text"]
+__all__ = ["entry_kind", "entry_preview", "message_text", "printable"]
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters other than newline and tab.
+
+    Sessions hold whatever tools printed, escape sequences included, and rich passes ESC
+    through: shown as it is, such text could drive the terminal of whoever looks at it.
+    """
+    return _CONTROL.sub("", text)
 
 
 def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(printable(text).split())
     return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
 
 

@@ -6,15 +6,15 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.control import strip_control_codes
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from contextree.cli.preview import entry_kind, entry_preview
+from contextree.cli.preview import entry_kind, entry_preview, printable
 from contextree.compaction.prepare import CompactionPreparation
 from contextree.entries.types import Entry, LlmMessage
 from contextree.session.check import CheckReport
+from contextree.session.listing import SessionSummary
 from contextree.session.tree import SessionTree, TreeNode
 from contextree.tokens.estimate import estimate_tokens, js_stringify
 
@@ -25,6 +25,7 @@ __all__ = [
     "context_text",
     "entry_tree",
     "info_table",
+    "session_list",
 ]
 
 _ROLE_STYLES = {
@@ -122,6 +123,73 @@ def info_table(rows: Sequence[tuple[str, str]]) -> Table:
     return table
 
 
+def _size_text(size: int) -> str:
+    """``812 B``, ``4.2 KB``, ``141.2 MB`` (SI units, as the docs and ``ls --si`` give them)."""
+    if size < 1000:
+        return f"{size} B"
+    value = size / 1000
+    for unit in ("KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            break
+        value /= 1000
+    return f"{value:.1f} {unit}"
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(printable(text).split())
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def session_list(
+    summaries: Sequence[SessionSummary],
+    *,
+    title: str,
+    width: int | None = None,
+    full_paths: bool = True,
+    preview_chars: int = 60,
+) -> RenderableType:
+    """Session files, two lines each: modified, entries, size, name and first user message,
+    then the path (``full_paths``) or file name, with the session id when the name lacks it.
+
+    Print it with ``soft_wrap=True``: the first line of each session is cut to ``width`` here,
+    while the title and paths are never cut or broken (they stay whole for copying). A file
+    that is not a session shows why in place of its name and message.
+    """
+
+    def fitted(text: Text) -> Text:
+        if width is not None:
+            text.truncate(width, overflow="ellipsis")
+        return text
+
+    lines: list[RenderableType] = [
+        Text(title, style="ct.heading"),
+        fitted(
+            Text(
+                f"{'modified':<16}  {'entries':>9}  {'size':>9}  name · first user message",
+                "ct.meta",
+            )
+        ),
+    ]
+    for summary in summaries:
+        modified = summary.modified_at.strftime("%Y-%m-%d %H:%M") if summary.modified else "-"
+        entries = "-" if summary.entries is None else f"{summary.entries:,}"
+        line = Text(f"{modified:<16}  {entries:>9}  {_size_text(summary.size):>9}  ")
+        if summary.problem is not None:
+            line.append(" ".join(printable(summary.problem).split()), style="ct.warning")
+        else:
+            if summary.name:
+                line.append(_cut(summary.name, preview_chars), style="ct.heading")
+                line.append(" · ", style="ct.meta")
+            line.append(_cut(summary.first_message or "", preview_chars) or "-")
+            fitted(line)
+        shown = str(summary.path) if full_paths else summary.path.name
+        where = Text("  " + printable(shown), "ct.meta")
+        if summary.id and summary.id not in summary.path.name:
+            where.append(f"  id {summary.id}", style="ct.id")
+        lines += [line, where]
+    return Group(*lines)
+
+
 def _block_text(block: dict[str, Any]) -> str:
     kind = block.get("type")
     if kind == "text":
@@ -136,24 +204,27 @@ def _block_text(block: dict[str, Any]) -> str:
 
 
 def _context_lines(messages: Sequence[LlmMessage]) -> Iterator[list[tuple[str, str]]]:
-    """Each output line of the context as (text, style) pieces; bodies unstyled ("")."""
+    """Each output line of the context as (text, style) pieces; bodies unstyled ("").
+
+    Every text from the session goes through :func:`printable`.
+    """
     for index, message in enumerate(messages, start=1):
-        role = str(message.get("role"))
+        role = printable(str(message.get("role")))
         header: list[tuple[str, str]] = [
             (f"── {index}. {role}", _ROLE_STYLES.get(role, "ct.role.other"))
         ]
         if role == "toolResult":
-            header.append((f" ({message.get('toolName')})", "ct.meta"))
+            header.append((printable(f" ({message.get('toolName')})"), "ct.meta"))
             if message.get("isError"):
                 header.append((" error", "ct.error"))
         yield header
         content = message.get("content")
         if isinstance(content, str):
-            yield [(content, "")]
+            yield [(printable(content), "")]
         elif isinstance(content, list):
             for block in content:
                 if isinstance(block, dict):
-                    yield [(_block_text(block), "")]
+                    yield [(printable(_block_text(block)), "")]
         yield []
 
 
@@ -165,12 +236,10 @@ def context_text(messages: Sequence[LlmMessage]) -> RenderableType:
 def context_plain(messages: Sequence[LlmMessage]) -> str:
     """The same as :func:`context_text` as plain text, for pipes and files.
 
-    Much faster than rendering through rich for a large context. Control characters are
-    removed as rich removes them, so tool output cannot smuggle terminal escapes through.
+    Much faster than rendering through rich for a large context; the text is the same.
     """
     return "".join(
-        strip_control_codes("".join(text for text, _ in pieces)) + "\n"
-        for pieces in _context_lines(messages)
+        "".join(text for text, _ in pieces) + "\n" for pieces in _context_lines(messages)
     )
 
 

@@ -9,7 +9,13 @@ from pathlib import Path
 
 from contextree.entries.ids import iso_now
 
-__all__ = ["contextree_home", "latest_session", "new_session_path", "sessions_dir"]
+__all__ = [
+    "contextree_home",
+    "latest_session",
+    "new_session_path",
+    "sessions_dir",
+    "sessions_root",
+]
 
 
 def contextree_home(env: Mapping[str, str] | None = None) -> Path:
@@ -18,6 +24,11 @@ def contextree_home(env: Mapping[str, str] | None = None) -> Path:
     if env.get("CONTEXTREE_HOME"):
         return Path(env["CONTEXTREE_HOME"])
     return Path(env.get("HOME", str(Path.home()))) / ".config" / "contextree"
+
+
+def sessions_root(env: Mapping[str, str] | None = None) -> Path:
+    """``<home>/sessions``: the folder holding one session folder per working directory."""
+    return contextree_home(env) / "sessions"
 
 
 def sessions_dir(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
