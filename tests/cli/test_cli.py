@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -14,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from contextree.cli.app import app, state
+from cli_env import clean_cli_env, invoke, ok, reset_consoles
 from contextree.context.convert import compaction_summary_text
 from contextree.session.tree import SessionTree
 from core_helpers import Chain, assistant, header, jsonl, user
@@ -28,35 +27,9 @@ COMMANDS = ["info", "tree", "context", "check", "compact", "prune", "navigate", 
 
 @pytest.fixture(autouse=True)
 def clean_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No real settings, keys or terminal size leak in; the consoles are made afresh."""
-    for name in list(os.environ):
-        if name.startswith("CONTEXTREE_") or name.endswith("_API_KEY"):
-            monkeypatch.delenv(name)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CONTEXTREE_HOME", str(home / ".config" / "contextree"))
-    monkeypatch.setenv("COLUMNS", "100")
-    monkeypatch.setenv("NO_COLOR", "1")
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    # The consoles read the width and colour settings when they are created.
-    state.__dict__.pop("console", None)
-    state.__dict__.pop("errors", None)
+    clean_cli_env(tmp_path, monkeypatch)
     yield
-    state.__dict__.pop("console", None)
-    state.__dict__.pop("errors", None)
-
-
-def invoke(*args: str | Path) -> Result:
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def ok(*args: str | Path) -> Result:
-    result = invoke(*args)
-    assert result.exit_code == 0, result.output
-    return result
+    reset_consoles()
 
 
 def copy(name: str, tmp_path: Path) -> Path:

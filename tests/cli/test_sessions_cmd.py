@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from contextree.cli.app import app, state
+from cli_env import clean_cli_env, invoke, ok, reset_consoles
 from contextree.entries.codec import LineError
 from contextree.session.listing import (
     SessionSummary,
@@ -33,32 +32,8 @@ BASE = 1_767_225_600  # 2026-01-01T00:00:00Z
 
 @pytest.fixture(autouse=True)
 def clean_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A clean home and working directory; fixed width, no colour; fresh consoles."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CONTEXTREE_HOME", str(home / ".config" / "contextree"))
-    monkeypatch.setenv("COLUMNS", "100")
-    monkeypatch.setenv("NO_COLOR", "1")
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    state.__dict__.pop("console", None)
-    state.__dict__.pop("errors", None)
-    yield work
-    state.__dict__.pop("console", None)
-    state.__dict__.pop("errors", None)
-
-
-def invoke(*args: str | Path) -> Result:
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def ok(*args: str | Path) -> Result:
-    result = invoke(*args)
-    assert result.exit_code == 0, result.output
-    assert "Traceback" not in result.output
-    return result
+    yield clean_cli_env(tmp_path, monkeypatch)
+    reset_consoles()
 
 
 def listed(*args: str | Path) -> list[dict[str, Any]]:
