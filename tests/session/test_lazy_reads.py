@@ -155,3 +155,21 @@ def test_the_child_map_follows_appends_that_heal_an_orphan_or_parent_themselves(
     own_parent = {"type": "custom", "id": "selfself", "parentId": "selfself", "timestamp": "t"}
     tree.append_entry(own_parent)
     assert tree.leaves() == ["orphan01", "selfself"]
+
+
+def test_bytes_another_writer_glues_onto_a_torn_line_are_seen_as_a_fresh_open_sees_them(
+    tmp_path: Path,
+) -> None:
+    chain = Chain()
+    chain.msg(user("one"))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(header(), *chain.entries) + b'{"type":"message","id":"tor')
+    mine = SessionTree.open(path)
+    glued = {"type": "message", "id": "glued001", "parentId": "e001", "timestamp": "t"}
+    with path.open("ab") as raw:  # as pi appends: no newline to end the torn line first
+        raw.write(jsonl(glued))
+    mine.append_message(user("mine"))
+    fresh = SessionTree.open(path)
+    assert not fresh.has_entry("glued001") and not mine.has_entry("glued001")
+    assert [(r.id, r.line) for r in mine.records()] == [(r.id, r.line) for r in fresh.records()]
+    assert [b.line for b in mine.report.bad_lines] == [b.line for b in fresh.report.bad_lines]

@@ -657,26 +657,24 @@ class SessionTree:
         # looked; take it in whole (its header included) rather than as a tail.
         created_elsewhere = self._known_size == 0 and size > 0
         if txn.replaced or size < self._known_size or created_elsewhere:
-            leaf = self.leaf_id
-            data = txn.read_from(0)
-            if data and not data.isspace():
-                self._load(data)
-                self._index.complete_all()
-                if leaf is None or leaf in self._index.by_id:
-                    self.leaf_id = leaf
-            self._known_size = len(data)
+            self._reload(txn)
             return
         if size > self._known_size and self._known_size > 0:
-            # One byte more: whether what we knew ended with a newline. If it did not (a torn
-            # last line), the tail's first line is the rest of that line, not a new one.
+            # One byte more: whether what we knew ended with a newline.
             tail = txn.read_from(self._known_size - 1)
-            continues_torn_line = tail[:1] != b"\n"
+            ended_line, tail = tail[:1] == b"\n", tail[1:]
             index = self._index
+            first_line = index.next_line
+            if not ended_line:
+                if not tail.startswith(b"\n"):
+                    # Another writer added bytes to our unfinished last line (pi appends
+                    # without ending a torn line first), so that line changed: read the file
+                    # again, as a fresh open would see it.
+                    self._reload(txn)
+                    return
+                first_line -= 1  # the tail's first (empty) line is the end of that line
             foreign = parse_entry_lines(
-                tail[1:],
-                first_line=index.next_line - 1 if continues_torn_line else index.next_line,
-                needs_id=True,
-                report=index.report,
+                tail, first_line=first_line, needs_id=True, report=index.report
             )
             leaf = self.leaf_id
             index.add(foreign)
@@ -684,3 +682,14 @@ class SessionTree:
             self._path_cache = None  # a foreign line may repeat an id and so move a path
             self.leaf_id = leaf
             self._known_size = size
+
+    def _reload(self, txn: StoreTransaction) -> None:
+        """Load the whole stored content again, keeping the leaf when it still exists."""
+        leaf = self.leaf_id
+        data = txn.read_from(0)
+        if data and not data.isspace():
+            self._load(data)
+            self._index.complete_all()
+            if leaf is None or leaf in self._index.by_id:
+                self.leaf_id = leaf
+        self._known_size = len(data)
