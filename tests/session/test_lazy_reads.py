@@ -173,3 +173,13 @@ def test_bytes_another_writer_glues_onto_a_torn_line_are_seen_as_a_fresh_open_se
     assert not fresh.has_entry("glued001") and not mine.has_entry("glued001")
     assert [(r.id, r.line) for r in mine.records()] == [(r.id, r.line) for r in fresh.records()]
     assert [b.line for b in mine.report.bad_lines] == [b.line for b in fresh.report.bad_lines]
+
+
+def test_a_rewrite_that_changes_a_parent_updates_the_orphans_it_reports() -> None:
+    chain, tree = _branched()
+    last = dict(chain.entries[-1])
+    tree.rewrite_entries([dict(last, parentId="missing1")])
+    assert tree.report.orphans == [("e007", 8, "missing1")]
+    tree.rewrite_entries([dict(last, parentId="e006")])
+    assert tree.report.orphans == []
+    assert tree.get_branch(last["id"])[-2]["id"] == "e006"

@@ -579,6 +579,7 @@ class SessionTree:
             # A replacement may name another parent: tree shapes are recomputed on demand.
             self._children = None
             self._path_cache = None
+            self._index.recount_orphans()
             self._replace_all(txn, [])
 
     def flush(self) -> None:

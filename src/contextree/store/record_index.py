@@ -202,6 +202,16 @@ class RecordIndex:
 
     # -- complete part --------------------------------------------------------------------------
 
+    def recount_orphans(self) -> None:
+        """Find the entries whose parent is missing afresh (after entries changed parents)."""
+        assert self.complete, "complete the index first"
+        by_id = self.by_id
+        self.report.orphans[:] = [
+            (item.id or "?", item.line, item.parent_id)
+            for item in self.items
+            if type(item) is Record and item.parent_id is not None and item.parent_id not in by_id
+        ]
+
     def add(self, items: Sequence[Record | BadLine]) -> None:
         """Add ``items`` that follow everything indexed so far (the index must be complete)."""
         assert self.complete, "complete the index before adding to it"
