@@ -461,3 +461,206 @@ def test_entry_details_show_summaries_and_json_of_other_entries() -> None:
     custom = {"type": "custom", "id": "c0000002", "parentId": None, "customType": "x", "data": 1}
     text = entry_detail(custom, label=None, is_leaf=True, on_path=True).plain
     assert '"customType": "x"' in text and "◀ leaf" in text
+
+
+# --- long runs fold ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def long_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Session:
+    """One run of 20 messages m0..m19 (the leaf); runs over 10 show 2 entries at each end."""
+    monkeypatch.setattr(tree_app_module, "FOLD_RUNS_OVER", 10)
+    monkeypatch.setattr(tree_app_module, "FOLD_KEEP", 2)
+    path = tmp_path / "long.jsonl"
+    tree = SessionTree.open(path, now=counter_clock())
+    ids: dict[str, str] = {}
+    for number in range(20):
+        message = user if number % 2 == 0 else assistant
+        ids[f"m{number}"] = tree.append_message(message(f"message {number}"))
+    return Session(path, ids)
+
+
+def node_of(app: TreeApp, key: str) -> Any:
+    for node in tree_app_module._walk(app.query_one(EntryTree).root):
+        if node.data is not None and node.data.key == key:
+            return node
+    raise AssertionError(f"no node {key}")
+
+
+def shown(app: TreeApp) -> list[str]:
+    return [d.entry_id or d.key for d in visible(app)]
+
+
+async def test_a_long_run_shows_its_ends_around_a_fold(long_session: Session) -> None:
+    ids = long_session.ids
+    fold = f"fold:{ids['m2']}"
+    app = make_app(long_session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert shown(app) == ["session", ids["m0"], ids["m1"], fold, ids["m18"], ids["m19"]]
+        assert cursor(app).entry_id == ids["m19"]
+        assert str(node_of(app, fold).label) == "… 16 more entries"
+        made = {d.entry_id for d in all_nodes(app) if d.entry_id}
+        assert made == {ids["m0"], ids["m1"], ids["m18"], ids["m19"]}  # the rest: no node yet
+        await pilot.press("up", "up")
+        assert cursor(app).key == fold
+        assert preview(app).startswith(f"16 entries folded here, from {ids['m2']} to {ids['m17']}")
+        await pilot.press("n")
+        assert app.notices[-1] == "Put the cursor on an entry first (not a heading)."
+        await pilot.press("enter")
+        await pilot.pause()
+        assert shown(app) == [
+            "session",
+            ids["m0"],
+            ids["m1"],
+            fold,
+            *(ids[f"m{n}"] for n in range(2, 18)),
+            ids["m18"],
+            ids["m19"],
+        ]
+        await pilot.press("down")
+        assert "message 2" in preview(app)
+        await pilot.press("up", "space")  # folds again
+        assert ids["m2"] not in shown(app)
+
+
+async def test_a_fold_over_a_chunk_opens_into_parts(
+    long_session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tree_app_module, "FOLD_CHUNK", 5)
+    ids = long_session.ids
+    app = make_app(long_session)
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one(EntryTree).move_cursor(node_of(app, f"fold:{ids['m2']}"))
+        await pilot.pause()
+        assert "in parts of up to 5" in preview(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        parts = [f"fold:{ids[f'm{n}']}/5" for n in (2, 7, 12, 17)]
+        assert shown(app)[4:8] == parts
+        assert [str(node_of(app, key).label) for key in parts] == [
+            "… 5 entries (1–5 of 16)",
+            "… 5 entries (6–10 of 16)",
+            "… 5 entries (11–15 of 16)",
+            "… 1 entries (16–16 of 16)",
+        ]
+        assert ids["m8"] not in {d.entry_id for d in all_nodes(app)}
+        await pilot.press("down", "down", "enter")
+        await pilot.pause()
+        assert shown(app)[5:11] == [parts[1], *(ids[f"m{n}"] for n in range(7, 12))]
+        assert ids["m2"] not in {d.entry_id for d in all_nodes(app)}  # part 1 is still folded
+
+
+async def test_selecting_a_hidden_entry_unfolds_what_hides_it(
+    long_session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tree_app_module, "FOLD_CHUNK", 5)
+    ids = long_session.ids
+    app = make_app(long_session)
+    async with app.run_test(size=SIZE) as pilot:
+        app.select_entry(ids["m9"])
+        await pilot.pause()
+        assert cursor(app).entry_id == ids["m9"]
+        assert "message 9" in preview(app)
+        assert ids["m9"] in shown(app)
+        assert node_of(app, f"fold:{ids['m2']}").is_expanded
+        assert node_of(app, f"fold:{ids['m7']}/5").is_expanded
+        assert not node_of(app, f"fold:{ids['m12']}/5").is_expanded
+
+
+async def test_n_moves_the_leaf_to_a_folded_entry(long_session: Session) -> None:
+    ids = long_session.ids
+    app = make_app(long_session)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_on(pilot, ids["m15"], "n")  # hidden in the fold
+        await settle(pilot)
+        assert app.notices[-1].startswith(f"Moved the leaf to {ids['m15']}.")
+        leaf = app.session_tree.leaf_id
+        assert cursor(app).entry_id == leaf
+        # The run now ends at m15, a fork; the fold the move opened stays open.
+        assert node_of(app, f"fold:{ids['m2']}").is_expanded
+        assert shown(app)[15:21] == [
+            ids["m13"],
+            ids["m14"],
+            ids["m15"],
+            f"branch:{ids['m16']}",
+            f"branch:{leaf}",
+            leaf,
+        ]
+    marker = long_session.reopen().get_leaf_entry()
+    assert marker is not None and marker["parentId"] == ids["m15"]
+
+
+async def test_a_reload_keeps_an_expanded_fold_expanded(long_session: Session) -> None:
+    ids = long_session.ids
+    fold = f"fold:{ids['m2']}"
+    app = make_app(long_session)
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one(EntryTree).move_cursor(node_of(app, fold))
+        await pilot.press("enter")
+        await pilot.pause()
+        await press_on(pilot, ids["m5"], "l")
+        await pilot.press(*"mark", "enter")
+        await pilot.pause()  # the label reloads the tree
+        assert long_session.reopen().get_label(ids["m5"]) == "mark"
+        assert cursor(app).entry_id == ids["m5"]
+        # The labelled m5 now splits the fold in two; both are open, as the one fold was.
+        assert node_of(app, fold).is_expanded
+        assert node_of(app, f"fold:{ids['m6']}").is_expanded
+        assert shown(app)[3:9] == [
+            fold,
+            ids["m2"],
+            ids["m3"],
+            ids["m4"],
+            ids["m5"],
+            f"fold:{ids['m6']}",
+        ]
+        assert shown(app)[9] == ids["m6"]
+        node = app.query_one(EntryTree).cursor_node
+        assert node is not None and "#mark" in str(node.label)
+
+
+async def test_notable_entries_stay_outside_folds(long_session: Session) -> None:
+    ids = long_session.ids
+    tree = long_session.open()
+    label_id = tree.append_label(ids["m9"], "checkpoint")  # the label entry is the new leaf
+    app = TreeApp(tree, settings=Settings(), client_factory=offline)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert shown(app) == [
+            "session",
+            ids["m0"],
+            ids["m1"],
+            f"fold:{ids['m2']}",
+            ids["m9"],
+            f"fold:{ids['m10']}",
+            ids["m19"],
+            label_id,
+        ]
+        assert str(node_of(app, f"fold:{ids['m2']}").label) == "… 7 more entries"
+        assert str(node_of(app, f"fold:{ids['m10']}").label) == "… 9 more entries"
+
+
+async def test_a_large_folded_branch_is_made_when_unfolded(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tree_app_module, "DEFER_BRANCHES_OVER", 2)
+    ids = session.ids
+    heading = f"branch:{ids['u3']}"
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        made = {d.entry_id for d in all_nodes(app)}
+        assert not made & {ids["u3"], ids["a3"], ids["t3"]}
+        app.query_one(EntryTree).move_cursor(node_of(app, heading))
+        await pilot.press("space")
+        await pilot.pause()
+        assert shown(app)[4:7] == [ids["u3"], ids["a3"], ids["t3"]]
+        await pilot.press("space")
+        app.reload(focus=ids["a2"])
+        await pilot.pause()
+        assert ids["t3"] not in {d.entry_id for d in all_nodes(app)}  # folded again: not made
+        app.select_entry(ids["t3"])
+        await pilot.pause()
+        assert cursor(app).entry_id == ids["t3"]
+        assert node_of(app, heading).is_expanded

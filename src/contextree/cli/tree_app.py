@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar, Final
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from contextree.cli.entry_detail import entry_detail, entry_line, theme_style
@@ -43,26 +44,67 @@ __all__ = ["EntryTree", "NodeData", "PreviewPane", "TreeApp", "run_tree_app"]
 
 _EDITOR_PREVIEW_CHARS: Final = 200
 
+FOLD_RUNS_OVER = 60
+"""A linear run longer than this shows only its ends; the entries between them are folded.
+
+With :data:`FOLD_KEEP` a folded run takes about one screen. Every run on the leaf path is shown,
+so these bound how many lines a long session opens with (a 100k-entry one has ~200 runs there).
+"""
+FOLD_KEEP = 15
+"""Entries shown at each end of a folded run."""
+FOLD_CHUNK = 1000
+"""Most entries one unfolding shows; a larger fold opens into parts of up to this many."""
+DEFER_BRANCHES_OVER = 20
+"""A folded branch heading over this many entries makes its entries only when unfolded."""
+FOLD_NOTABLE_MAX = 100
+"""Most notable entries (the leaf, compactions, summaries, labelled) kept visible in one run."""
+_NOTABLE_TYPES: Final = frozenset({"compaction", "branch_summary"})
+
+
+@dataclass(slots=True)
+class _Fold:
+    """The entries one fold node hides, created as UI nodes only when it is unfolded."""
+
+    nodes: list[TreeNode]
+    part: int
+    """Entries per part when it unfolds into parts (0: it unfolds into its entries)."""
+    branch: TreeNode | None = None
+    """For a folded branch heading instead: the first entry of the branch."""
+    filled: bool = False
+
 
 @dataclass(frozen=True, slots=True)
 class NodeData:
     """What one line of the tree stands for: an entry, a branch heading or the session."""
 
     key: str
-    """Stable across reloads (keeps folds): the entry id, ``branch:<first id>`` or ``session``."""
+    """Stable across reloads (keeps folds): the entry id, ``branch:<first id>``,
+    ``fold:<first id>`` (``fold:<first id>/<size>`` for a part of a fold) or ``session``."""
     entry_id: str | None = None
     note: str = ""
     """What the preview shows for a heading."""
 
 
 class EntryTree(Tree[NodeData]):
-    """The session tree: linear runs flat, each branch a foldable heading under its fork."""
+    """The session tree: linear runs flat, each branch a foldable heading under its fork.
+
+    A long run shows its first and last entries around a fold node (``… N more entries``) whose
+    entries are made only when it is unfolded; so is a large folded branch.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("down,j", "cursor_down", "Move", key_display="↑↓/jk"),
         Binding("k", "cursor_up", "Up", show=False),
         Binding("space", "toggle_node", "Fold", key_display="enter/space"),
     ]
+
+    def get_label_width(self, node: UiNode[NodeData]) -> int:
+        """``render_label``'s width without rendering (textual asks it of every shown line)."""
+        label = node.label
+        width = label.cell_len if isinstance(label, Text) else cell_len(label)
+        if node.allow_expand:
+            width += cell_len(self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE)
+        return width
 
 
 class PreviewPane(VerticalScroll):
@@ -123,6 +165,15 @@ class TreeApp(App[None]):
         self._entry_nodes: dict[str, UiNode[NodeData]] = {}
         self._labels: dict[str, str] = {}
         self._on_path: set[str] = set()
+        self._folds: dict[str, _Fold] = {}
+        self._fold_nodes: dict[str, UiNode[NodeData]] = {}
+        self._hidden: dict[str, str] = {}
+        """Each folded entry's id -> the key of the innermost created fold that holds it."""
+        self._sizes: dict[str, int] = {}
+        self._was_shown: set[str] = set()
+        """Entries that had a node before the last reload (a fold made of them starts open)."""
+        self._expanded: dict[str, bool] = {}
+        """Fold states by key, kept across reloads also for nodes not made yet."""
         self.sub_title = str(tree.path or tree.session_id)
 
     # -- layout and the tree --------------------------------------------------------------------
@@ -142,16 +193,21 @@ class TreeApp(App[None]):
     def reload(self, *, focus: str | None) -> None:
         """Rebuild the tree from the session (folds kept) and put the cursor on ``focus``."""
         widget = self.query_one(EntryTree)
-        expanded = {
-            node.data.key: node.is_expanded
+        expanded = self._expanded
+        expanded.update(
+            (node.data.key, node.is_expanded)
             for node in _walk(widget.root)
             if node.data is not None and node.allow_expand
-        }
+        )
         session = self.session_tree
         leaf_id = session.leaf_id
         self._labels = session.labels()
         self._on_path = {str(key) for key in session.get_branch_view().ids()} if leaf_id else set()
+        self._was_shown = set(self._entry_nodes)
         self._entry_nodes = {}
+        self._folds = {}
+        self._fold_nodes = {}
+        self._hidden = {}
         widget.clear()
         widget.root.data = NodeData(
             "session",
@@ -160,7 +216,7 @@ class TreeApp(App[None]):
         )
         widget.root.expand()
         roots = session.get_tree()
-        sizes = _subtree_sizes(roots)
+        sizes = self._sizes = _subtree_sizes(roots)
         for root in roots:
             self._add_run(widget.root, root, sizes, expanded)
         self.select_entry(focus)
@@ -176,20 +232,12 @@ class TreeApp(App[None]):
         while len(run[-1].children) == 1:
             run.append(run[-1].children[0])
         last: UiNode[NodeData] | None = None
-        for node in run:
-            entry_id = str(node.entry.get("id"))
-            line = entry_line(
-                node.entry,
-                label=node.label,
-                is_leaf=entry_id == self.session_tree.leaf_id,
-                on_path=entry_id in self._on_path,
-            )
-            data = NodeData(entry_id, entry_id)
-            if node is run[-1] and node.children:
-                last = parent.add(line, data, expand=expanded.get(entry_id, True))
-            else:
-                last = parent.add_leaf(line, data)
-            self._entry_nodes[entry_id] = last
+        for piece in self._fold_run(run):
+            if isinstance(piece, list):
+                key = f"fold:{piece[0].id}"
+                self._add_fold(parent, piece, expanded, key, f"… {len(piece):,} more entries")
+                continue
+            last = self._add_entry(parent, piece, expanded, branches=piece is run[-1])
         assert last is not None
         for number, child in enumerate(run[-1].children, start=1):
             first_id = str(child.id)
@@ -201,16 +249,152 @@ class TreeApp(App[None]):
             )
             note = f"branch {number} at {run[-1].id}: {count} entries from {first_id}"
             key = f"branch:{first_id}"
+            expand = expanded.get(key, holds_leaf)
             branch = last.add(
                 heading,
                 NodeData(key, note=note + ("; it holds the leaf" if holds_leaf else "")),
-                expand=expanded.get(key, holds_leaf),
+                expand=expand,
             )
-            self._add_run(branch, child, sizes, expanded)
+            if expand or count <= DEFER_BRANCHES_OVER:
+                self._add_run(branch, child, sizes, expanded)
+                continue
+            # Folded and large: its entries are made when it is unfolded (see _fill).
+            self._folds[key] = _Fold([], 0, branch=child)
+            self._fold_nodes[key] = branch
+            stack = [child]
+            while stack:
+                node = stack.pop()
+                self._hidden[str(node.id)] = key
+                stack.extend(node.children)
+
+    def _add_entry(
+        self,
+        parent: UiNode[NodeData],
+        node: TreeNode,
+        expanded: dict[str, bool],
+        *,
+        branches: bool = False,
+    ) -> UiNode[NodeData]:
+        entry_id = str(node.id)
+        line = entry_line(
+            node.entry,
+            label=node.label,
+            is_leaf=entry_id == self.session_tree.leaf_id,
+            on_path=entry_id in self._on_path,
+        )
+        data = NodeData(entry_id, entry_id)
+        if branches and node.children:
+            added = parent.add(line, data, expand=expanded.get(entry_id, True))
+        else:
+            added = parent.add_leaf(line, data)
+        self._entry_nodes[entry_id] = added
+        return added
+
+    def _fold_run(self, run: list[TreeNode]) -> Iterator[TreeNode | list[TreeNode]]:
+        """The run's entries to show, with the hidden stretches between them as lists."""
+        keep = max(FOLD_KEEP, 1)
+        if len(run) <= max(FOLD_RUNS_OVER, 2 * keep):
+            yield from run
+            return
+        yield from run[:keep]
+        middle = run[keep:-keep]
+        notable = self._notable(middle)
+        start = 0
+        for index in [*notable, len(middle)]:
+            gap = middle[start:index]
+            if len(gap) < 3:  # a fold of one or two entries saves nothing
+                yield from gap
+            else:
+                yield gap
+            if index < len(middle):
+                yield middle[index]
+            start = index + 1
+        yield from run[-keep:]
+
+    def _notable(self, nodes: list[TreeNode]) -> list[int]:
+        """Positions of the entries kept visible inside a folded stretch (oldest first)."""
+        leaf_id = self.session_tree.leaf_id
+        found: list[int] = []
+        leaf_at: int | None = None
+        for index, node in enumerate(nodes):
+            if node.id == leaf_id:
+                leaf_at = index
+            elif node.label is not None or node.type in _NOTABLE_TYPES:
+                found.append(index)
+        found = found[: max(FOLD_NOTABLE_MAX - (leaf_at is not None), 0)]
+        if leaf_at is not None:
+            found.append(leaf_at)
+        return sorted(found)
+
+    def _add_fold(
+        self,
+        parent: UiNode[NodeData],
+        nodes: list[TreeNode],
+        expanded: dict[str, bool],
+        key: str,
+        label: str,
+    ) -> None:
+        """One fold node for ``nodes``; its children are made when it is first unfolded."""
+        chunk = max(FOLD_CHUNK, 2)
+        part = 0
+        if len(nodes) > chunk:
+            part = chunk
+            while -(-len(nodes) // part) > chunk:
+                part *= chunk
+        first_id, last_id = str(nodes[0].id), str(nodes[-1].id)
+        count = len(nodes)
+        how = f" in parts of up to {part:,}" if part else ""
+        note = (
+            f"{count:,} entries folded here, from {first_id} to {last_id}.\n"
+            f"Press enter or space to unfold them{how}; "
+            "selecting a folded entry (after a move) unfolds it too."
+        )
+        fold = _Fold(nodes, part)
+        self._folds[key] = fold
+        for node in nodes:
+            self._hidden[str(node.id)] = key
+        ui = parent.add(Text(label, style=theme_style("ct.meta")), NodeData(key, note=note))
+        self._fold_nodes[key] = ui
+        if expanded.get(key, first_id in self._was_shown):  # new folds stay open if they were
+            self._fill(key, expanded)
+            ui.expand()
+
+    def _fill(self, key: str, expanded: dict[str, bool]) -> None:
+        """Create the children of a fold (its entries, or its parts) once."""
+        fold = self._folds[key]
+        if fold.filled:
+            return
+        fold.filled = True
+        ui = self._fold_nodes[key]
+        if fold.branch is not None:
+            self._add_run(ui, fold.branch, self._sizes, expanded)
+            return
+        nodes = fold.nodes
+        if not fold.part:
+            for node in nodes:
+                self._hidden.pop(str(node.id), None)
+                self._add_entry(ui, node, expanded)
+            return
+        total = len(nodes)
+        for start in range(0, total, fold.part):
+            part = nodes[start : start + fold.part]
+            label = f"… {len(part):,} entries ({start + 1:,}–{start + len(part):,} of {total:,})"
+            self._add_fold(ui, part, expanded, f"fold:{part[0].id}/{fold.part}", label)
+
+    @on(Tree.NodeExpanded)
+    def _unfolded(self, event: Tree.NodeExpanded[NodeData]) -> None:
+        data = event.node.data
+        if data is not None and self._fold_nodes.get(data.key) is event.node:
+            self._fill(data.key, self._expanded)
 
     def select_entry(self, entry_id: str | None) -> None:
         """Put the cursor on an entry (unfolding what hides it); ``None`` selects the session."""
         widget = self.query_one(EntryTree)
+        while entry_id and entry_id not in self._entry_nodes and entry_id in self._hidden:
+            fold = self._hidden[entry_id]
+            if self._folds[fold].filled:
+                break  # cannot happen: filling gives each entry a node or a nested fold
+            self._fill(fold, self._expanded)
         node = self._entry_nodes.get(entry_id) if entry_id else None
         node = node or widget.root
         ancestor = node.parent
@@ -433,9 +617,7 @@ def _subtree_sizes(roots: list[TreeNode]) -> dict[str, int]:
         stack.extend(node.children)
     sizes: dict[str, int] = {}
     for node in reversed(order):
-        sizes[str(node.id)] = 1 + sum(
-            sizes[str(child.id)] for child in node.children
-        )
+        sizes[str(node.id)] = 1 + sum(sizes[str(child.id)] for child in node.children)
     return sizes
 
 
