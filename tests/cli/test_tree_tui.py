@@ -542,7 +542,7 @@ async def test_a_fold_over_a_chunk_opens_into_parts(
             "… 5 entries (1–5 of 16)",
             "… 5 entries (6–10 of 16)",
             "… 5 entries (11–15 of 16)",
-            "… 1 entries (16–16 of 16)",
+            "… 1 entry (16–16 of 16)",
         ]
         assert ids["m8"] not in {d.entry_id for d in all_nodes(app)}
         await pilot.press("down", "down", "enter")

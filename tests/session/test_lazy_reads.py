@@ -91,13 +91,19 @@ def test_message_role_of_odd_shapes_matches_the_decoded_entry() -> None:
     assert isinstance(records[0], Record)
 
 
-def test_lines_another_writer_appends_after_a_torn_line_get_their_true_numbers(
-    tmp_path: Path,
-) -> None:
+def _torn_session(tmp_path: Path) -> Path:
+    """One entry, then a torn last line (an interrupted append)."""
     chain = Chain()
     chain.msg(user("one"))
     path = tmp_path / "s.jsonl"
     path.write_bytes(jsonl(header(), *chain.entries) + b'{"type":"message","id":"tor')
+    return path
+
+
+def test_lines_another_writer_appends_after_a_torn_line_get_their_true_numbers(
+    tmp_path: Path,
+) -> None:
+    path = _torn_session(tmp_path)
     mine = SessionTree.open(path)
     other = SessionTree.open(path)
     other.append_message(user("from the other writer"))
@@ -160,10 +166,7 @@ def test_the_child_map_follows_appends_that_heal_an_orphan_or_parent_themselves(
 def test_bytes_another_writer_glues_onto_a_torn_line_are_seen_as_a_fresh_open_sees_them(
     tmp_path: Path,
 ) -> None:
-    chain = Chain()
-    chain.msg(user("one"))
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(jsonl(header(), *chain.entries) + b'{"type":"message","id":"tor')
+    path = _torn_session(tmp_path)
     mine = SessionTree.open(path)
     glued = {"type": "message", "id": "glued001", "parentId": "e001", "timestamp": "t"}
     with path.open("ab") as raw:  # as pi appends: no newline to end the torn line first

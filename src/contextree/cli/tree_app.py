@@ -61,6 +61,10 @@ FOLD_NOTABLE_MAX = 100
 _NOTABLE_TYPES: Final = frozenset({"compaction", "branch_summary"})
 
 
+def _entries(count: int, more: str = "") -> str:
+    return f"{count:,} {more}{'entry' if count == 1 else 'entries'}"
+
+
 @dataclass(slots=True)
 class _Fold:
     """The entries one fold node hides, created as UI nodes only when it is unfolded."""
@@ -235,7 +239,7 @@ class TreeApp(App[None]):
         for piece in self._fold_run(run):
             if isinstance(piece, list):
                 key = f"fold:{piece[0].id}"
-                self._add_fold(parent, piece, expanded, key, f"… {len(piece):,} more entries")
+                self._add_fold(parent, piece, expanded, key, f"… {_entries(len(piece), 'more ')}")
                 continue
             last = self._add_entry(parent, piece, expanded, branches=piece is run[-1])
         assert last is not None
@@ -378,7 +382,7 @@ class TreeApp(App[None]):
         total = len(nodes)
         for start in range(0, total, fold.part):
             part = nodes[start : start + fold.part]
-            label = f"… {len(part):,} entries ({start + 1:,}–{start + len(part):,} of {total:,})"
+            label = f"… {_entries(len(part))} ({start + 1:,}–{start + len(part):,} of {total:,})"
             self._add_fold(ui, part, expanded, f"fold:{part[0].id}/{fold.part}", label)
 
     @on(Tree.NodeExpanded)
