@@ -1,4 +1,4 @@
-"""The line codec: decoding, encoding, envelope errors, and lossless round trips (DESIGN)."""
+"""The line codec: decoding, encoding, and lossless round trips (DESIGN)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextree.entries.codec import (
-    Envelope,
     LineError,
-    decode_envelope,
     decode_object,
     encode_line,
     entry_problem,
@@ -58,42 +56,6 @@ def test_encode_line_matches_json_stringify_spelling_of_pi_lines() -> None:
     obj = {"type": "message", "message": {"role": "user", "content": 'a\nb\t"q" é'}}
     expected = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
     assert encode_line(obj) == expected
-
-
-# --- envelope ----------------------------------------------------------------------------------
-
-
-def test_envelope_reads_only_the_tree_keys() -> None:
-    env = decode_envelope(
-        b'{"type":"message","id":"ab12cd34","parentId":null,"timestamp":"t","message":{"x":1}}'
-    )
-    assert env == Envelope(type="message", id="ab12cd34", parentId=None, timestamp="t")
-
-
-def test_envelope_of_v1_line_has_no_id() -> None:
-    env = decode_envelope(b'{"type":"message","timestamp":"t","message":{"role":"user"}}')
-    assert env.type == "message"
-    assert env.id is None
-    assert env.parentId is None
-
-
-@pytest.mark.parametrize(
-    ("line", "words"),
-    [
-        (b'{"type":"message","id":12345678}', ["id", "str"]),
-        (b'{"type":"message","id":"a","parentId":7}', ["parentId"]),
-        (b'{"type":5,"id":"a"}', ["type"]),
-        (b"[]", ["object"]),
-        (b'{"type":"message",', ["not valid JSON"]),
-    ],
-)
-def test_envelope_errors_say_what_and_where(line: bytes, words: list[str]) -> None:
-    with pytest.raises(LineError) as info:
-        decode_envelope(line)
-    message = str(info.value)
-    for word in words:
-        assert word in message
-    assert "$." not in message  # msgspec's JSON path is rewritten into words
 
 
 # --- header and entry problems -----------------------------------------------------------------

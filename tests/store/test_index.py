@@ -10,8 +10,8 @@ import pytest
 
 from contextree.errors import SessionFileError, UnsupportedVersionError
 from contextree.session import SessionTree
-from contextree.store import BadLine, Record, parse_session
-from contextree.store.index import entries_of
+from contextree.store import BadLine, LoadReport, Record, parse_session
+from contextree.store.index import entries_of, parse_entry_lines
 from core_helpers import Chain, assistant, header, jsonl, user
 
 
@@ -214,3 +214,50 @@ def test_bulk_decoding_pauses_the_collector_and_restores_it() -> None:
         assert not gc.isenabled()  # a caller's choice to keep it off is left alone
     finally:
         gc.enable()
+
+
+# --- envelopes (the store decodes only the keys that place an entry) --------------------------
+
+
+def _envelope(line: bytes, *, needs_id: bool = True) -> Record | BadLine:
+    [item] = parse_entry_lines(line, first_line=2, needs_id=needs_id, report=LoadReport("s"))
+    return item
+
+
+def test_an_envelope_reads_only_the_tree_keys() -> None:
+    record = _envelope(
+        b'{"type":"message","id":"ab12cd34","parentId":null,"timestamp":"t","message":{"x":1}}'
+    )
+    assert isinstance(record, Record)
+    assert (record.type, record.id, record.parent_id, record.timestamp, record.line) == (
+        "message",
+        "ab12cd34",
+        None,
+        "t",
+        2,
+    )
+    assert not record.is_decoded
+
+
+def test_the_envelope_of_a_v1_line_has_no_id() -> None:
+    v1_line = b'{"type":"message","timestamp":"t","message":{"role":"user"}}'
+    record = _envelope(v1_line, needs_id=False)
+    assert isinstance(record, Record)
+    assert (record.type, record.id, record.parent_id) == ("message", None, None)
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        (b'{"type":"message","id":12345678}', ["id", "str"]),
+        (b'{"type":"message","id":"a","parentId":7}', ["parentId"]),
+        (b'{"type":5,"id":"a"}', ["type"]),
+        (b"[]", ["object"]),
+        (b'{"type":"message",', ["not valid JSON"]),
+    ],
+)
+def test_envelope_errors_say_what_and_where(line: bytes, words: list[str]) -> None:
+    bad = _envelope(line)
+    assert isinstance(bad, BadLine)
+    for word in words:
+        assert word in bad.reason

@@ -1,9 +1,9 @@
 """The JSON codec of session lines: one encoder and decoder, built once.
 
-Everything the store knows about the on-disk shape of a line lives here. Decoding is lossless:
-a line becomes a plain ``dict`` holding every key it had. :class:`Envelope` reads only the keys
-that place an entry in the tree, so the store can index a large file without building the body
-of every entry (DEPENDENCIES.md: "decode only what you need").
+Decoding is lossless: a line becomes a plain ``dict`` holding every key it had. Every way
+msgspec can reject a line becomes one :class:`LineError` with a reason (:func:`line_error`); the
+store's envelope decoder (``contextree.store.index.Record``), which reads only the keys that
+place an entry in the tree, reports through the same translation.
 """
 
 from __future__ import annotations
@@ -17,25 +17,15 @@ import msgspec
 from contextree.entries.types import JsonDict
 
 __all__ = [
-    "Envelope",
+    "DECODE_ERRORS",
     "LineError",
-    "decode_envelope",
-    "decode_envelope_lines",
     "decode_object",
     "decoding",
     "encode_line",
     "entry_problem",
     "header_problem",
+    "line_error",
 ]
-
-
-class Envelope(msgspec.Struct):
-    """The tree-placing keys of a line; every other key is skipped by the parser."""
-
-    type: str | None = None
-    id: str | None = None
-    parentId: str | None = None  # the on-disk spelling
-    timestamp: str | None = None
 
 
 class LineError(ValueError):
@@ -46,7 +36,6 @@ _TOO_DEEP = "nested too deeply to decode (JSON nesting beyond the recursion limi
 """msgspec raises ``RecursionError`` on deep nesting (~1000 levels); it is a bad line too."""
 
 _object_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
-_envelope_decoder = msgspec.json.Decoder(Envelope)
 _encoder = msgspec.json.Encoder()
 
 
@@ -70,18 +59,6 @@ def decoding() -> Iterator[None]:
         yield
     except DECODE_ERRORS as exc:
         raise line_error(exc) from None
-
-
-def decode_envelope_lines(data: bytes | memoryview) -> list[Envelope]:
-    """Decode the envelopes of a block of lines in one call; blank lines are skipped."""
-    with decoding():
-        return _envelope_decoder.decode_lines(data)
-
-
-def decode_envelope(line: bytes | memoryview) -> Envelope:
-    """Decode the envelope of one line; raise :class:`LineError` when it is not usable."""
-    with decoding():
-        return _envelope_decoder.decode(line)
 
 
 def decode_object(line: bytes | memoryview) -> JsonDict:
