@@ -146,13 +146,20 @@ def test_text_from_the_session_cannot_drive_the_terminal(
     chain = Chain()
     chain.msg(user("clear \x1b[2J the screen\x07\ttab\r\nnext line"))
     chain.msg(assistant("fine \x9b31m"))
+    chain.add("session_info", name="\x1b[41mNAME")
+    chain.add("label", targetId="e001", label="\x1b]0;title\x07mark")
     path = tmp_path / "s.jsonl"
-    path.write_bytes(jsonl(header(), *chain.entries))
+    hostile = header(session_id="\x1b]0;PWNED\x07id", cwd="/w\x1b[2J")
+    path.write_bytes(jsonl(hostile, *chain.entries))
     plain = ok("context", path).stdout
     assert "clear [2J the screen\ttab\nnext line" in plain
     assert "fine 31m" in plain
     tree = ok("tree", path).stdout
-    for output in (plain, tree):
+    assert "[41mNAME" in tree and "#]0;titlemark" in tree
+    info = ok("info", path).stdout
+    assert "]0;PWNEDid" in info
+    sessions = ok("sessions", tmp_path).stdout
+    for output in (plain, tree, info, sessions):
         assert not any(c in output for c in "\x1b\x07\r\x9b")
     # On a terminal rich renders it (and would pass ESC through): the same text goes in.
     from contextree.cli import render

@@ -165,6 +165,9 @@ def test_first_user_message_preview_from_string_and_block_content(tmp_path: Path
     later = SessionTree.open(tmp_path / "later.jsonl", cwd="/w")
     later.append_custom("note", {"message": "not a message entry"})
     later.append_message(assistant("I start"))
+    # pi's session list passes by a user message without text (an image only).
+    image_only = [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]
+    later.append_message({"role": "user", "content": image_only, "timestamp": 0})
     later.append_message(user("then the user speaks"))
     later.append_message(user("and again"))
     os.utime(tmp_path / "later.jsonl", (BASE, BASE))

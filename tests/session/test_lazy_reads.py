@@ -186,3 +186,23 @@ def test_a_rewrite_that_changes_a_parent_updates_the_orphans_it_reports() -> Non
     tree.rewrite_entries([dict(last, parentId="e006")])
     assert tree.report.orphans == []
     assert tree.get_branch(last["id"])[-2]["id"] == "e006"
+
+
+def test_after_a_rewrite_the_report_names_the_lines_as_they_now_are() -> None:
+    entries = [
+        {"type": "custom", "id": "aaaaaaaa", "parentId": None, "timestamp": "t"},
+        {"type": "custom", "id": "aaaaaaaa", "parentId": None, "timestamp": "t"},
+        {"type": "custom", "id": "cccccccc", "parentId": "zz", "timestamp": "t"},
+    ]
+    lines = jsonl(header(), *entries).split(b"\n")
+    # Blank lines and a bad line between the entries; a rewrite drops the blank ones.
+    data = b"\n".join([lines[0], b"", lines[1], b"", b"{bad", lines[2], b"", lines[3]]) + b"\n"
+    tree = SessionTree.in_memory(data)
+    assert tree.report.duplicate_ids == {"aaaaaaaa": [3, 6]}
+    assert tree.report.orphans == [("cccccccc", 8, "zz")]
+    tree.rewrite_entries([dict(entries[2], note="edited")])
+    fresh = SessionTree.in_memory(tree.store.getvalue())  # type: ignore[attr-defined]
+    for report in (tree.report, fresh.report):
+        assert report.duplicate_ids == {"aaaaaaaa": [2, 4]}
+        assert report.orphans == [("cccccccc", 5, "zz")]
+        assert [bad.line for bad in report.bad_lines] == [3]

@@ -12,7 +12,7 @@ from typing import Any
 from rich.style import Style
 from rich.text import Text
 
-from contextree.cli.preview import entry_kind, entry_preview
+from contextree.cli.preview import CONTROL_CHARACTERS, entry_kind, entry_preview, printable
 from contextree.cli.theme import THEME
 from contextree.entries.types import Entry
 
@@ -50,7 +50,7 @@ def entry_line(
     """``<id> <kind> <preview>  #label  ◀ leaf``; the leaf's path bold, other branches dim."""
     text = Text()
     id_style = theme_style("ct.id") + Style(bold=on_path)
-    text.append(str(entry.get("id")), style=id_style)
+    text.append(printable(str(entry.get("id"))), style=id_style)
     text.append(" ")
     text.append_text(_kind_text(entry))
     preview = entry_preview(entry, width)
@@ -58,7 +58,7 @@ def entry_line(
         is_message = entry.get("type") == "message"
         text.append(" " + preview, style=Style.null() if is_message else theme_style("ct.meta"))
     if label:
-        text.append(f"  #{label}", style=theme_style("ct.label"))
+        text.append(f"  #{printable(label)}", style=theme_style("ct.label"))
     if is_leaf:
         text.append("  ◀ leaf", style=theme_style("ct.leaf"))
     if not on_path:
@@ -81,6 +81,9 @@ def entry_detail(entry: Entry, *, label: str | None, is_leaf: bool, on_path: boo
         meta.append("on the leaf's path")
     text.append("\n" + " · ".join(meta) + "\n\n", style=theme_style("ct.meta"))
     text.append_text(_body(entry))
+    # Everything above may hold text from the session; a control character is shown as a
+    # replacement mark (the same length, so the styles stay where they were).
+    text.plain = CONTROL_CHARACTERS.sub("\ufffd", text.plain)
     return text
 
 

@@ -8,9 +8,10 @@ from typing import Any
 from contextree.entries.types import Entry
 from contextree.tokens.estimate import js_stringify
 
-__all__ = ["entry_kind", "entry_preview", "message_text", "printable"]
+__all__ = ["CONTROL_CHARACTERS", "entry_kind", "entry_preview", "message_text", "printable"]
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters other than newline and tab (C0, DEL and C1)."""
 
 
 def printable(text: str) -> str:
@@ -19,7 +20,7 @@ def printable(text: str) -> str:
     Sessions hold whatever tools printed, escape sequences included, and rich passes ESC
     through: shown as it is, such text could drive the terminal of whoever looks at it.
     """
-    return _CONTROL.sub("", text)
+    return CONTROL_CHARACTERS.sub("", text)
 
 
 def _one_line(text: str, width: int) -> str:
@@ -63,12 +64,16 @@ def entry_kind(entry: Entry) -> str:
     if entry.get("type") == "message":
         message = entry.get("message")
         if isinstance(message, dict):
-            return str(message.get("role", "message"))
-    return str(entry.get("type", "?"))
+            return printable(str(message.get("role", "message")))
+    return printable(str(entry.get("type", "?")))
 
 
 def entry_preview(entry: Entry, width: int = 72) -> str:
-    """A short description of what an entry holds."""
+    """A short description of what an entry holds (printable: see :func:`printable`)."""
+    return printable(_preview(entry, width))
+
+
+def _preview(entry: Entry, width: int) -> str:
     kind = entry.get("type")
     message = entry.get("message")
     if kind == "message" and isinstance(message, dict):

@@ -37,7 +37,7 @@ _ROLE_STYLES = {
 
 def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text:
     entry = node.entry
-    entry_id = str(entry.get("id"))
+    entry_id = printable(str(entry.get("id")))
     kind = entry_kind(entry)
     text = Text()
     text.append(entry_id, style="ct.id")
@@ -52,7 +52,7 @@ def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text
     if preview:
         text.append(" " + preview, style=None if entry.get("type") == "message" else "ct.meta")
     if node.label:
-        text.append(f"  #{node.label}", style="ct.label")
+        text.append(f"  #{printable(node.label)}", style="ct.label")
     if entry_id == leaf_id:
         text.append("  ◀ leaf", style="ct.leaf")
     elif entry_id in on_path:
@@ -76,7 +76,7 @@ def entry_tree(tree: SessionTree, *, fold: int = 6, title: str | None = None) ->
     """
     leaf_id = tree.leaf_id
     on_path = {str(key) for key in tree.get_branch_view().ids()} if leaf_id else set()
-    root = Tree(Text(title or f"session {tree.session_id}", style="ct.heading"))
+    root = Tree(Text(printable(title or f"session {tree.session_id}"), style="ct.heading"))
 
     def add_run(target: Tree, start: TreeNode) -> None:
         while True:
@@ -119,7 +119,7 @@ def info_table(rows: Sequence[tuple[str, str]]) -> Table:
     table.add_column(style="ct.heading", no_wrap=True)
     table.add_column()
     for key, value in rows:
-        table.add_row(key, value)
+        table.add_row(key, printable(value))  # values come from the session (ids, names, cwd)
     return table
 
 
@@ -185,7 +185,7 @@ def session_list(
         shown = str(summary.path) if full_paths else summary.path.name
         where = Text("  " + printable(shown), "ct.meta")
         if summary.id and summary.id not in summary.path.name:
-            where.append(f"  id {summary.id}", style="ct.id")
+            where.append(f"  id {printable(summary.id)}", style="ct.id")
         lines += [line, where]
     return Group(*lines)
 

@@ -249,9 +249,9 @@ class TreeApp(App[None]):
             count = sizes[first_id]
             marker = "◆" if holds_leaf else "◇"
             heading = Text(
-                f"{marker} branch {number} ({count} entries)", style=theme_style("ct.meta")
+                f"{marker} branch {number} ({_entries(count)})", style=theme_style("ct.meta")
             )
-            note = f"branch {number} at {run[-1].id}: {count} entries from {first_id}"
+            note = f"branch {number} at {run[-1].id}: {_entries(count)} from {first_id}"
             key = f"branch:{first_id}"
             expand = expanded.get(key, holds_leaf)
             branch = last.add(

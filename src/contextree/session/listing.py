@@ -174,7 +174,7 @@ def _message_text(message: dict[str, Any]) -> str:
 
 
 def _first_user_message(data: bytes, start: int, width: int) -> str | None:
-    """The text of the first user message, on one line; ``None`` when there is none.
+    """The text of the first user message that has text, on one line; ``None`` when none has.
 
     Only lines holding the ``"message"`` token are looked at; of those, only the role is
     decoded until the first user message, which is then decoded whole.
@@ -201,7 +201,10 @@ def _first_user_message(data: bytes, start: int, width: int) -> str | None:
         except LineError:
             continue
         message = entry.get("message")
-        return _one_line(_message_text(message), width) if isinstance(message, dict) else None
+        text = _one_line(_message_text(message), width) if isinstance(message, dict) else ""
+        if text:
+            return text
+        # As pi's session list does: a user message without text (an image, say) is passed by.
 
 
 def _not_a_session(reason: str) -> str:

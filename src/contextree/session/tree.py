@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, overload
 
@@ -579,7 +580,6 @@ class SessionTree:
             # A replacement may name another parent: tree shapes are recomputed on demand.
             self._children = None
             self._path_cache = None
-            self._index.recount_orphans()
             self._replace_all(txn, [])
 
     def flush(self) -> None:
@@ -642,13 +642,22 @@ class SessionTree:
         self._header_raw = header
         self._needs_rewrite = False
         self._add(new)
-        # Renumber: the rewrite wrote one line per item, in order.
+        # Renumber: the rewrite wrote one line per item, in order (blank lines are gone).
+        self._leading = [replace(bad, line=n) for n, bad in enumerate(self._leading, start=1)]
+        items = self._index.items
         number = len(self._leading) + 2
-        for item in self._index.items:
+        for position, item in enumerate(items):
             if isinstance(item, Record):
                 item.line = number
+            else:
+                items[position] = replace(item, line=number)
             number += 1
         self._index.next_line = number
+        self._index.report.bad_lines[:] = [
+            *self._leading,
+            *(item for item in items if isinstance(item, BadLine)),
+        ]
+        self._index.recount()  # duplicates and orphans, with the new line numbers
 
     def _sync(self, txn: StoreTransaction) -> None:
         """Take in what other writers did since we last looked (and complete the index)."""

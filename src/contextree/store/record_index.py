@@ -202,14 +202,18 @@ class RecordIndex:
 
     # -- complete part --------------------------------------------------------------------------
 
-    def recount_orphans(self) -> None:
-        """Find the entries whose parent is missing afresh (after entries changed parents)."""
+    def recount(self) -> None:
+        """Find repeated ids and missing parents afresh (after a rewrite moved lines or an
+        entry changed its parent)."""
         assert self.complete, "complete the index first"
         by_id = self.by_id
+        records = [item for item in self.items if type(item) is Record]
+        self.report.duplicate_ids.clear()
+        self._note_duplicates(record for record in records if record.id is not None)
         self.report.orphans[:] = [
-            (item.id or "?", item.line, item.parent_id)
-            for item in self.items
-            if type(item) is Record and item.parent_id is not None and item.parent_id not in by_id
+            (record.id or "?", record.line, record.parent_id)
+            for record in records
+            if record.parent_id is not None and record.parent_id not in by_id
         ]
 
     def add(self, items: Sequence[Record | BadLine]) -> None:
