@@ -644,20 +644,8 @@ class SessionTree:
         self._add(new)
         # Renumber: the rewrite wrote one line per item, in order (blank lines are gone).
         self._leading = [replace(bad, line=n) for n, bad in enumerate(self._leading, start=1)]
-        items = self._index.items
-        number = len(self._leading) + 2
-        for position, item in enumerate(items):
-            if isinstance(item, Record):
-                item.line = number
-            else:
-                items[position] = replace(item, line=number)
-            number += 1
-        self._index.next_line = number
-        self._index.report.bad_lines[:] = [
-            *self._leading,
-            *(item for item in items if isinstance(item, BadLine)),
-        ]
-        self._index.recount()  # duplicates and orphans, with the new line numbers
+        self._index.renumber_from(len(self._leading) + 2)
+        self._index.recount(self._leading)  # the report, with the new line numbers
 
     def _sync(self, txn: StoreTransaction) -> None:
         """Take in what other writers did since we last looked (and complete the index)."""

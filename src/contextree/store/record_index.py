@@ -61,6 +61,7 @@ class RecordIndex:
         self._first_line = 1
         self._lines_seen = 0  # lines decoded so far, counted from the end
         self._needs_id = True
+        self._leading: Sequence[BadLine] = ()  # unreadable lines before the header
 
     @classmethod
     def lazy(cls, data: bytes, head: SessionHead) -> RecordIndex:
@@ -72,6 +73,7 @@ class RecordIndex:
         index._first_line = head.first_line
         index.next_line = head.first_line
         index._needs_id = head.version >= 2
+        index._leading = head.leading
         return index
 
     @classmethod
@@ -167,24 +169,7 @@ class RecordIndex:
 
     def _finish(self) -> None:
         """Compute what the report says about the whole file."""
-        items = self.items
-        report = self.report
-        report.bad_lines[:] = [
-            *report.bad_lines,
-            *(item for item in items if isinstance(item, BadLine)),
-        ]
-        records = [item for item in items if type(item) is Record]
-        with_id = [record for record in records if record.id is not None]
-        if len(with_id) != len(self.by_id):
-            self._note_duplicates(with_id)
-        missing = set(map(_parents, records)) - self.by_id.keys()
-        missing.discard(None)
-        if missing:
-            report.orphans.extend(
-                (r.id or "?", r.line, r.parent_id)
-                for r in records
-                if r.parent_id is not None and r.parent_id in missing
-            )
+        self.recount(self._leading)
         self.next_line = self._first_line + self._lines_seen
         self._data = b""  # records keep their own reference to the buffer
 
@@ -202,19 +187,37 @@ class RecordIndex:
 
     # -- complete part --------------------------------------------------------------------------
 
-    def recount(self) -> None:
-        """Find repeated ids and missing parents afresh (after a rewrite moved lines or an
-        entry changed its parent)."""
+    def recount(self, leading: Sequence[BadLine]) -> None:
+        """Gather the report's problems from the items afresh: the bad lines (after the
+        ``leading`` ones before the header), repeated ids and missing parents."""
         assert self.complete, "complete the index first"
-        by_id = self.by_id
+        report, by_id = self.report, self.by_id
+        report.bad_lines[:] = [*leading, *(i for i in self.items if isinstance(i, BadLine))]
         records = [item for item in self.items if type(item) is Record]
-        self.report.duplicate_ids.clear()
-        self._note_duplicates(record for record in records if record.id is not None)
-        self.report.orphans[:] = [
+        with_id = [record for record in records if record.id is not None]
+        report.duplicate_ids.clear()
+        if len(with_id) != len(by_id):  # else every id is unique: skip the slow pass
+            self._note_duplicates(with_id)
+        missing = set(map(_parents, records)) - by_id.keys()
+        missing.discard(None)
+        report.orphans[:] = [
             (record.id or "?", record.line, record.parent_id)
             for record in records
-            if record.parent_id is not None and record.parent_id not in by_id
+            if missing and record.parent_id is not None and record.parent_id in missing
         ]
+
+    def renumber_from(self, first_line: int) -> None:
+        """Give the items one line each from ``first_line`` on (a rewrite wrote them so)."""
+        items = self.items
+        number = first_line
+        for position, item in enumerate(items):
+            if type(item) is Record:
+                item.line = number
+            else:
+                assert isinstance(item, BadLine)
+                items[position] = dataclasses.replace(item, line=number)
+            number += 1
+        self.next_line = number
 
     def add(self, items: Sequence[Record | BadLine]) -> None:
         """Add ``items`` that follow everything indexed so far (the index must be complete)."""
