@@ -8,7 +8,14 @@ from typing import Any
 from contextree.entries.types import Entry
 from contextree.tokens.estimate import js_stringify
 
-__all__ = ["CONTROL_CHARACTERS", "entry_kind", "entry_preview", "message_text", "printable"]
+__all__ = [
+    "CONTROL_CHARACTERS",
+    "entry_kind",
+    "entry_preview",
+    "message_text",
+    "one_line",
+    "printable",
+]
 
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Control characters other than newline and tab (C0, DEL and C1)."""
@@ -23,7 +30,8 @@ def printable(text: str) -> str:
     return CONTROL_CHARACTERS.sub("", text)
 
 
-def _one_line(text: str, width: int) -> str:
+def one_line(text: str, width: int) -> str:
+    """``text`` printable, its white space folded to single spaces, cut to ``width`` with "…"."""
     flat = " ".join(printable(text).split())
     return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
 
@@ -79,12 +87,12 @@ def _preview(entry: Entry, width: int) -> str:
     if kind == "message" and isinstance(message, dict):
         if message.get("role") == "toolResult":
             text = message_text(message)
-            return _one_line(f"{message.get('toolName', '')}: {text}", width)
-        return _one_line(message_text(message), width)
+            return one_line(f"{message.get('toolName', '')}: {text}", width)
+        return one_line(message_text(message), width)
     if kind in ("compaction", "branch_summary"):
-        return _one_line(str(entry.get("summary", "")), width)
+        return one_line(str(entry.get("summary", "")), width)
     if kind == "custom_message":
-        return _one_line(message_text({"content": entry.get("content")}), width)
+        return one_line(message_text({"content": entry.get("content")}), width)
     if kind == "thinking_level_change":
         return str(entry.get("thinkingLevel"))
     if kind == "model_change":

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from contextree.cli.preview import entry_kind, entry_preview, printable
+from contextree.cli.preview import entry_kind, entry_preview, one_line, printable
 from contextree.compaction.prepare import CompactionPreparation
 from contextree.entries.types import Entry, LlmMessage
 from contextree.session.check import CheckReport
@@ -135,11 +135,6 @@ def _size_text(size: int) -> str:
     return f"{value:.1f} {unit}"
 
 
-def _cut(text: str, width: int) -> str:
-    text = " ".join(printable(text).split())
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
-
-
 def session_list(
     summaries: Sequence[SessionSummary],
     *,
@@ -178,9 +173,9 @@ def session_list(
             line.append(" ".join(printable(summary.problem).split()), style="ct.warning")
         else:
             if summary.name:
-                line.append(_cut(summary.name, preview_chars), style="ct.heading")
+                line.append(one_line(summary.name, preview_chars), style="ct.heading")
                 line.append(" · ", style="ct.meta")
-            line.append(_cut(summary.first_message or "", preview_chars) or "-")
+            line.append(one_line(summary.first_message or "", preview_chars) or "-")
             fitted(line)
         shown = str(summary.path) if full_paths else summary.path.name
         where = Text("  " + printable(shown), "ct.meta")
