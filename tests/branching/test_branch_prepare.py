@@ -32,8 +32,8 @@ def _branch_summary(entry_id: str, summary: str, **fields: Any) -> Entry:
     return _entry("branch_summary", entry_id, fromId="x", summary=summary, **fields)
 
 
-def test_entries_become_messages_oldest_first_and_tool_results_are_left_out() -> None:
-    entries = [
+def _mixed_entries() -> list[Entry]:
+    return [
         _compaction("c1", "earlier work", shortSummary="short"),
         _message("u1", user("read the file")),
         _message("a1", assistant("", ("read", {"path": "a.py"}))),
@@ -45,7 +45,10 @@ def test_entries_become_messages_oldest_first_and_tool_results_are_left_out() ->
         _entry("model_change", "mc", provider="openai", modelId="gpt-4o"),
         _entry("thinking_level_change", "th", thinkingLevel="high"),
     ]
-    prep = prepare_branch_entries(entries)
+
+
+def test_entries_become_messages_oldest_first_and_pis_selection_leaves_tool_results_out() -> None:
+    prep = prepare_branch_entries(_mixed_entries(), tool_result_chars=0)
     assert [m["role"] for m in prep.messages] == [
         "compactionSummary",
         "user",
@@ -144,3 +147,24 @@ def test_file_operations_are_seeded_from_generated_branch_summaries_only() -> No
     prep = prepare_branch_entries(entries, 10)
     # Seeding happens before the budget walk, so even summaries left out count.
     assert prep.file_ops == FileOps(read={"r.md"}, edited={"m.py"})
+
+
+def test_tool_results_with_their_call_are_kept_cut_to_a_bounded_length() -> None:
+    # A deliberate difference from pi (docs/compatibility.md): a branch summary can say what
+    # the tests printed. Each result is cut to 2,000 characters, as oh-my-pi does.
+    entries = [
+        _message("u1", user("run it")),
+        _message("a1", assistant("", ("bash", {"command": "pytest"}))),
+        _message("t1", tool_result("x" * 5000 + "41 passed", name="bash")),
+    ]
+    (result,) = [m for m in prepare_branch_entries(entries).messages if m["role"] == "toolResult"]
+    text = result["content"][0]["text"]
+    assert text.startswith("x" * 2000) and text.endswith("[... 3009 more characters cut]")
+    assert entries[2]["message"]["content"][0]["text"].endswith("41 passed")  # not mutated
+    default_roles = [m["role"] for m in prepare_branch_entries(_mixed_entries()).messages]
+    assert default_roles[3] == "toolResult"
+
+
+def test_a_tool_result_without_its_call_in_the_branch_is_left_out() -> None:
+    entries = [_message("u1", user("hi")), _message("t1", tool_result("orphan output"))]
+    assert [m["role"] for m in prepare_branch_entries(entries).messages] == ["user"]

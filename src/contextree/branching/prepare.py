@@ -1,22 +1,30 @@
 """Turn abandoned entries into the messages a branch summary is made from (pi-behaviour.md §9.2).
 
 Entries are taken newest first until the token budget is spent, so a long branch keeps its most
-recent work. Tool results are left out (the assistant's tool calls say what was done), earlier
-compactions and branch summaries come in as their summary messages, and file operations are
-gathered from every entry, also from those that no longer fit the budget.
+recent work. Earlier compactions and branch summaries come in as their summary messages, and
+file operations are gathered from every entry, also from those that no longer fit the budget.
+
+Deliberate difference (docs/compatibility.md): pi leaves tool results out, so a branch summary
+cannot say whether the tests passed or what an error said. We keep them, each cut to
+:data:`BRANCH_TOOL_RESULT_CHARS` characters as oh-my-pi does; ``tool_result_chars=0`` gives
+pi's selection.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from contextree.compaction.file_ops import FileOps, extract_file_ops_from_message, seed_from_details
 from contextree.context.build import compaction_summary_message, message_from_entry
 from contextree.entries.types import AgentMessage, Entry
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
-__all__ = ["BranchPreparation", "prepare_branch_entries"]
+__all__ = ["BRANCH_TOOL_RESULT_CHARS", "BranchPreparation", "prepare_branch_entries"]
+
+BRANCH_TOOL_RESULT_CHARS = 2000
+"""Tool results reach a branch summary cut to this many characters (0: left out, as pi)."""
 
 _SUMMARY_ENTRY_SHARE = 0.9
 """A compaction or branch summary that overflows the budget still goes in while the messages
@@ -37,19 +45,73 @@ def _is_from_extension(entry: Entry) -> bool:
     return entry.get("fromHook") is True or entry.get("fromExtension") is True
 
 
-def _message_for_summary(entry: Entry) -> AgentMessage | None:
+def _message_for_summary(
+    entry: Entry, tool_result_chars: int, call_ids: set[str]
+) -> AgentMessage | None:
     kind = entry.get("type")
     if kind == "compaction":
         return compaction_summary_message(entry)
     if kind == "message":
         message = entry.get("message")
-        # The assistant's tool call already says what a tool result was about.
-        if not isinstance(message, dict) or message.get("role") == "toolResult":
+        if not isinstance(message, dict):
             return None
+        if message.get("role") == "toolResult":
+            # A result whose call is not in the branch says nothing a reader can place.
+            call_id = message.get("toolCallId")
+            if tool_result_chars <= 0 or not isinstance(call_id, str) or call_id not in call_ids:
+                return None
+            return _cut_tool_result(message, tool_result_chars)
         return message
     if kind in ("custom_message", "branch_summary"):
         return message_from_entry(entry, for_context=False)
     return None
+
+
+def _cut_tool_result(message: AgentMessage, limit: int) -> AgentMessage | None:
+    """A copy of a tool result whose text blocks together hold at most ``limit`` characters
+    (``None`` when it has no text)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": _cut(content, limit)} if content else None
+    if not isinstance(content, list):
+        return None
+    left = limit
+    blocks: list[Any] = []
+    for block in content:
+        if not (isinstance(block, dict) and block.get("type") == "text"):
+            continue  # images say nothing a summary can use
+        text = block.get("text")
+        if not isinstance(text, str) or left <= 0:
+            continue
+        cut = _cut(text, left)
+        left -= len(text)
+        text = cut
+        blocks.append({**block, "text": text})
+    return {**message, "content": blocks} if blocks else None
+
+
+def _cut(text: str, limit: int) -> str:
+    return (
+        text
+        if len(text) <= limit
+        else f"{text[:limit]}\n[... {len(text) - limit} more characters cut]"
+    )
+
+
+def _tool_call_ids(entries: Sequence[Entry]) -> set[str]:
+    ids: set[str] = set()
+    for entry in entries:
+        message = entry.get("message") if entry.get("type") == "message" else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            ids.update(
+                block["id"]
+                for block in content
+                if isinstance(block, dict)
+                and block.get("type") == "toolCall"
+                and isinstance(block.get("id"), str)
+            )
+    return ids
 
 
 def prepare_branch_entries(
@@ -57,6 +119,7 @@ def prepare_branch_entries(
     token_budget: int = 0,
     *,
     estimator: TokenEstimator | None = None,
+    tool_result_chars: int = BRANCH_TOOL_RESULT_CHARS,
 ) -> BranchPreparation:
     """Select the messages of ``entries`` (oldest first) that fit ``token_budget``.
 
@@ -65,6 +128,8 @@ def prepare_branch_entries(
             :func:`~contextree.branching.collect_entries_for_branch_summary`).
         token_budget: tokens the messages may use; 0 or less means no limit.
         estimator: token estimator; default pi's chars/4.
+        tool_result_chars: tool results are kept cut to this many characters; 0 leaves them
+            out as pi does.
 
     File operations are seeded from the ``details`` of branch summaries that contextree or pi
     generated (not those a hook supplied), then taken from the tool calls of every assistant
@@ -76,10 +141,11 @@ def prepare_branch_entries(
         if entry.get("type") == "branch_summary" and not _is_from_extension(entry):
             seed_from_details(ops, entry.get("details"))
 
+    call_ids = _tool_call_ids(entries) if tool_result_chars > 0 else set()
     messages: list[AgentMessage] = []
     total = 0
     for entry in reversed(entries):
-        message = _message_for_summary(entry)
+        message = _message_for_summary(entry, tool_result_chars, call_ids)
         if message is None:
             continue
         extract_file_ops_from_message(message, ops)
