@@ -158,10 +158,11 @@ def test_decisions_user_commands_and_next_steps_are_recorded() -> None:
     assert "Wait for the user's answer" in next_steps
 
 
-def test_empty_sections_say_none() -> None:
+def test_empty_sections_are_left_out() -> None:
     summary = _summarizer().summarize(_serialize([_user("Explain the build.")]))
-    assert "### Blocked\n(none)" in summary
-    assert "## Key Decisions\n(none)" in summary
+    assert "### Blocked" not in summary
+    assert "## Key Decisions" not in summary
+    assert "(none)" not in summary
     assert "- [ ] Explain the build." in summary
     assert "1. Respond to the latest user request: Explain the build." in summary
 
@@ -191,7 +192,7 @@ def test_a_failure_fixed_later_is_not_blocked() -> None:
         _result("Command exited with code 1"),
     ]
     summary = _summarizer(min_tokens=2000).summarize(_serialize(messages))
-    assert _section(summary, "### Blocked") == "(none)\n"
+    assert "### Blocked" not in summary
     assert "superseded by a later run" in summary
     assert "Ran `npm test` (exit 0)" in summary
     assert "read-only command (grep)" in summary  # grep's exit 1 means "no match"
@@ -213,7 +214,7 @@ def test_a_failed_edit_is_blocked_until_redone() -> None:
         _result("Successfully replaced text in src/a.py.", tool="edit"),
     ]
     summary = summarizer.summarize(_serialize(messages))
-    assert _section(summary, "### Blocked") == "(none)\n"
+    assert "### Blocked" not in summary
     assert "Modified `src/a.py` (edit ×2; 1 failed)" in summary
 
 
@@ -303,7 +304,7 @@ def test_update_keeps_previous_facts_and_adds_new_ones() -> None:
     assert "Read `src/app/config.py`" in summary
     assert "Ran `make lint` (exit 0)" in summary
     # The failing run was fixed by the new one; the old request moved to Done.
-    assert _section(summary, "### Blocked") == "(none)\n"
+    assert "### Blocked" not in summary
     assert "Ran `pytest tests/test_retry.py -q` ×2 (exit 0; 1 earlier failure)" in summary
     assert "- [x] Add retry support to the HTTP client" in _section(summary, "### Done")
     assert "- [ ] Use exponential backoff." in _section(summary, "### In Progress")
@@ -398,13 +399,13 @@ def test_budget_holds_on_a_large_real_session() -> None:
     summarizer = _summarizer()
     summary = summarizer.summarize(conversation)
 
-    limit = min(4000, math.floor(0.2 * _tokens(conversation)))
+    limit = min(8192, math.floor(0.2 * _tokens(conversation)))
     assert _tokens(conversation) > 100_000
     assert _tokens(summary) <= limit
     assert _tokens(summary) > limit // 2  # the room is used, not wasted
     for path in modified:
         assert f"`{path}`" in summary
-    assert_sections_in_order(summary, FULL_SECTIONS)
+    assert_sections_in_order(summary, [h for h in FULL_SECTIONS if f"{h}\n" in summary])
 
 
 def test_a_smaller_cap_drops_detail_but_keeps_essentials() -> None:

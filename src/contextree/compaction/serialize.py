@@ -12,29 +12,35 @@ from typing import Final
 from contextree.entries.types import LlmMessage
 from contextree.tokens.estimate import js_object_entries, js_stringify, utf16_len
 
-__all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation"]
+__all__ = ["TOOL_RESULT_MAX_CHARS", "TOOL_RESULT_TAIL_CHARS", "serialize_conversation"]
 
 TOOL_RESULT_MAX_CHARS: Final = 2000
 """Tool results longer than this (in UTF-16 code units, as pi counts) are cut."""
+TOOL_RESULT_TAIL_CHARS: Final = 1000
+"""With ``keep_tail``: how much of a long tool result's end is kept besides its start."""
 
 
-def serialize_conversation(llm_messages: Iterable[LlmMessage]) -> str:
+def serialize_conversation(
+    llm_messages: Iterable[LlmMessage], *, keep_tail: bool = False
+) -> str:
     """The conversation as text: ``[User]: ...``, ``[Assistant]: ...``, ... parts joined by a
     blank line.
 
     Takes the output of ``convert_to_llm``. Only ``user``, ``assistant`` and ``toolResult``
-    messages are rendered; tool results are cut at :data:`TOOL_RESULT_MAX_CHARS`.
+    messages are rendered; tool results are cut at :data:`TOOL_RESULT_MAX_CHARS`, as pi does.
+    ``keep_tail`` also keeps the last :data:`TOOL_RESULT_TAIL_CHARS` of a long result, where a
+    command's outcome is (``41 passed``, an exit code); the offline summarizer reads that form.
 
     Raises:
         TypeError: a tool-call argument is not a JSON value.
     """
     parts: list[str] = []
     for message in llm_messages:
-        parts.extend(_message_parts(message))
+        parts.extend(_message_parts(message, keep_tail))
     return "\n\n".join(parts)
 
 
-def _message_parts(message: object) -> list[str]:
+def _message_parts(message: object, keep_tail: bool = False) -> list[str]:
     if not isinstance(message, dict):
         return []
     match message.get("role"):
@@ -45,7 +51,11 @@ def _message_parts(message: object) -> list[str]:
             return _assistant_parts(message.get("content"))
         case "toolResult":
             text = _joined_text(message.get("content"))
-            return [f"[Tool result]: {_truncate(text, TOOL_RESULT_MAX_CHARS)}"] if text else []
+            if not text:
+                return []
+            if keep_tail:
+                return [f"[Tool result]: {_head_and_tail(text)}"]
+            return [f"[Tool result]: {_truncate(text, TOOL_RESULT_MAX_CHARS)}"]
         case _:
             return []
 
@@ -116,3 +126,12 @@ def _truncate(text: str, max_chars: int) -> str:
         units = text.encode("utf-16-le", "surrogatepass")[: 2 * max_chars]
         head = units.decode("utf-16-le", "surrogatepass")
     return f"{head}\n\n[... {length - max_chars} more characters truncated]"
+
+
+def _head_and_tail(text: str) -> str:
+    """The start and the end of a long text, with a note of how much is left out between."""
+    tail = TOOL_RESULT_TAIL_CHARS
+    if len(text) <= TOOL_RESULT_MAX_CHARS + tail:
+        return text
+    omitted = len(text) - TOOL_RESULT_MAX_CHARS - tail
+    return f"{text[:TOOL_RESULT_MAX_CHARS]}\n[... {omitted} characters omitted ...]\n{text[-tail:]}"

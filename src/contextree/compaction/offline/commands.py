@@ -113,12 +113,22 @@ def _inspection_name(command: str) -> str | None:
 
 
 def _family(command: str) -> str:
-    """The first words of a command, so a later ``npm run check | tail`` fixes ``npm run check``."""
+    """The first words of a command, so a later ``npm run check | tail`` fixes ``npm run check``
+    (``cd x &&`` and ``VAR=value`` prefixes left out)."""
     rest = command.strip()
     while cd := _CD_PREFIX.match(rest):
         rest = rest[cd.end() :]
     head = re.split(r"\s*(?:\|\|?|&&|;|2>&1|>)\s*", rest, maxsplit=1)[0]
-    return " ".join(head.split()[:3])
+    words = head.split()
+    while words and _ENV_ASSIGNMENT.fullmatch(words[0]):
+        words.pop(0)
+    return " ".join(words[:3])
+
+
+def _families(command: str) -> set[str]:
+    """Every family a successful command vouches for: each step of an ``a && b`` chain ran and
+    succeeded."""
+    return {_family(step) for step in re.split(r"\s*&&\s*", command) if step.strip()}
 
 
 def _last_lines(text: str) -> list[str]:
@@ -146,8 +156,9 @@ def _resolved_failures(commands: dict[str, _Command]) -> set[str]:
     after ``cd x && npm run check | head``): that later run tells the current state."""
     latest: dict[str, int] = {}
     for command in commands.values():
-        family = _family(command.text)
-        latest[family] = max(latest.get(family, -1), command.seq)
+        families = _families(command.text) if command.status == "ok" else {_family(command.text)}
+        for family in families:
+            latest[family] = max(latest.get(family, -1), command.seq)
     return {
         command.text
         for command in commands.values()

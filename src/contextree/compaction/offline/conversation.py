@@ -38,15 +38,19 @@ from contextree.compaction.offline.parts import (
 from contextree.compaction.offline.previous import _digest_summary, _merge
 from contextree.compaction.offline.prose import (
     _CONSTRAINT,
+    _DONE_WORDS,
     _FIRM_PREFERENCE,
     _PATH,
     _PREFERENCE,
+    _TODO,
     _decision,
     _pending_question,
     _planned_steps,
+    _reports_done,
 )
 from contextree.compaction.offline.text import (
     _FENCE,
+    _LIST_MARKER,
     _add,
     _clip,
     _focus_words,
@@ -64,6 +68,32 @@ _GOAL_CHARS: Final = 400
 _STATE_CHARS: Final = 400
 _USER_SCAN_CHARS: Final = 4000
 _FILE_TOOLS: Final = {"read": "read", "write": "write", "edit": "edit"}
+_USER_LINE_CHARS: Final = 300
+_PASTED = re.compile(
+    r"^\s*(?:[{\[\]}\"<]|at\s|E\s|>>>|\$\s|#\s|File \"|Traceback|\d{4}-\d\d-\d\d[T ]\d|\d+:\d\d|"
+    r"(?:INFO|DEBUG|WARN(?:ING)?|ERROR|TRACE)\b)"
+)
+_CHANGED_IN_PROSE = re.compile(
+    r"(?i)\b(?:I(?:'ve| have)?\s+(?:also\s+|now\s+|just\s+)?)(?:updated|edited|changed|modified|"
+    r"fixed|rewrote|rewritten|created|added|wrote|written|refactored|renamed|deleted|removed|"
+    r"extended|adjusted|touched)\s+(?:the\s+|a\s+|an\s+)?(?:file\s+|docs?\s+|tests?\s+in\s+)?"
+)
+_TODO_CHARS: Final = 300
+
+
+def _prose_lines(text: str) -> list[str]:
+    """The lines of a user's message that are their own words: not code blocks, pasted logs,
+    JSON, stack traces or quoted output."""
+    lines = []
+    for line in _FENCE.sub("\n", text).splitlines():
+        stripped = _LIST_MARKER.sub("", line).strip()
+        if len(stripped) < 8 or _PASTED.match(stripped):
+            continue
+        letters = sum(c.isalpha() or c.isspace() for c in stripped)
+        if letters < 0.6 * len(stripped):
+            continue  # mostly symbols and numbers: data, not prose
+        lines.append(stripped)
+    return lines
 
 
 def _digest_conversation(text: str, *, focus: str | None) -> _Digest:
@@ -125,13 +155,16 @@ class _ConversationReader:
         self.last_role = "user"
         self.question_open = False
         scanned = text[:_USER_SCAN_CHARS]
-        for sentence in _sentences(scanned):
-            line = _clip(sentence, _SENTENCE_CHARS)
-            if _CONSTRAINT.search(sentence):
-                _add(d.constraints, line)
-            elif _PREFERENCE.search(sentence):
-                firm = _FIRM_PREFERENCE.search(sentence) is not None
-                _add(d.constraints if firm else d.preferences, line)
+        for line in _prose_lines(scanned):
+            # The user's whole line, verbatim: a sentence alone ("That has to keep working.")
+            # loses what "that" is.
+            whole = _clip(line, _USER_LINE_CHARS)
+            sentences = _sentences(line)
+            if any(_CONSTRAINT.search(sentence) for sentence in sentences):
+                _add(d.constraints, whole)
+            elif any(_PREFERENCE.search(sentence) for sentence in sentences):
+                firm = _FIRM_PREFERENCE.search(line) is not None
+                _add(d.constraints if firm else d.preferences, whole)
         for error in _error_lines(_FENCE.sub("", scanned), strict=True):
             _add(d.errors, error)
         self._notice(scanned)
@@ -170,7 +203,35 @@ class _ConversationReader:
             decision = _decision(sentence)
             if decision:
                 _add(self.digest.decisions, decision)
+        self._todos(text)
+        self._changed_in_prose(text)
         self._notice(text)
+
+    def _todos(self, text: str) -> None:
+        d = self.digest
+        prose = _FENCE.sub("\n", text)
+        for line in prose.splitlines():
+            stripped = line.strip()
+            if stripped and _TODO.search(stripped):
+                _add(d.todos, _clip(stripped.lstrip("-* ").strip(), _TODO_CHARS))
+        # A later message that reports one done closes it; earlier summaries' TODOs are
+        # closed the same way when the digests are merged.
+        d.todos = [todo for todo in d.todos if not _reports_done(prose, todo)]
+        for sentence in _sentences(prose):
+            if _DONE_WORDS.search(sentence) and not _TODO.search(sentence):
+                d.done_reports.append(_clip(sentence, _TODO_CHARS))
+
+    def _changed_in_prose(self, text: str) -> None:
+        # "I updated `docs/api.md`": a file changed without a write/edit call (a shell
+        # command, an earlier session, another tool).
+        prose = _FENCE.sub("", text)
+        for match in _CHANGED_IN_PROSE.finditer(prose):
+            path = _PATH.match(prose, match.end()) or _PATH.match(prose, match.end() + 1)
+            if path:
+                name = path.group(1) or path.group(0)
+                change = self.digest.edits.setdefault(name, _FileChange())
+                if not change.ops:
+                    change.ops["said"] = 1
 
     def _calls(self, text: str) -> None:
         calls = _parse_tool_calls(text)

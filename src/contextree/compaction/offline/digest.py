@@ -85,6 +85,11 @@ class _Digest:
     """Read-only shell commands (grep, ls, git status ...) counted by program."""
     errors: list[str] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
+    todos: list[str] = field(default_factory=list)
+    """Open TODO / still-to-do statements, verbatim, oldest first."""
+    done_reports: list[str] = field(default_factory=list)
+    """Sentences that report work done (not rendered): they close TODOs of an earlier
+    summary when the digests are merged."""
     done_notes: list[str] = field(default_factory=list)
     in_progress: list[str] = field(default_factory=list)
     blocked_notes: list[str] = field(default_factory=list)

@@ -112,6 +112,9 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
 
     for item in d.in_progress:
         b.add("in_progress", f"[ ] {item}", 80)
+    for todo in d.todos:
+        # An open TODO survives every round until history reports it done.
+        b.add("todos", todo, 100, must=True, clip_to=200)
     if d.last_action:
         b.add("in_progress", f"[ ] {_ACTION_LABEL} {d.last_action}", 60)
 
@@ -153,7 +156,10 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
         state = state[: -len(_one_line(d.pending_question))].strip()
     if state:
         b.add("state", f"{_STATE_LABEL} {state}", 65)
-    errors = [error for error in d.errors if error not in blocked_errors]
+    # An error of a command that a later run fixed is history, not state: the latest outcome
+    # wins.
+    fixed = {c.error for c in d.commands.values() if c.error and c.text in resolved}
+    errors = [error for error in d.errors if error not in blocked_errors and error not in fixed]
     for index, error in enumerate(errors):
         b.add("errors", f"**Error**: {error}", 35 + _recency(index, len(errors)))
     for note in d.critical:

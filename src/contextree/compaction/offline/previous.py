@@ -23,7 +23,7 @@ from contextree.compaction.offline.digest import (
     _Digest,
     _FileChange,
 )
-from contextree.compaction.offline.prose import _CONSTRAINT, _FIRM_PREFERENCE
+from contextree.compaction.offline.prose import _CONSTRAINT, _FIRM_PREFERENCE, _reports_done
 from contextree.compaction.offline.text import _add, _clip, _one_line, _union
 
 _TAG_BLOCK = re.compile(r"<(read-files|modified-files)>\n?(.*?)\n?</\1>\s*", re.S)
@@ -42,6 +42,9 @@ _SECTION_KEYS: Final = {
     "completed": "done",
     "early progress": "done",
     "in progress": "in_progress",
+    "open todos": "todos",
+    "todos": "todos",
+    "todo": "todos",
     "pending": "in_progress",
     "blocked": "blocked",
     "key decisions": "decisions",
@@ -163,6 +166,8 @@ def _read_item(d: _Digest, key: str, item: str) -> None:
             _read_done_item(d, text)
         case "in_progress":
             _add(d.in_progress, text)
+        case "todos":
+            _add(d.todos, text)
         case "blocked":
             _read_blocked_item(d, text)
         case "decisions":
@@ -269,6 +274,11 @@ def _merge(old: _Digest, new: _Digest) -> _Digest:
         reads={**old.reads, **new.reads},
         errors=_union(old.errors, new.errors),
         decisions=_union(old.decisions, new.decisions),
+        todos=[
+            todo
+            for todo in _union(old.todos, new.todos)
+            if todo in new.todos or not _reports_done(" ".join(new.done_reports), todo)
+        ],
         blocked_notes=_union(old.blocked_notes, new.blocked_notes),
         next_steps=new.next_steps if new.active else old.next_steps,
         critical=_union(old.critical, new.critical),

@@ -36,6 +36,11 @@ _PLAN_SENTENCE = re.compile(
     r"(?i)^(?:next|then|after that|finally)\b|\b(?:still need to|next step|remaining work|"
     r"left to do|todo)\b"
 )
+_TODO = re.compile(
+    r"(?i)^(?:[-*]\s+|\d+[.)]\s+)?(?:\*\*)?(?:TODO|FIXME)\b|\b(?:still need to|still have to|"
+    r"not done yet|left to do|remaining work|haven't (?:yet )?(?:done|migrated|updated|fixed))\b"
+)
+_PLAN_PREFIX = re.compile(r"(?i)^(?:next|then|after that|finally)\b[,:]?\s*")
 _PATH = re.compile(
     r"(?<![\w/.:@-])(?:~/|\.{1,2}/|/)?(?:[\w@+-][\w.@+-]*/)+[\w.@+-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}\b"
     r"|`([\w.@+-]+\.[A-Za-z][A-Za-z0-9]{0,7})`"
@@ -56,6 +61,27 @@ def _pending_question(text: str) -> str | None:
     return None
 
 
+_STEP_LEAD = re.compile(
+    r"(?i)^(?:\*\*)?(?:next,?\s+|then,?\s+|after that,?\s+|finally,?\s+|also,?\s+)?"
+    r"(?:(?:I'll|I will|we'll|we will|I need to|we need to|I still need to|we still need to|"
+    r"still need to|TODO:?|to do:?)\s+)?"
+    r"(?:add|fix|run|re-?run|update|write|test|check|verify|remove|delete|implement|migrate|"
+    r"refactor|document|review|deploy|create|rename|move|replace|split|merge|wire|handle|"
+    r"support|bump|release|commit|push|open|ask|confirm|investigate|profile|measure|benchmark|"
+    r"clean|drop|extend|port|convert|regenerate|refresh|rebuild|install|configure|set|make|"
+    r"finish|complete|continue|start|retry|revert|restore|decide|choose|expose|validate|"
+    r"reproduce|cover|mock|stub)\b"
+)
+
+
+def _is_step(text: str) -> bool:
+    """Whether a sentence is something to do (an imperative or a stated plan), not a fact
+    about the work ("The body is still a plain JSON array")."""
+    return _STEP_LEAD.match(text.strip()) is not None or bool(
+        re.search(r"(?i)\b(?:still need to|next step is to|left to do)\b", text)
+    )
+
+
 def _planned_steps(text: str, limit: int = 5) -> list[str]:
     steps: list[str] = []
     in_plan = False
@@ -65,12 +91,13 @@ def _planned_steps(text: str, limit: int = 5) -> list[str]:
             continue
         item = _LIST_MARKER.match(stripped)
         if item and in_plan:
-            _add(steps, _clip(stripped[item.end() :], _SENTENCE_CHARS))
+            if _is_step(stripped[item.end() :]):
+                _add(steps, _clip(stripped[item.end() :], _SENTENCE_CHARS))
             continue
         in_plan = bool(_PLAN_INTRO.search(stripped)) and not item
         if not in_plan:
             for sentence in _sentences(stripped):
-                if _PLAN_SENTENCE.search(sentence):
+                if _PLAN_SENTENCE.search(sentence) and _is_step(_PLAN_PREFIX.sub("", sentence)):
                     _add(steps, _clip(sentence, _SENTENCE_CHARS))
     return steps[:limit]
 
@@ -88,3 +115,25 @@ def _decision(sentence: str) -> str | None:
         head = text[: why.start()].rstrip(" ,;:")
         return f"**{head}**: {text[why.start() + 1 :]}"
     return f"**{text}**"
+
+
+_DONE_WORDS = re.compile(
+    r"(?i)\b(?:done|finished|completed|migrated|fixed|resolved|implemented|added|updated|"
+    r"removed|converted|moved)\b"
+)
+_WORD = re.compile(r"[A-Za-z0-9_./-]{4,}")
+_TODO_WORDS = frozenset({"todo", "still", "need", "have", "left", "fixme", "remaining", "work"})
+
+
+def _reports_done(text: str, todo: str) -> bool:
+    """Whether a sentence of ``text`` (other than the TODO itself) says the TODO is done."""
+    wanted = {w.lower() for w in _WORD.findall(todo)} - _TODO_WORDS
+    if not wanted:
+        return False
+    for sentence in _sentences(text):
+        if _TODO.search(sentence) or not _DONE_WORDS.search(sentence):
+            continue
+        found = {w.lower() for w in _WORD.findall(sentence)}
+        if len(wanted & found) >= max(2, (2 * len(wanted) + 2) // 3):
+            return True
+    return False

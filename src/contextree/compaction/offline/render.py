@@ -35,6 +35,7 @@ _FULL_LAYOUT: Final[_Layout] = (
     ("## Progress", "", ()),
     ("### Done", "-", ("done",)),
     ("### In Progress", "-", ("in_progress",)),
+    ("### Open TODOs", "-", ("todos",)),
     ("### Blocked", "-", ("blocked",)),
     ("## Key Decisions", "-", ("decisions",)),
     ("## Next Steps", "1.", ("next",)),
@@ -46,13 +47,14 @@ _BRANCH_LAYOUT: Final[_Layout] = (
     ("## Progress", "", ()),
     ("### Done", "-", ("done",)),
     ("### In Progress", "-", ("in_progress", "state")),
+    ("### Open TODOs", "-", ("todos",)),
     ("### Blocked", "-", ("blocked", "errors")),
     ("## Key Decisions", "-", ("decisions",)),
     ("## Next Steps", "1.", ("next", "question")),
 )
 _TURN_PREFIX_LAYOUT: Final[_Layout] = (
     ("## Original Request", "-", ("goal",)),
-    ("## Early Progress", "-", ("done", "blocked", "decisions")),
+    ("## Early Progress", "-", ("done", "blocked", "decisions", "todos")),
     (
         "## Context for Suffix",
         "-",
@@ -132,7 +134,9 @@ def _render_layout(
                 number += 1
                 marker = f"{number}. " if style == "1." else "- "
                 lines.append(marker + text.replace("\n", "\n" + " " * len(marker)))
-        blocks.append(f"{pending_heading}{heading}\n" + ("\n".join(lines) or "(none)"))
+        if not lines:
+            continue  # an empty section says nothing; its parent heading waits for content
+        blocks.append(f"{pending_heading}{heading}\n" + "\n".join(lines))
         pending_heading = ""
     return "\n\n".join(blocks)
 

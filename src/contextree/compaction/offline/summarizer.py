@@ -4,13 +4,16 @@ renderer."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from contextree.compaction.offline.conversation import _digest_conversation
 from contextree.compaction.offline.previous import _digest_summary, _merge
 from contextree.compaction.offline.prompt import SUMMARY_KINDS, SummaryKind, parse_summary_prompt
 from contextree.compaction.offline.render import _render, _short_summary
-from contextree.compaction.offline.text import _clip, _estimate_tokens
+from contextree.compaction.offline.text import _estimate_tokens, _fit_text
+from contextree.compaction.serialize import serialize_conversation
+from contextree.context.convert import convert_to_llm
+from contextree.entries.types import AgentMessage
 from contextree.llm.base import Completion, CompletionRequest, make_usage
 
 __all__ = ["OfflineSummarizer"]
@@ -22,7 +25,8 @@ class OfflineSummarizer:
     Args:
         name: the client name reported in the protocol's ``name`` attribute.
         max_fraction: the summary may use at most this share of the summarized tokens.
-        max_tokens_cap: the summary never exceeds this many tokens.
+        max_tokens_cap: the summary never exceeds this many tokens (a request's or caller's
+            budget can only lower it).
         min_tokens: the budget never drops below this, so tiny conversations still get a
             usable summary (a request's ``max_tokens`` can still lower it).
     """
@@ -32,7 +36,7 @@ class OfflineSummarizer:
         name: str = "offline",
         *,
         max_fraction: float = 0.2,
-        max_tokens_cap: int = 4000,
+        max_tokens_cap: int = 8192,
         min_tokens: int = 400,
     ) -> None:
         if not 0 < max_fraction <= 1:
@@ -75,6 +79,33 @@ class OfflineSummarizer:
             model="offline",
         )
 
+    def summarize_messages(
+        self,
+        messages: Sequence[AgentMessage],
+        *,
+        kind: SummaryKind = "initial",
+        previous_summary: str | None = None,
+        extra_context: Sequence[str] = (),
+        focus: str | None = None,
+        budget_tokens: int | None = None,
+    ) -> str:
+        """Summarize session messages (pi's AgentMessages, before ``convert_to_llm``).
+
+        Unlike a model, the offline summarizer reads long tool results whole at both ends
+        (the start and the last lines, where ``41 passed`` or an exit code is), so the state
+        of a command is never lost to pi's 2,000-character cut. The result is at most
+        ``budget_tokens`` (chars/4). See :meth:`summarize` for the other arguments.
+        """
+        conversation = serialize_conversation(convert_to_llm(messages), keep_tail=True)
+        return self.summarize(
+            conversation,
+            kind=kind,
+            previous_summary=previous_summary,
+            extra_context=extra_context,
+            focus=focus,
+            budget_tokens=budget_tokens,
+        )
+
     def summarize(
         self,
         conversation_text: str,
@@ -111,8 +142,10 @@ class OfflineSummarizer:
             digest.extra_context = context
         budget = self._budget(conversation_text, previous_summary, budget_tokens)
         if kind == "short":
-            return _clip(_short_summary(digest), budget * 4)
-        return _render(digest, kind=kind, budget_tokens=budget)
+            return _fit_text(_short_summary(digest), budget)
+        # The layout drops lines by importance; the essentials it never drops are cut last
+        # here, so the budget holds for every input.
+        return _fit_text(_render(digest, kind=kind, budget_tokens=budget), budget)
 
     def _budget(self, conversation: str, previous: str | None, limit: int | None) -> int:
         # The previous summary already stands for older history at most max_fraction of its

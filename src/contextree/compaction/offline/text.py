@@ -87,3 +87,28 @@ def _plural(n: int, noun: str) -> str:
 
 def _estimate_tokens(text: str) -> int:
     return math.ceil(utf16_len(text) / 4)
+
+
+def _fit_text(text: str, budget_tokens: int) -> str:
+    """``text`` within ``budget_tokens`` (chars/4): whole lines from the top while they fit,
+    then as much of the next line as fits, marked as cut."""
+    limit = max(budget_tokens, 0) * 4
+    if utf16_len(text) <= limit:
+        return text
+    kept: list[str] = []
+    used = 0
+    marker = " […]"
+    for line in text.splitlines():
+        size = utf16_len(line) + (1 if kept else 0)
+        if used + size > limit:
+            room = limit - used - (1 if kept else 0) - len(marker)
+            if room > 20:
+                kept.append(line[:room].rstrip() + marker)
+            break
+        kept.append(line)
+        used += size
+    result = "\n".join(kept).rstrip()
+    # A line of astral characters counts two units each: trim until it fits.
+    while utf16_len(result) > limit:
+        result = result[:-1]
+    return result

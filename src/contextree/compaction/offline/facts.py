@@ -1,0 +1,117 @@
+"""The facts a handoff must not lose, as data, and the section that records them in a model's
+summary (issue 10 item 6: no fact depends on the model's recall).
+
+The facts come from the same reader the offline summarizer uses, over the messages themselves
+(long tool outputs read at both ends) and, on later rounds, the previous summary: the user's
+constraints and decisions verbatim, open TODOs, errors still open (a later successful run of
+the same command closes one), the files changed, and a question the user has not answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from contextree.compaction.offline.commands import _resolved_failures
+from contextree.compaction.offline.conversation import _digest_conversation
+from contextree.compaction.offline.digest import _Digest
+from contextree.compaction.offline.previous import _digest_summary, _merge
+from contextree.compaction.offline.text import _clip, _fit_text
+from contextree.compaction.serialize import serialize_conversation
+from contextree.context.convert import convert_to_llm
+from contextree.entries.types import AgentMessage
+
+__all__ = ["RECORDED_FACTS_HEADING", "HandoffFacts", "extract_facts", "render_key_facts"]
+
+RECORDED_FACTS_HEADING: Final = "## Recorded Facts (contextree)"
+"""The heading of the section :func:`render_key_facts` writes; read back as its sub-sections."""
+_MAX_FILES: Final = 20
+_ITEM_CHARS: Final = 300
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffFacts:
+    """What a colleague needs to continue, each item one line of text, oldest first."""
+
+    goal: str
+    constraints: tuple[str, ...]
+    """The user's constraints and firm preferences, each the user's whole line."""
+    decisions: tuple[str, ...]
+    todos: tuple[str, ...]
+    """TODO / still-to-do statements that later history did not report done."""
+    open_errors: tuple[str, ...]
+    """Failing commands and edits whose latest outcome is still a failure."""
+    modified_files: tuple[str, ...]
+    """Files changed by tool calls or, as the assistant said, otherwise."""
+    read_files: tuple[str, ...]
+    pending_question: str | None
+
+
+def _digest(messages: Sequence[AgentMessage], previous_summary: str | None) -> _Digest:
+    conversation = serialize_conversation(convert_to_llm(messages), keep_tail=True)
+    digest = _digest_conversation(conversation, focus=None)
+    if previous_summary and previous_summary.strip():
+        digest = _merge(_digest_summary(previous_summary), digest)
+    return digest
+
+
+def extract_facts(
+    messages: Sequence[AgentMessage], *, previous_summary: str | None = None
+) -> HandoffFacts:
+    """The facts of ``messages`` (pi AgentMessages), carried over from ``previous_summary``."""
+    d = _digest(messages, previous_summary)
+    resolved = _resolved_failures(d.commands)
+    errors = [
+        f"`{command.text}` failed ({command.status_note()})"
+        + (f": {command.error}" if command.error else "")
+        for command in sorted(d.commands.values(), key=lambda c: c.seq)
+        if command.status == "failed" and command.text not in resolved
+    ]
+    errors += [
+        f"Editing `{path}` failed" + (f": {change.error}" if change.error else "")
+        for path, change in d.edits.items()
+        if change.failed_last
+    ]
+    return HandoffFacts(
+        goal=d.goal,
+        constraints=tuple(d.constraints),
+        decisions=tuple(d.decisions),
+        todos=tuple(d.todos),
+        open_errors=tuple(errors),
+        modified_files=tuple(d.edits),
+        read_files=tuple(path for path in d.reads if path not in d.edits),
+        pending_question=d.pending_question,
+    )
+
+
+def render_key_facts(facts: HandoffFacts, *, budget_tokens: int) -> str:
+    """The recorded-facts section for a model's summary, within ``budget_tokens`` (chars/4);
+    ``""`` when there is nothing to record.
+
+    Sub-sections use the headings our summary reader knows, so a later round carries each
+    item under its kind: constraints, decisions, open TODOs, open errors, files changed.
+    Most important first, so the budget cuts the file list before a constraint.
+    """
+    blocks: list[str] = []
+
+    def section(heading: str, items: Sequence[str]) -> None:
+        if items:
+            lines = "\n".join(f"- {_clip(' '.join(item.split()), _ITEM_CHARS)}" for item in items)
+            blocks.append(f"### {heading}\n{lines}")
+
+    section("Constraints & Preferences", facts.constraints)
+    if facts.pending_question:
+        section("Critical Context", [f"Question to the user: {facts.pending_question}"])
+    section("Open TODOs", facts.todos)
+    section("Blocked", facts.open_errors)
+    section("Key Decisions", facts.decisions)
+    files = [f"Modified `{path}`" for path in facts.modified_files[:_MAX_FILES]]
+    if len(facts.modified_files) > _MAX_FILES:
+        files.append(f"... and {len(facts.modified_files) - _MAX_FILES} more files")
+    section("Done", files)
+    if not blocks:
+        return ""
+    text = RECORDED_FACTS_HEADING + "\n\n" + "\n\n".join(blocks)
+    fitted = _fit_text(text, budget_tokens)
+    return fitted if fitted.count("\n") > 0 else ""
