@@ -65,9 +65,8 @@ class Session:
     def compact(
         self, hooks: HookRegistry | None = None, *, keep: int = KEEP_CLEAN, **kw: Any
     ) -> CompactionOutcome:
-        outcome = asyncio.run(
-            compact_session(self.tree, self.client, settings=settings(keep), hooks=hooks, **kw)
-        )
+        kw.setdefault("settings", settings(keep))
+        outcome = asyncio.run(compact_session(self.tree, self.client, hooks=hooks, **kw))
         assert isinstance(outcome, CompactionOutcome)
         return outcome
 
@@ -128,7 +127,7 @@ def test_a_summarizer_failure_writes_nothing(session: Session) -> None:
     session.client.enqueue(Completion(content=[], stop_reason="error", error_message="boom"))
     before = session.bytes()
     with pytest.raises(CompactionError, match=r"^Summarization failed: boom$"):
-        session.compact()
+        session.compact(settings=settings(KEEP_CLEAN, fallback_to_offline=False))
     assert session.bytes() == before
 
 

@@ -28,6 +28,7 @@ from contextree.compaction.summarize import (
     CompactionResult,
     build_summary_prompt,
     compact,
+    text_tokens,
 )
 from contextree.context.convert import convert_to_llm
 from contextree.errors import CompactionError, ModelHTTPError, ModelResponseError
@@ -52,6 +53,7 @@ from sample_session import (
     settings,
 )
 
+TAGS = "<modified-files>\nsrc/parser.py\n</modified-files>"
 HEX8 = re.compile(r"^[0-9a-f]{8}$")
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 COMPACTION_KEYS = [
@@ -63,6 +65,8 @@ COMPACTION_KEYS = [
     "shortSummary",
     "firstKeptEntryId",
     "tokensBefore",
+    "tokensAfter",
+    "method",
     "details",
     "fromHook",
     "fromExtension",
@@ -137,7 +141,15 @@ def tree(tmp_path: Path) -> SessionTree:
 
 
 def run_compact(prep: CompactionPreparation, client: ModelClient, **kw: Any) -> CompactionResult:
+    """compact() on the plain model path pi has: no recorded facts appended, no offline
+    fallback (tests/compaction/test_summary_pipeline.py covers both)."""
+    kw.setdefault("record_facts", False)
+    kw.setdefault("fallback_to_offline", False)
     return asyncio.run(compact(prep, client, **kw))
+
+
+def file_lists(details: dict[str, Any]) -> dict[str, Any]:
+    return {key: details[key] for key in ("readFiles", "modifiedFiles")}
 
 
 def conversation(messages: list[Any]) -> str:
@@ -190,11 +202,18 @@ def test_initial_summary_request_and_result(tree: SessionTree) -> None:
     assert prompt_of(history) == build_summary_prompt(
         prep.messages_to_summarize, load_prompt("initial-summary")
     )
-    assert history.max_tokens == math.floor(0.8 * 16384) == 13107
+    # pi asks for floor(0.8 x 16384) = 13107; our one budget caps that at 8192 and leaves
+    # room for the file tags appended to the text (docs/summaries.md).
+    assert math.floor(0.8 * 16384) == 13107
+    assert history.max_tokens == 8192 - text_tokens(TAGS) - 1
     assert history.reasoning is None
 
-    assert result.summary == "HISTORY SUMMARY\n\n<modified-files>\nsrc/parser.py\n</modified-files>"
-    assert result.details == {"readFiles": [], "modifiedFiles": ["src/parser.py"]}
+    assert result.summary == f"HISTORY SUMMARY\n\n{TAGS}"
+    assert result.details == {
+        "readFiles": [],
+        "modifiedFiles": ["src/parser.py"],
+        "method": "model",
+    }
     assert result.short_summary == "Short summary."
     assert result.first_kept_entry_id == prep.first_kept_entry_id
     assert result.tokens_before == prep.tokens_before
@@ -206,18 +225,18 @@ def test_initial_summary_request_and_result(tree: SessionTree) -> None:
     assert result.tokens_after == expected_after
 
 
-def test_short_summary_sees_the_kept_messages_and_the_summary_before_its_file_tags(
+def test_short_summary_is_made_from_the_summary_before_its_file_tags(
     tree: SessionTree,
 ) -> None:
     prep = prepared(tree, KEEP_CLEAN)
     client = ByKind()
     run_compact(prep, client, extra_context=["hook line"], custom_instructions="focus")
     short = client.requests["short"][0]
-    assert prompt_of(short) == build_summary_prompt(
-        prep.recent_messages,
-        load_prompt("short-summary"),
-        previous_summary="HISTORY SUMMARY",
-        extra_context=["hook line"],
+    # Not the conversation (pi sends the kept messages): the finished summary covers it all.
+    assert prompt_of(short) == (
+        "<previous-summary>\nHISTORY SUMMARY\n</previous-summary>\n\n"
+        "<additional-context>\n- hook line\n</additional-context>\n\n"
+        + load_prompt("short-summary")
     )
     assert "Additional focus" not in prompt_of(short)
     assert short.max_tokens == 512
@@ -231,7 +250,15 @@ def test_call_sizes_follow_the_reserve_and_reasoning_reaches_history_and_prefix(
     client = ByKind()
     run_compact(prep, client, reasoning="high")
     history, prefix, short = (client.requests[k][0] for k in ("history", "prefix", "short"))
-    assert (history.max_tokens, prefix.max_tokens, short.max_tokens) == (800, 500, 200)
+    # One budget, 0.8 x reserve = 800, for the whole summary: the prefix gets a quarter of what
+    # the file tags leave, the history the rest less the separator.
+    text_budget = 800 - text_tokens(TAGS) - 1
+    assert prefix.max_tokens == text_budget // 4
+    assert (
+        history.max_tokens
+        == text_budget - prefix.max_tokens - text_tokens(SPLIT_TURN_SEPARATOR) - 1
+    )
+    assert short.max_tokens == 200
     assert (history.reasoning, prefix.reasoning, short.reasoning) == ("high", "high", None)
 
 
@@ -272,7 +299,7 @@ def test_a_split_turn_summarizes_history_and_prefix_and_merges_them(tree: Sessio
     assert prompt_of(client.requests["prefix"][0]) == build_summary_prompt(
         prep.turn_prefix_messages, load_prompt("turn-prefix")
     )
-    assert client.requests["prefix"][0].max_tokens == 8192
+    assert client.requests["prefix"][0].max_tokens == (8192 - text_tokens(TAGS) - 1) // 4
     assert client.requests["prefix"][0].system_prompt == load_prompt("system")
     assert result.summary == (
         "HISTORY SUMMARY" + SPLIT_TURN_SEPARATOR + "PREFIX SUMMARY"
@@ -482,15 +509,17 @@ def test_file_tags_accumulate_over_two_compactions_and_are_never_duplicated(
         client = OfflineSummarizer()
     first, second = _compact_twice(tree, client)
 
-    assert first.result.details == {"readFiles": [], "modifiedFiles": ["src/parser.py"]}
+    assert first.result.details is not None
+    assert file_lists(first.result.details) == {"readFiles": [], "modifiedFiles": ["src/parser.py"]}
     assert _tags(first.result.summary) == ([], ["src/parser.py"])
     # Seeded from the first compaction's details, plus the files of the newly summarized part.
     details = {
         "readFiles": ["docs/guide.md", "tests/test_parser.py"],
         "modifiedFiles": ["docs/parser.md", "src/parser.py"],
     }
-    assert second.result.details == details
-    assert second.entry["details"] == details
+    assert second.result.details is not None
+    assert file_lists(second.result.details) == details
+    assert file_lists(second.entry["details"]) == details
     summary = second.result.summary
     assert _tags(summary) == (details["readFiles"], details["modifiedFiles"])
     assert summary.endswith(
@@ -580,7 +609,8 @@ def test_compacting_a_pi_fixture(
     assert written["fromHook"] is False and written["fromExtension"] is False
     assert written["tokensBefore"] == prep.tokens_before > 0
     assert written["summary"] == result.summary and result.summary.strip()
-    assert set(written["details"]) == {"readFiles", "modifiedFiles"}
+    assert set(written["details"]) == {"readFiles", "modifiedFiles", "method"}
+    assert written["method"] == "soft" and written["tokensAfter"] == result.tokens_after
 
     # It still opens in contextree, undamaged, and follows pi's format rules.
     entries = _check_format(path)
@@ -611,7 +641,9 @@ def test_compacting_a_pi_fixture(
     # History and turn prefix run concurrently (either order), then the short summary.
     assert len(fake_llm.requests) == 3
     history_part, prefix_part = result.summary.split(SPLIT_TURN_SEPARATOR)
-    assert {history_part, prefix_part.split("\n\n<")[0]} == {
+    # The recorded facts follow the model's text in a section of their own.
+    parts = {part.split("\n\n##")[0].split("\n\n<")[0] for part in (history_part, prefix_part)}
+    assert parts == {
         "## Goal\nSummary A",
         "## Goal\nSummary B",
     }
@@ -702,7 +734,7 @@ def test_remote_endpoint_failures_fail_the_compaction_and_write_nothing(
             compact_session(
                 tree,
                 RemoteSummaryClient(fake_llm.remote_url),
-                settings=settings(KEEP_CLEAN),
+                settings=settings(KEEP_CLEAN, fallback_to_offline=False),
             )
         )
     assert str(caught.value) == message

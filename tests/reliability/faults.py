@@ -102,7 +102,11 @@ def build_session(path: Path) -> SessionTree:
     return tree
 
 
-SETTINGS = CompactionSettings(keep_recent_tokens=800, adjust_keep_recent_by_usage=False)
+SETTINGS = CompactionSettings(
+    keep_recent_tokens=800, adjust_keep_recent_by_usage=False, fallback_to_offline=False
+)
+"""The fault matrix checks how a failing model is reported, so the offline fallback is off
+(test_model_faults.py checks the fallback separately)."""
 
 
 def closed_port() -> int:
@@ -294,12 +298,15 @@ def _check_success(path: Path, before: bytes, after: bytes, outcome: Any) -> lis
 
 
 def cli_args(
-    case: FaultCase, server: FakeLLMServer, path: Path
+    case: FaultCase, server: FakeLLMServer, path: Path, *, fallback: bool = False
 ) -> tuple[list[str], dict[str, str]]:
-    """``contextree compact`` arguments and environment for ``case`` (keys from the env)."""
+    """``contextree compact`` arguments and environment for ``case`` (keys from the env);
+    ``--no-fallback`` unless ``fallback``."""
     url = f"http://127.0.0.1:{closed_port()}" if case.fault == "refused" else server.url
     base, _, _ = case.client.partition("-")
     args = ["compact", str(path), "--keep-recent", "800", "--no-usage-adjust", "--quiet"]
+    if not fallback:
+        args.append("--no-fallback")
     env = {"OPENAI_API_KEY": FAKE_KEY, "ANTHROPIC_API_KEY": FAKE_KEY, "NO_COLOR": "1"}
     if base == "openai":
         args += ["--model", "openai:gpt-4o-mini", "--base-url", url]

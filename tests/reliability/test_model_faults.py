@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,27 @@ def test_the_command_line_shows_one_error_line_and_writes_nothing(
     assert len(lines) == 1 and lines[0].startswith("error: "), outcome.stderr
     assert faults.one_clear_line(lines[0]) == []
     assert after == before
+
+
+@pytest.mark.parametrize("fault", ["refused", "500", "malformed", "overflow"])
+@pytest.mark.parametrize("client", ["openai", "remote"])
+def test_by_default_a_failing_model_falls_back_to_the_offline_summarizer(
+    client: str, fault: str, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "s.jsonl"
+    faults.build_session(path)
+    before = path.read_bytes()
+    faults.script(fake_llm, fault)
+    args, env = faults.cli_args(faults.FaultCase(client, fault), fake_llm, path, fallback=True)
+    outcome = run_cli(args, env=env)
+    assert outcome.exit_code == 0, outcome.stderr
+    (line,) = outcome.stderr.splitlines()
+    assert line.startswith("warning: summarizer failed, falling back to the offline summarizer: ")
+    assert FAKE_KEY not in outcome.stdout + outcome.stderr
+    after = path.read_bytes()
+    assert after.startswith(before)
+    (added,) = after[len(before) :].splitlines()
+    entry = json.loads(added)
+    assert entry["type"] == "compaction" and entry["summary"].strip()
+    assert entry["details"]["method"] == "offline-fallback"
+    assert entry["details"]["fallbackReason"]

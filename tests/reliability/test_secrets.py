@@ -219,6 +219,11 @@ def test_a_key_from_the_environment_printed_by_a_tool_is_blanked_out(
     tree.append_message(user("Thanks."))
     tree.append_message(assistant_call("c2", "ls"))
     tree.append_message(tool_result("c2", "file\n" * 100))
+    # Later work, so that the key's tool result is in the summarized part.
+    for turn in range(3):
+        tree.append_message(user(f"Next step {turn}."))
+        tree.append_message(assistant_call(f"d{turn}", "ls -la"))
+        tree.append_message(tool_result(f"d{turn}", "entry\n" * 400))
     fake_llm.enqueue_text(faults.SUMMARY)
     fake_llm.enqueue_text("Keys.")
     args, env = faults.cli_args(faults.FaultCase("openai", "ok"), fake_llm, path)

@@ -131,6 +131,25 @@ def _settings(**overrides: Any) -> Any:
     return loaded
 
 
+def _library_warnings_to_stderr() -> None:
+    """Show the library's warnings (e.g. a fallback to the offline summarizer) as our own
+    one-line ``warning:`` messages instead of logging's bare last-resort output."""
+    import logging
+
+    class _Warnings(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            from rich.markup import escape
+
+            text = escape(" ".join(record.getMessage().split()))
+            state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
+
+    logger = logging.getLogger("contextree")
+    if not any(h.name == "contextree-cli" for h in logger.handlers):
+        handler = _Warnings(logging.WARNING)
+        handler.name = "contextree-cli"
+        logger.addHandler(handler)
+
+
 @app.command()
 @handles_errors
 def info(session: SessionArg) -> None:
@@ -337,6 +356,21 @@ def compact(
     prompts_dir: Annotated[
         Path | None, typer.Option(help="Directory of <name>.md files overriding our prompts.")
     ] = None,
+    summary_tokens: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="The summary's token budget (max_tokens for models); default "
+            "compaction.summaryTokens, else 0.8 x reserve tokens, at most 8,192.",
+        ),
+    ] = None,
+    no_fallback: Annotated[
+        bool,
+        typer.Option(
+            "--no-fallback",
+            help="Fail when the model fails, instead of summarizing with the offline summarizer.",
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the summary.")] = False,
 ) -> None:
     """Fold old history into a compaction entry (use --dry-run to preview)."""
@@ -344,16 +378,19 @@ def compact(
 
     from contextree.cli import render
     from contextree.cli.models import make_client, turn_prefix_client
+    from contextree.compaction.budget import summary_token_budget
     from contextree.compaction.prepare import NothingToCompact, prepare_compaction
     from contextree.compaction.run import compact_session
+    from contextree.llm.registry import context_window
     from contextree.security.redact import Redactor, environment_secrets
-    from contextree.tokens.estimate import estimate_tokens
 
     loaded = _settings(
         **{
             "compaction.keepRecentTokens": keep_recent,
             "compaction.reserveTokens": reserve_tokens,
             "compaction.adjustKeepRecentByUsage": False if no_usage_adjust else None,
+            "compaction.summaryTokens": summary_tokens,
+            "compaction.fallbackToOffline": False if no_fallback else None,
             "model": model,
             "prompts.dir": str(prompts_dir) if prompts_dir else None,
         }
@@ -363,6 +400,8 @@ def compact(
         f"remote:{settings.remote_endpoint}" if settings.remote_endpoint else None
     )
     prompts_dir = Path(loaded.prompts_dir) if loaded.prompts_dir else None
+    # The offline summarizer has no window; a model's window plans the summary windows.
+    window = context_window(model, loaded.context_windows) if model else None
     session_tree = _open(session)
     _report_load(session_tree)
     if dry_run:
@@ -371,13 +410,11 @@ def compact(
         if isinstance(prep, NothingToCompact):
             state.console.print(f"Nothing to do: {prep.message}.")
             return
-        summarized = sum(
-            estimate_tokens(m) for m in (*prep.messages_to_summarize, *prep.turn_prefix_messages)
-        )
-        budget = min(max(200, summarized // 5), 4000)
+        budget = summary_token_budget(settings, context_window=window)
         state.console.print(render.compaction_plan(prep, path, summary_budget=budget))
         return
     client = make_client(model, base_url=base_url)
+    _library_warnings_to_stderr()
     with state.console.status(f"Summarizing with {client.name}..."):
         outcome = asyncio.run(
             compact_session(
@@ -390,6 +427,7 @@ def compact(
                 redactor=Redactor.from_settings(
                     loaded.redaction, literals=environment_secrets(os.environ)
                 ),
+                context_window=window,
             )
         )
     if isinstance(outcome, NothingToCompact):

@@ -326,6 +326,15 @@ def compaction_plan(
     return Group(table, info_table(rows))
 
 
+_METHOD_LABELS = {
+    "hybrid": "model + recorded facts",
+    "model": "model",
+    "offline": "offline summarizer",
+    "offline-fallback": "offline summarizer (the model failed)",
+    "hook": "a hook",
+}
+
+
 def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
     """Before/after table of a saved compaction, then the summary."""
     from rich.markdown import Markdown
@@ -342,6 +351,9 @@ def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
     table.add_row("split turn", "yes" if prep.is_split_turn else "no")
     table.add_row("tokens before", f"{result.tokens_before:,}")
     table.add_row("tokens after (est.)", f"{result.tokens_after:,}")
+    table.add_row("summary by", _METHOD_LABELS.get(result.method, result.method))
+    if result.windows > 1:
+        table.add_row("summary windows", f"{result.windows:,}")
     table.add_row("compaction entry", str(outcome.entry.get("id")))
     table.add_row("first kept entry", result.first_kept_entry_id)
     parts: list[RenderableType] = [table]

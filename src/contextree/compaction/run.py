@@ -64,6 +64,7 @@ def result_from_hook(value: Any, preparation: CompactionPreparation) -> Compacti
             tokens_after=value.tokens_after,
             preserve_data=value.preserve_data,
             from_extension=True,
+            method="hook",
         )
     summary = result_field(value, "summary")
     if not isinstance(summary, str):
@@ -78,6 +79,7 @@ def result_from_hook(value: Any, preparation: CompactionPreparation) -> Compacti
         short_summary=result_field(value, "shortSummary", "short_summary"),
         preserve_data=result_field(value, "preserveData", "preserve_data"),
         from_extension=True,
+        method="hook",
     )
 
 
@@ -95,12 +97,17 @@ async def compact_session(
     reason: str = "manual",
     extra_context: Sequence[str] = (),
     redactor: Redactor | None = DEFAULT_REDACTOR,
+    context_window: int | None = None,
 ) -> CompactionOutcome | NothingToCompact:
     """Compact the current branch of ``tree`` and append the compaction entry.
 
+    The summary budget, the offline fallback and the recorded facts follow ``settings``
+    (``summaryTokens``, ``fallbackToOffline``, ``recordFacts``); ``context_window`` is the
+    summarizer's window when known (see :func:`~contextree.compaction.summarize.compact`).
+
     Returns :class:`NothingToCompact` when there is nothing to do. Raises
     :class:`CompactionCancelledError` when a hook cancels, ``CompactionError`` when a
-    summarization call fails; in both cases nothing is written.
+    summarization call fails (and the fallback is off); in both cases nothing is written.
     """
     settings = settings or CompactionSettings()
     hooks = hooks or HookRegistry()
@@ -145,6 +152,7 @@ async def compact_session(
             prompts_dir=prompts_dir,
             estimator=estimator,
             redactor=redactor,
+            context_window=context_window,
         )
 
     preserve_data = result.preserve_data
@@ -158,6 +166,9 @@ async def compact_session(
         result.from_extension,
         short_summary=result.short_summary,
         preserve_data=preserve_data,
+        # oh-my-pi's display fields; "soft" is its name for a summary written in place.
+        tokens_after=result.tokens_after or None,
+        method=None if result.from_extension else "soft",
     )
     entry = tree.get_entry(entry_id)
     assert entry is not None

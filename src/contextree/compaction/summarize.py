@@ -1,14 +1,26 @@
 """``compact()``: turn a :class:`CompactionPreparation` into a summary (pi-behaviour §7.2-7.5).
 
-The summarizer receives one user message: the serialized conversation in ``<conversation>``,
-the previous summary in ``<previous-summary>`` when there is one, hook context lines in
+A model receives one user message: the serialized conversation in ``<conversation>``, the
+previous summary in ``<previous-summary>`` when there is one, hook context lines in
 ``<additional-context>``, then our initial or update prompt, then ``Additional focus: ...``.
 A split turn summarizes the history and the turn prefix concurrently and joins the two.
 
-Deliberate differences (DESIGN.md): a split turn with nothing new before it keeps the previous
-summary (decision 3), custom instructions also reach the turn-prefix summary (decision 3), file
-tags follow decision 5, and a failing short summary is logged and left out instead of failing
-the whole compaction.
+Beyond pi (docs/summaries.md):
+
+- one budget (:func:`~contextree.compaction.budget.summary_token_budget`) is the ``max_tokens``
+  sent to models and a hard ceiling on the offline summarizer's whole summary, file tags
+  included;
+- a conversation larger than the summarizer's window is summarized window by window
+  (:mod:`contextree.compaction.windows`);
+- when the model fails, the offline summarizer writes the summary (``method``
+  ``"offline-fallback"``) unless ``fallback_to_offline`` is off;
+- a model's summary gets the offline summarizer's recorded facts appended (``"hybrid"``);
+- the short display summary is made from the finished summary, not from the conversation.
+
+Deliberate differences kept from before (DESIGN.md): a split turn with nothing new before it
+keeps the previous summary (decision 3), custom instructions also reach the turn-prefix
+summary (decision 3), file tags follow decision 5, and a failing short summary never fails the
+compaction.
 """
 
 from __future__ import annotations
@@ -19,31 +31,50 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
+from contextree.compaction.budget import summary_token_budget
 from contextree.compaction.file_ops import compute_file_lists, upsert_file_tags
 from contextree.compaction.prepare import CompactionPreparation
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.serialize import serialize_conversation
+from contextree.compaction.windows import WindowPlan, conversation_pieces, summarize_in_windows
 from contextree.context.convert import convert_to_llm
 from contextree.entries.types import AgentMessage
-from contextree.errors import CompactionError
+from contextree.errors import CompactionCancelledError, CompactionError, ModelError
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
-from contextree.tokens.estimate import TokenEstimator, get_estimator
+from contextree.tokens.estimate import TokenEstimator, get_estimator, utf16_len
 
 __all__ = [
     "SPLIT_TURN_SEPARATOR",
     "CompactionResult",
+    "StructuredSummarizer",
+    "SummaryMethod",
     "build_summary_prompt",
     "compact",
     "summary_request",
+    "text_tokens",
 ]
 
 log = logging.getLogger("contextree.compaction")
 
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 NO_PRIOR_HISTORY = "No prior history."
+SummaryKind = Literal["initial", "update", "turn_prefix", "short", "branch"]
+SummaryMethod = Literal["hybrid", "model", "offline", "offline-fallback", "hook"]
+"""Who wrote a summary: a model plus our recorded facts, a model alone, the offline
+summarizer (chosen, or after every model failed), or a hook."""
+
+_TAG_LISTINGS: Final = (20, 10, 5, 2, 0)
+"""Names per file-tag block tried, longest first, until the tags fit their share."""
+_TAG_SHARE: Final = 3
+"""File tags may use at most a third of the summary budget."""
+_FACTS_SHARE: Final = 3
+"""Recorded facts appended to a model's summary may use at most a third of the budget."""
+_PREFIX_SHARE: Final = 4
+"""A split turn's prefix summary gets a quarter of what is left for the text."""
+_MIN_PART_TOKENS: Final = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +92,36 @@ class CompactionResult:
     from_extension: bool = False
     usage: list[dict[str, Any]] = field(default_factory=list)
     """Provider usage of each summarization call (for cost reporting)."""
+    method: SummaryMethod = "model"
+    fallback_reason: str | None = None
+    """Why the offline summarizer stood in for the model (``method == "offline-fallback"``)."""
+    windows: int = 0
+    """Model requests the history summary took (more than one when it exceeded the window)."""
+
+
+@runtime_checkable
+class StructuredSummarizer(Protocol):
+    """A summarizer that reads messages themselves (the offline summarizer), not a prompt."""
+
+    name: str
+
+    def summarize_messages(
+        self,
+        messages: Sequence[AgentMessage],
+        *,
+        kind: SummaryKind = "initial",
+        previous_summary: str | None = None,
+        extra_context: Sequence[str] = (),
+        focus: str | None = None,
+        budget_tokens: int | None = None,
+    ) -> str:
+        """The summary of ``messages`` in at most ``budget_tokens`` (chars/4)."""
+        ...
+
+
+def text_tokens(text: str) -> int:
+    """chars/4 of ``text`` (UTF-16 units, rounded up): how summary budgets are measured."""
+    return math.ceil(utf16_len(text) / 4)
 
 
 def _block(tag: str, body: str) -> str:
@@ -82,8 +143,27 @@ def build_summary_prompt(
     context before they leave for the summarizer (default: the built-in key patterns;
     ``None`` sends them as they are). Our instructions and the user's focus are not touched.
     """
+    return _prompt(
+        serialize_conversation(convert_to_llm(messages)),
+        instructions,
+        previous_summary=previous_summary,
+        extra_context=extra_context,
+        custom_instructions=custom_instructions,
+        redactor=redactor,
+    )
+
+
+def _prompt(
+    conversation: str | None,
+    instructions: str,
+    *,
+    previous_summary: str | None = None,
+    extra_context: Sequence[str] = (),
+    custom_instructions: str | None = None,
+    redactor: Redactor | None = DEFAULT_REDACTOR,
+) -> str:
     redact = redactor.redact if redactor is not None else _unchanged
-    text = _block("conversation", redact(serialize_conversation(convert_to_llm(messages))))
+    text = _block("conversation", redact(conversation)) if conversation is not None else ""
     if previous_summary:
         text += _block("previous-summary", redact(previous_summary))
     if extra_context:
@@ -97,6 +177,17 @@ def build_summary_prompt(
 
 def _unchanged(text: str) -> str:
     return text
+
+
+def _redacted(value: Any, redactor: Redactor) -> Any:
+    """A copy of a JSON value with every string redacted (for summarizers that read messages)."""
+    if isinstance(value, str):
+        return redactor.redact(value)
+    if isinstance(value, dict):
+        return {key: _redacted(item, redactor) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, redactor) for item in value]
+    return value
 
 
 def summary_request(
@@ -120,16 +211,211 @@ async def _call(
     if completion.stop_reason == "error":
         raise CompactionError(f"{failure}: {completion.error_message or 'Unknown error'}")
     usage.append(dict(completion.usage))
-    text = "\n".join(
-        str(block.get("text", ""))
-        for block in completion.content
-        if isinstance(block, dict) and block.get("type") == "text"
-    )
+    text = completion.text
     if not text.strip():
         # An empty summary would replace the history with nothing (DESIGN decision 4):
         # fail, and nothing is written.
         raise CompactionError(f"{failure}: {client.name} returned an empty summary")
     return text
+
+
+@dataclass
+class _Summarizing:
+    """One compaction's summarization calls, with the options they share."""
+
+    preparation: CompactionPreparation
+    custom_instructions: str | None
+    prompt_override: str | None
+    extra_context: Sequence[str]
+    reasoning: str | None
+    prompts_dir: Path | None
+    redactor: Redactor | None
+    context_window: int | None
+    usage: list[dict[str, Any]] = field(default_factory=list)
+    windows: int = 0
+
+    def messages(self, messages: Sequence[AgentMessage]) -> list[AgentMessage]:
+        if self.redactor is None:
+            return list(messages)
+        redactor = self.redactor
+        return [_redacted(message, redactor) for message in messages]
+
+    async def part(
+        self,
+        client: ModelClient,
+        messages: Sequence[AgentMessage],
+        *,
+        kind: SummaryKind,
+        previous: str | None,
+        budget: int,
+    ) -> str:
+        """One summary (history or turn prefix) by ``client`` within ``budget`` tokens."""
+        focus = self.custom_instructions
+        context = self.extra_context if kind != "turn_prefix" else ()
+        if isinstance(client, StructuredSummarizer):
+            return client.summarize_messages(
+                self.messages(messages),
+                kind=kind,
+                previous_summary=previous,
+                extra_context=context,
+                focus=focus,
+                budget_tokens=budget,
+            )
+        failure = (
+            "Turn prefix summarization failed"
+            if kind == "turn_prefix"
+            else ("Summarization failed")
+        )
+
+        def instructions(running: str | None) -> str:
+            if kind == "turn_prefix":
+                return load_prompt("turn-prefix", overrides_dir=self.prompts_dir)
+            return self.prompt_override or load_prompt(
+                "update-summary" if running else "initial-summary", overrides_dir=self.prompts_dir
+            )
+
+        async def one_window(conversation: str, running: str | None) -> str:
+            prompt = _prompt(
+                conversation,
+                instructions(running),
+                previous_summary=running,
+                extra_context=context,
+                custom_instructions=focus,
+                redactor=self.redactor,
+            )
+            request = summary_request(
+                prompt, max_tokens=budget, reasoning=self.reasoning, prompts_dir=self.prompts_dir
+            )
+            return await _call(client, request, failure, self.usage)
+
+        fixed = (
+            text_tokens(load_prompt("system", overrides_dir=self.prompts_dir))
+            + text_tokens(instructions(previous or "update"))
+            + text_tokens(focus or "")
+            + sum(text_tokens(line) + 1 for line in context)
+            + 32
+        )
+        plan = WindowPlan.for_window(self.context_window, fixed_tokens=fixed, output_tokens=budget)
+        pieces = conversation_pieces(convert_to_llm(messages))
+        summary, windows = await summarize_in_windows(
+            pieces, one_window, plan=plan, previous_summary=previous
+        )
+        if kind != "turn_prefix":
+            self.windows += windows
+        return summary
+
+    async def short(self, client: ModelClient, summary: str, budget: int) -> str:
+        """The short display summary, made from the finished summary."""
+        if isinstance(client, StructuredSummarizer):
+            return client.summarize_messages(
+                [], kind="short", previous_summary=summary, budget_tokens=budget
+            )
+        prompt = _prompt(
+            None,
+            load_prompt("short-summary", overrides_dir=self.prompts_dir),
+            previous_summary=summary,
+            extra_context=self.extra_context,
+            redactor=self.redactor,
+        )
+        request = summary_request(
+            prompt, max_tokens=budget, reasoning=None, prompts_dir=self.prompts_dir
+        )
+        return await _call(client, request, "Short summary failed", self.usage)
+
+    async def text(
+        self,
+        history_client: ModelClient,
+        prefix_client: ModelClient,
+        budget: int,
+    ) -> str:
+        """The history summary, joined with the turn-prefix summary for a split turn."""
+        prep = self.preparation
+        previous = prep.previous_summary
+        prefix = prep.turn_prefix_messages
+        split = prep.is_split_turn and bool(prefix)
+        prefix_budget = max(budget // _PREFIX_SHARE, _MIN_PART_TOKENS) if split else 0
+        history_budget = budget - prefix_budget
+        if split:
+            history_budget -= text_tokens(SPLIT_TURN_SEPARATOR) + 1
+        history_budget = max(history_budget, _MIN_PART_TOKENS)
+
+        history_messages = list(prep.messages_to_summarize)
+        if split and isinstance(history_client, StructuredSummarizer):
+            # The kept turn starts with the user's next message: the offline summarizer must
+            # not report a question as pending that this message answers, nor miss the
+            # request the work continues with.
+            history_messages.append(prefix[0])
+
+        async def history() -> str:
+            if not prep.messages_to_summarize:
+                # Decision 3: nothing new before the split turn keeps the previous summary.
+                return previous or NO_PRIOR_HISTORY
+            return await self.part(
+                history_client,
+                history_messages,
+                kind="update" if previous else "initial",
+                previous=previous,
+                budget=history_budget,
+            )
+
+        if not split:
+            return await history()
+        history_text, prefix_text = await asyncio.gather(
+            history(),
+            self.part(
+                prefix_client, prefix, kind="turn_prefix", previous=None, budget=prefix_budget
+            ),
+        )
+        return history_text + SPLIT_TURN_SEPARATOR + prefix_text
+
+
+def _file_tags(read_files: list[str], modified_files: list[str], budget: int) -> tuple[str, int]:
+    """The file-tag text that fits its share of ``budget``, and the names listed per block."""
+    for listed in _TAG_LISTINGS:
+        tags = upsert_file_tags("", read_files, modified_files, max_listed=listed)
+        if text_tokens(tags) <= budget // _TAG_SHARE:
+            return tags, listed
+    return "", 0
+
+
+def _offline_summarizer() -> ModelClient:
+    from contextree.compaction.offline import OfflineSummarizer
+
+    return OfflineSummarizer()
+
+
+def _strip_section(summary: str, heading: str) -> str:
+    """``summary`` without the markdown section that starts with ``heading`` (a model may echo
+    the recorded facts of the previous summary; they are appended afresh)."""
+    lines = summary.splitlines()
+    level = len(heading) - len(heading.lstrip("#"))
+    kept: list[str] = []
+    skipping = False
+    for line in lines:
+        stripped = line.strip()
+        if stripped == heading:
+            skipping = True
+            continue
+        if skipping and stripped.startswith("#"):
+            depth = len(stripped) - len(stripped.lstrip("#"))
+            skipping = depth > level
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept).rstrip()
+
+
+def _recorded_facts(
+    job: _Summarizing, messages: Sequence[AgentMessage], previous: str | None, budget: int
+) -> str:
+    from contextree.compaction.offline import extract_facts, render_key_facts
+
+    facts = extract_facts(job.messages(messages), previous_summary=previous)
+    return render_key_facts(facts, budget_tokens=budget)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 async def compact(
@@ -146,6 +432,10 @@ async def compact(
     short_summary: bool = True,
     estimator: TokenEstimator | None = None,
     redactor: Redactor | None = DEFAULT_REDACTOR,
+    summary_tokens: int | None = None,
+    context_window: int | None = None,
+    fallback_to_offline: bool | None = None,
+    record_facts: bool | None = None,
 ) -> CompactionResult:
     """Summarize what ``preparation`` selected; cancel by cancelling the awaiting task.
 
@@ -160,121 +450,121 @@ async def compact(
         short_summary: also write the short display summary (failures only log).
         redactor: blanks secrets out of every prompt (see :func:`build_summary_prompt`);
             default the built-in patterns, ``None`` for none.
+        summary_tokens: the summary budget; default from the preparation's settings and
+            ``context_window`` (:func:`~contextree.compaction.budget.summary_token_budget`).
+        context_window: the summarizer model's window in tokens, when known: history beyond
+            it is summarized window by window (an overflow reply halves a window either way).
+        fallback_to_offline: when the model fails, summarize offline instead of raising;
+            default ``compaction.fallbackToOffline``.
+        record_facts: append the recorded facts to a model's summary; default
+            ``compaction.recordFacts``.
 
     Raises:
-        CompactionError: a summarization call failed.
+        CompactionError: a summarization call failed and the fallback is off.
     """
-    reserve = preparation.settings.reserve_tokens
-    usage: list[dict[str, Any]] = []
-    previous = preparation.previous_summary
-    to_summarize = preparation.messages_to_summarize
-    prefix = preparation.turn_prefix_messages
-
-    async def history() -> str:
-        if not to_summarize:
-            # Decision 3: nothing new before the split turn keeps the previous summary.
-            return previous or NO_PRIOR_HISTORY
-        base = prompt_override or load_prompt(
-            "update-summary" if previous else "initial-summary", overrides_dir=prompts_dir
+    settings = preparation.settings
+    if fallback_to_offline is None:
+        fallback_to_offline = settings.fallback_to_offline
+    if record_facts is None:
+        record_facts = settings.record_facts
+    budget = (
+        summary_tokens
+        if summary_tokens is not None and summary_tokens > 0
+        else summary_token_budget(settings, context_window=context_window)
+    )
+    read_files, modified_files = compute_file_lists(preparation.file_ops)
+    tags, listed = _file_tags(read_files, modified_files, budget)
+    text_budget = budget - (text_tokens(tags) + 1 if tags else 0)
+    job = _Summarizing(
+        preparation,
+        custom_instructions=custom_instructions,
+        prompt_override=prompt_override,
+        extra_context=extra_context,
+        reasoning=reasoning,
+        prompts_dir=prompts_dir,
+        redactor=redactor,
+        context_window=context_window,
+    )
+    offline = isinstance(summarizer, StructuredSummarizer)
+    method: SummaryMethod = "offline" if offline else "model"
+    fallback_reason: str | None = None
+    facts = ""
+    try:
+        if not offline and record_facts:
+            summarized = [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
+            facts = _recorded_facts(
+                job, summarized, preparation.previous_summary, text_budget // _FACTS_SHARE
+            )
+        model_budget = text_budget - (text_tokens(facts) + 1 if facts else 0)
+        text = await job.text(
+            summarizer, turn_prefix_summarizer or summarizer, max(model_budget, _MIN_PART_TOKENS)
         )
-        prompt = build_summary_prompt(
-            to_summarize,
-            base,
-            previous_summary=previous,
-            extra_context=extra_context,
-            custom_instructions=custom_instructions,
-            redactor=redactor,
+        if facts:
+            heading = facts.splitlines()[0].strip()
+            text = f"{_strip_section(text, heading)}\n\n{facts}"
+            method = "hybrid"
+    except (ModelError, CompactionError) as exc:
+        if offline or not fallback_to_offline or isinstance(exc, CompactionCancelledError):
+            raise
+        fallback_reason = _one_line(str(exc))
+        log.warning(
+            "summarizer failed, falling back to the offline summarizer: %s", fallback_reason
         )
-        request = summary_request(
-            prompt,
-            max_tokens=math.floor(0.8 * reserve),
-            reasoning=reasoning,
-            prompts_dir=prompts_dir,
-        )
-        return await _call(summarizer, request, "Summarization failed", usage)
-
-    async def turn_prefix() -> str:
-        prompt = build_summary_prompt(
-            prefix,
-            load_prompt("turn-prefix", overrides_dir=prompts_dir),
-            custom_instructions=custom_instructions,
-            redactor=redactor,
-        )
-        request = summary_request(
-            prompt,
-            max_tokens=math.floor(0.5 * reserve),
-            reasoning=reasoning,
-            prompts_dir=prompts_dir,
-        )
-        client = turn_prefix_summarizer or summarizer
-        return await _call(client, request, "Turn prefix summarization failed", usage)
-
-    if preparation.is_split_turn and prefix:
-        history_text, prefix_text = await asyncio.gather(history(), turn_prefix())
-        summary = history_text + SPLIT_TURN_SEPARATOR + prefix_text
-    else:
-        summary = await history()
+        summarizer = _offline_summarizer()
+        text = await job.text(summarizer, summarizer, text_budget)
+        method = "offline-fallback"
 
     short: str | None = None
     if short_summary:
         short = await _short_summary(
-            preparation,
-            summary,
-            short_summarizer or summarizer,
-            extra_context=extra_context,
-            reserve=reserve,
-            prompts_dir=prompts_dir,
-            usage=usage,
-            redactor=redactor,
+            job,
+            short_summarizer
+            if short_summarizer is not None and method != "offline-fallback"
+            else summarizer,
+            text,
+            budget=min(512, math.floor(0.2 * settings.reserve_tokens), budget),
+            fallback=fallback_to_offline,
         )
 
-    read_files, modified_files = compute_file_lists(preparation.file_ops)
-    summary = upsert_file_tags(summary, read_files, modified_files)
+    # Tags that do not fit their share are left out of the text; details keep the lists.
+    listed_read, listed_modified = (read_files, modified_files) if tags else ([], [])
+    summary = upsert_file_tags(text, listed_read, listed_modified, max_listed=listed)
     estimate = (estimator or get_estimator("pi")).estimate
     tokens_after = estimate({"role": "compactionSummary", "summary": summary}) + sum(
         estimate(m) for m in preparation.recent_messages
     )
+    details: dict[str, Any] = {
+        "readFiles": read_files,
+        "modifiedFiles": modified_files,
+        "method": method,
+    }
+    if fallback_reason is not None:
+        details["fallbackReason"] = fallback_reason
     return CompactionResult(
         summary=summary,
         first_kept_entry_id=preparation.first_kept_entry_id,
         tokens_before=preparation.tokens_before,
-        details={"readFiles": read_files, "modifiedFiles": modified_files},
+        details=details,
         short_summary=short,
         tokens_after=tokens_after,
-        usage=usage,
+        usage=job.usage,
+        method=method,
+        fallback_reason=fallback_reason,
+        windows=job.windows,
     )
 
 
 async def _short_summary(
-    preparation: CompactionPreparation,
-    summary: str,
-    client: ModelClient,
-    *,
-    extra_context: Sequence[str],
-    reserve: int,
-    prompts_dir: Path | None,
-    usage: list[dict[str, Any]],
-    redactor: Redactor | None,
+    job: _Summarizing, client: ModelClient, summary: str, *, budget: int, fallback: bool
 ) -> str | None:
-    prompt = build_summary_prompt(
-        preparation.recent_messages,
-        load_prompt("short-summary", overrides_dir=prompts_dir),
-        previous_summary=summary,
-        extra_context=extra_context,
-        redactor=redactor,
-    )
-    request = summary_request(
-        prompt,
-        max_tokens=min(512, math.floor(0.2 * reserve)),
-        reasoning=None,
-        prompts_dir=prompts_dir,
-    )
     try:
-        text = await _call(client, request, "Short summary failed", usage)
+        text = await job.short(client, summary, budget)
     except asyncio.CancelledError:
         raise
-    except Exception as exc:
-        # Unlike the fork, a failed display summary does not fail the compaction.
-        log.warning("short summary failed; storing none: %s", exc)
-        return None
+    except (ModelError, CompactionError) as exc:
+        if not fallback or isinstance(client, StructuredSummarizer):
+            # Unlike the fork, a failed display summary does not fail the compaction.
+            log.warning("short summary failed; storing none: %s", exc)
+            return None
+        text = await job.short(_offline_summarizer(), summary, budget)
     return text.strip() or None

@@ -27,7 +27,7 @@ from contextree.compaction.prepare import NothingToCompact
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.prune import prune_session
 from contextree.compaction.run import CompactionOutcome, compact_session
-from contextree.compaction.summarize import CompactionResult
+from contextree.compaction.summarize import CompactionResult, StructuredSummarizer
 from contextree.context.convert import convert_to_llm
 from contextree.entries.ids import iso_to_ms, now_ms
 from contextree.entries.types import AgentMessage, Entry, LlmMessage
@@ -490,15 +490,24 @@ class AgentSession:
 
     async def _compact(self, reason: str, instructions: str | None) -> CompactionOutcome | None:
         """Run one compaction in its own task (so it can be cancelled on its own)."""
+        candidates = self.summary_candidates()
+        windows = self.settings.context_windows
+        # The smallest candidate window plans the summary windows; an overflow reply from a
+        # candidate with a smaller real window halves them further.
+        window = min(registry_context_window(c.name, windows) for c in candidates)
+        client: ModelClient = self._summary_client()
+        if len(candidates) == 1 and isinstance(candidates[0], StructuredSummarizer):
+            client = candidates[0]  # the offline summarizer reads messages, not a prompt
         task = asyncio.ensure_future(
             compact_session(
                 self.tree,
-                self._summary_client(),
+                client,
                 settings=self.settings.compaction,
                 hooks=self.hooks,
                 custom_instructions=instructions,
                 reason=reason,
                 redactor=Redactor.from_settings(self.settings.redaction),
+                context_window=window,
             )
         )
         self._compaction_task = task

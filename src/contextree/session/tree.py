@@ -480,14 +480,24 @@ class SessionTree:
         *,
         short_summary: str | None = None,
         preserve_data: dict[str, Any] | None = None,
+        tokens_after: int | None = None,
+        method: str | None = None,
     ) -> str:
-        """Append a ``compaction`` entry; writes both ``fromHook`` and ``fromExtension``."""
+        """Append a ``compaction`` entry; writes both ``fromHook`` and ``fromExtension``.
+
+        ``tokens_after`` (estimated context right after) and ``method`` are oh-my-pi's
+        display fields; pi ignores them.
+        """
         entry = self._base("compaction")
         entry["summary"] = summary
         if short_summary is not None:
             entry["shortSummary"] = short_summary
         entry["firstKeptEntryId"] = first_kept_entry_id
         entry["tokensBefore"] = tokens_before
+        if tokens_after is not None:
+            entry["tokensAfter"] = tokens_after
+        if method is not None:
+            entry["method"] = method
         if details is not None:
             entry["details"] = details
         entry["fromHook"] = from_extension

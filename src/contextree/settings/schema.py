@@ -29,6 +29,15 @@ class CompactionSettings:
     remote_endpoint: str | None = None
     adjust_keep_recent_by_usage: bool = True
     """Shrink keep_recent_tokens by the measured-usage / estimate ratio (pi-behaviour §4.4)."""
+    summary_tokens: int = -1
+    """The summary's token budget: the ``max_tokens`` sent to models and the offline
+    summarizer's ceiling. -1 means pi's ``0.8 x reserve_tokens``, capped (see
+    :func:`contextree.compaction.budget.summary_token_budget`)."""
+    fallback_to_offline: bool = True
+    """When every model fails, summarize with the offline summarizer instead of failing."""
+    record_facts: bool = True
+    """Append the offline summarizer's recorded facts (verbatim constraints, open errors,
+    TODOs, files) to a model's summary, so no fact depends on the model's recall."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
