@@ -17,6 +17,20 @@ FULL_SECTIONS = (
 )
 """The sections of an initial or updated history summary, in order."""
 
+OFFLINE_SECTIONS = (
+    "## Goal",
+    "## Constraints & Preferences",
+    "## Key Decisions",
+    "## Next Steps",
+    "## Progress",
+    "### In Progress",
+    "### Blocked",
+    "### Done",
+    "## Critical Context",
+)
+"""The same sections as the offline summarizer orders them: by importance, so that a size cap
+cuts the list of finished work first (docs/summaries.md)."""
+
 BRANCH_SECTIONS = FULL_SECTIONS[:-1]
 """A branch summary has every history section but ``## Critical Context``."""
 

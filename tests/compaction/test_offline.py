@@ -20,7 +20,8 @@ from contextree.compaction.serialize import serialize_conversation
 from contextree.context.convert import compaction_summary_text, convert_to_llm
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from pi_fixtures import pi_fixture
-from summary_sections import BRANCH_SECTIONS, FULL_SECTIONS, assert_sections_in_order
+from summary_messages import _call, _result, _say, _user
+from summary_sections import BRANCH_SECTIONS, OFFLINE_SECTIONS, assert_sections_in_order
 
 Message = dict[str, Any]
 
@@ -30,31 +31,6 @@ CONSTRAINT = "Never touch the migrations folder."
 
 
 # --- building conversations ---------------------------------------------------------------------
-
-_ids = iter(range(1_000_000))
-
-
-def _user(text: str) -> Message:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
-
-
-def _say(text: str, *calls: Message) -> Message:
-    content: list[Message] = [{"type": "text", "text": text}] if text else []
-    return {"role": "assistant", "content": [*content, *calls], "stopReason": "stop"}
-
-
-def _call(name: str, **arguments: object) -> Message:
-    return {"type": "toolCall", "id": f"c{next(_ids)}", "name": name, "arguments": arguments}
-
-
-def _result(text: str, *, tool: str = "bash", is_error: bool = False) -> Message:
-    return {
-        "role": "toolResult",
-        "toolCallId": "c",
-        "toolName": tool,
-        "content": [{"type": "text", "text": text}],
-        "isError": is_error,
-    }
 
 
 def _bash_execution(command: str, output: str, exit_code: int) -> Message:
@@ -112,7 +88,12 @@ def _section(summary: str, heading: str) -> str:
     start = summary.index(heading + "\n") + len(heading) + 1
     following = [
         summary.find("\n" + other + "\n", start)
-        for other in (*FULL_SECTIONS, "## Original Request", "## Early Progress")
+        for other in (
+            *OFFLINE_SECTIONS,
+            "### Open TODOs",
+            "## Original Request",
+            "## Early Progress",
+        )
     ]
     ends = [position for position in following if position >= 0]
     return summary[start : min(ends)] if ends else summary[start:]
@@ -140,7 +121,7 @@ def test_initial_summary_keeps_every_planted_fact() -> None:
 
 def test_sections_come_in_the_prompt_order() -> None:
     summary = _summarizer().summarize(_serialize(_planted_messages()))
-    assert_sections_in_order(summary, FULL_SECTIONS)
+    assert_sections_in_order(summary, OFFLINE_SECTIONS)
     assert "\n### Done\n- [x] " in summary
     assert "\n### In Progress\n- [ ] " in summary
     assert "\n## Next Steps\n1. " in summary
@@ -405,7 +386,7 @@ def test_budget_holds_on_a_large_real_session() -> None:
     assert _tokens(summary) > limit // 2  # the room is used, not wasted
     for path in modified:
         assert f"`{path}`" in summary
-    assert_sections_in_order(summary, [h for h in FULL_SECTIONS if f"{h}\n" in summary])
+    assert_sections_in_order(summary, [h for h in OFFLINE_SECTIONS if f"{h}\n" in summary])
 
 
 def test_a_smaller_cap_drops_detail_but_keeps_essentials() -> None:

@@ -41,7 +41,8 @@ from contextree.compaction.offline.prose import (
     _DONE_WORDS,
     _FIRM_PREFERENCE,
     _PATH,
-    _PREFERENCE,
+    _PREFERENCE_LINE,
+    _RULE_START,
     _TODO,
     _decision,
     _pending_question,
@@ -52,11 +53,13 @@ from contextree.compaction.offline.text import (
     _FENCE,
     _LIST_MARKER,
     _add,
+    _add_grouped,
     _clip,
     _focus_words,
     _mentions,
     _one_line,
     _sentences,
+    _similar,
 )
 
 _BASH_EXECUTION = re.compile(r"Ran `(?P<cmd>.*?)`\n", re.S)
@@ -79,6 +82,7 @@ _CHANGED_IN_PROSE = re.compile(
     r"extended|adjusted|touched)\s+(?:the\s+|a\s+|an\s+)?(?:file\s+|docs?\s+|tests?\s+in\s+)?"
 )
 _TODO_CHARS: Final = 300
+_MIN_REQUEST_WORDS: Final = 3
 
 
 def _prose_lines(text: str) -> list[str]:
@@ -149,8 +153,9 @@ class _ConversationReader:
         request = _one_line(text)
         if not d.goal:
             d.goal = _clip(request, _GOAL_CHARS)
-        else:
-            _add(d.requests, _clip(request, _REQUEST_CHARS))
+        elif len(request.split()) >= _MIN_REQUEST_WORDS and not _similar(request, d.goal):
+            # Near-duplicates ("run the tests again") are counted, not listed again.
+            _add_grouped(d.requests, d.request_counts, _clip(request, _REQUEST_CHARS))
         self.latest_request = request
         self.last_role = "user"
         self.question_open = False
@@ -160,9 +165,12 @@ class _ConversationReader:
             # loses what "that" is.
             whole = _clip(line, _USER_LINE_CHARS)
             sentences = _sentences(line)
-            if any(_CONSTRAINT.search(sentence) for sentence in sentences):
+            if line.endswith(":") or (_ERROR_LINE.search(line) and not _RULE_START.match(line)):
+                continue  # introduces something pasted, or quotes an error message
+            # A question ("why don't we ...?") asks, it does not set a rule.
+            if any(_CONSTRAINT.search(x) and not x.endswith("?") for x in sentences):
                 _add(d.constraints, whole)
-            elif any(_PREFERENCE.search(sentence) for sentence in sentences):
+            elif _PREFERENCE_LINE.search(line):
                 firm = _FIRM_PREFERENCE.search(line) is not None
                 _add(d.constraints if firm else d.preferences, whole)
         for error in _error_lines(_FENCE.sub("", scanned), strict=True):

@@ -21,6 +21,7 @@ _GENERATED_STEPS: Final = (
 )
 
 _REQUESTS_LABEL: Final = "Later requests from the user:"
+_ASKED: Final = " (asked {n} times)"
 _QUESTION_LABEL: Final = "**Pending question to the user** (verbatim):"
 _STATE_LABEL: Final = "**Last assistant state**:"
 _CONTEXT_LABEL: Final = "**Context**:"
@@ -75,6 +76,8 @@ class _Digest:
 
     goal: str = ""
     requests: list[str] = field(default_factory=list)
+    request_counts: dict[str, int] = field(default_factory=dict)
+    """How often a request (or a near-duplicate of it) was made, when more than once."""
     constraints: list[str] = field(default_factory=list)
     preferences: list[str] = field(default_factory=list)
     reads: dict[str, None] = field(default_factory=dict)
@@ -98,6 +101,9 @@ class _Digest:
     focus_notes: list[str] = field(default_factory=list)
     mentioned: dict[str, None] = field(default_factory=dict)
     extra_context: list[str] = field(default_factory=list)
+    carried: list[tuple[str, str]] = field(default_factory=list)
+    """Sections of an earlier summary under headings we do not know (a model's own layout):
+    (heading line, body), carried whole."""
     active: bool = False
     """Whether a conversation with at least one part produced this digest."""
     focus: str | None = None

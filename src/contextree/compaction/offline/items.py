@@ -5,20 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from contextree.compaction.offline.commands import _resolved_failures
+from contextree.compaction.offline.commands import _family, _resolved_failures
 from contextree.compaction.offline.digest import (
     _ACTION_LABEL,
+    _ASKED,
     _CONTEXT_LABEL,
     _OUTPUT_LABEL,
     _QUESTION_LABEL,
     _REQUESTS_LABEL,
     _STATE_LABEL,
+    _Command,
     _Digest,
     _FileChange,
 )
 from contextree.compaction.offline.text import _add, _focus_words, _mentions, _one_line, _plural
 
 _PATHS_PER_LINE: Final = 10
+_SHOWN_COMMANDS: Final = 10
+"""Clean runs listed one per line (the most recent); older ones are counted by program."""
 
 
 @dataclass(frozen=True)
@@ -66,13 +70,16 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
     if d.goal:
         b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
     for index, request in enumerate(d.requests):
+        times = d.request_counts.get(request, 1)
         if index == len(d.requests) - 1:
             priority = 70
         elif len(request) < 16 or request in d.constraints:
             priority = 15  # "continue", "yes", "sleep" or a line already kept as a constraint
         else:
-            priority = 30 + _recency(index, len(d.requests))
-        b.add("goal", request, priority, label=_REQUESTS_LABEL)
+            # A request made again and again matters more than one made once.
+            priority = 30 + _recency(index, len(d.requests)) + 5 * min(times - 1, 4)
+        text = request + (_ASKED.format(n=times) if times > 1 else "")
+        b.add("goal", text, priority, label=_REQUESTS_LABEL)
     for constraint in d.constraints:
         b.add("constraints", constraint, 100, must=True, clip_to=160)
     for index, preference in enumerate(d.preferences):
@@ -87,6 +94,7 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
         chunk = read_only[start : start + _PATHS_PER_LINE]
         b.add("done", "[x] Read " + ", ".join(f"`{path}`" for path in chunk), 100, must=True)
     resolved = _resolved_failures(d.commands)
+    routine: list[_Command] = []
     by_recency = sorted(d.commands.values(), key=lambda command: command.seq)
     rank = {command.text: index for index, command in enumerate(by_recency)}
     for command in d.commands.values():
@@ -99,9 +107,22 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
             earlier = (
                 f"; {_plural(command.failures, 'earlier failure')}" if command.failures else ""
             )
+            if not earlier and rank[command.text] < len(rank) - _SHOWN_COMMANDS:
+                routine.append(command)  # an older clean run: counted, not listed
+                continue
             note = f"{command.status_note()}{earlier}"
             line = f"[x] Ran `{command.text}`{runs} ({note})"
             b.add("done", line, (35 if earlier else 25) + bonus)
+    if routine:
+        families: dict[str, int] = {}
+        for command in routine:
+            family = _family(command.text)
+            families[family] = families.get(family, 0) + command.runs
+        top = sorted(families.items(), key=lambda item: -item[1])[:6]
+        shown = ", ".join(f"`{name}` ×{n}" if n > 1 else f"`{name}`" for name, n in top)
+        more = f" and {len(families) - len(top)} more" if len(families) > len(top) else ""
+        runs_text = _plural(sum(c.runs for c in routine), "earlier command")
+        b.add("done", f"[x] Ran {runs_text} without errors ({shown}{more})", 40)
     if d.inspections:
         total = sum(d.inspections.values())
         counts = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in d.inspections.items())
@@ -133,8 +154,9 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
     for note in d.blocked_notes:
         b.add("blocked", note, 60)
 
-    for index, decision in enumerate(d.decisions):
-        b.add("decisions", decision, 35 + _recency(index, len(d.decisions)))
+    for decision in d.decisions:
+        # A decision survives every round, like a constraint.
+        b.add("decisions", decision, 100, must=True, clip_to=200)
     steps = list(d.next_steps)
     failing = [c for c in d.commands.values() if c.status == "failed" and c.text not in resolved]
     for command in sorted(failing, key=lambda c: c.seq)[-3:]:
@@ -176,6 +198,9 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
     for start in range(0, len(mentioned), _PATHS_PER_LINE):
         chunk = mentioned[start : start + _PATHS_PER_LINE]
         b.add("paths", "**Paths mentioned**: " + ", ".join(f"`{p}`" for p in chunk), 20)
+    for heading, body in d.carried:
+        # Carried whole: a model's table or paragraph is one fact, not a bullet per line.
+        b.add(f"carried:{heading}", body, 55, plain=True)
     if d.last_output:
         b.add("output", f"{_OUTPUT_LABEL} {d.last_output}", 10)
     return b.items

@@ -24,7 +24,14 @@ from contextree.compaction.offline.digest import (
     _FileChange,
 )
 from contextree.compaction.offline.prose import _CONSTRAINT, _FIRM_PREFERENCE, _reports_done
-from contextree.compaction.offline.text import _add, _clip, _one_line, _union
+from contextree.compaction.offline.text import (
+    _add,
+    _add_grouped,
+    _clip,
+    _one_line,
+    _similar,
+    _union,
+)
 
 _TAG_BLOCK = re.compile(r"<(read-files|modified-files)>\n?(.*?)\n?</\1>\s*", re.S)
 _OMITTED = re.compile(r"^(?:…|\.\.\.) \(\d+ more files? omitted\)$")
@@ -72,6 +79,11 @@ def _digest_summary(text: str) -> _Digest:
     body = _TURN_CONTEXT.sub("\n", body)
     sections = _split_sections(body)
     for key, lines in sections:
+        if key == _CARRIED:
+            heading, text = lines[0], "\n".join(lines[1:]).strip()
+            if text and heading not in (h for h, _ in d.carried):
+                d.carried.append((heading, text))
+            continue
         for item in _group_items(lines):
             _read_item(d, key, item)
     return d
@@ -90,15 +102,50 @@ def _collect_tag(d: _Digest, match: re.Match[str]) -> str:
     return ""
 
 
+_CARRIED = "carried"
+"""Section key of a heading we do not know: the section is carried whole under its heading."""
+_PARENTHETICAL = re.compile(r"\s*\(.*\)$")
+
+
+def _section_key(title: str) -> str | None:
+    """Our key for a heading's title, or ``None`` for a heading we do not know."""
+    title = _PARENTHETICAL.sub("", title.strip("*").strip().lower()).rstrip(":").strip()
+    if title in _SECTION_KEYS:
+        return _SECTION_KEYS[title]
+    for known, key in _SECTION_KEYS.items():
+        # "Key Decisions Made", "Next Steps for the release"
+        if " " in known and title.startswith(known + " "):
+            return key
+    return None
+
+
 def _split_sections(body: str) -> list[tuple[str, list[str]]]:
+    """(key, lines) per section. A ``##`` heading we do not know starts a carried section
+    (key ``"carried"``, first line the heading itself); a ``###`` heading we do not know inside
+    a known section becomes one item with its lines indented under it."""
     sections: list[tuple[str, list[str]]] = [("preamble", [])]
+    in_subsection = False
     for line in body.splitlines():
         heading = _HEADING.match(line)
         if heading:
-            title = heading.group(2).strip("*").strip().lower()
-            sections.append((_SECTION_KEYS.get(title, "critical"), []))
-        else:
-            sections[-1][1].append(line)
+            key = _section_key(heading.group(2))
+            level = len(heading.group(1))
+            current = sections[-1][0]
+            if key is not None:
+                sections.append((key, []))
+                in_subsection = False
+            elif level >= 3 and current not in (_CARRIED, "preamble"):
+                sections[-1][1].append(f"**{heading.group(2).strip().strip('*')}**")
+                in_subsection = True
+            elif level >= 3 and current == _CARRIED:
+                sections[-1][1].append(line)
+            else:
+                sections.append((_CARRIED, [line.strip()]))
+                in_subsection = False
+            continue
+        if in_subsection and line.strip():
+            line = "  " + line.strip()
+        sections[-1][1].append(line)
     preamble = [line for line in sections[0][1] if line.strip()]
     if len(sections) == 1:
         whole = "\n".join(preamble).strip()
@@ -109,20 +156,31 @@ def _split_sections(body: str) -> list[tuple[str, list[str]]]:
     kept = [
         line
         for line in preamble
-        if not line.rstrip().endswith(":") and "branch" not in line.lower()
+        if not line.rstrip().endswith(":")
+        and "branch" not in line.lower()
+        and not line.startswith("# ")  # a title ("# Context Checkpoint")
     ]
     return [("critical", kept), *sections[1:]]
 
 
 def _group_items(lines: list[str]) -> list[str]:
+    """A section's items: each list item with its continuation lines, and each paragraph of
+    prose whole (a model's paragraph is one fact, not one bullet per line)."""
     items: list[str] = []
+    in_paragraph = False
     for line in lines:
-        if not line.strip() or line.strip().lower() in ("(none)", "none", "- (none)"):
+        if not line.strip():
+            in_paragraph = False
+            continue
+        if line.strip().lower() in ("(none)", "none", "- (none)"):
             continue
         if items and line[:1] in (" ", "\t", ">"):
             items[-1] += "\n" + line
+        elif in_paragraph and not _ITEM_MARKER.match(line):
+            items[-1] += " " + line.strip()
         else:
             items.append(line.rstrip())
+            in_paragraph = not _ITEM_MARKER.match(line)
     return items
 
 
@@ -159,7 +217,7 @@ def _read_item(d: _Digest, key: str, item: str) -> None:
         case "goal":
             _read_goal_item(d, item, text)
         case "request":
-            _add(d.requests, _clip(_one_line(text), _REQUEST_CHARS))
+            _read_request(d, _clip(_one_line(text), _REQUEST_CHARS))
         case "constraints":
             _add(d.constraints, text)
         case "done":
@@ -192,10 +250,20 @@ def _read_suffix_item(d: _Digest, item: str, text: str) -> None:
         _add(d.critical, text)
 
 
+_ASKED_SUFFIX = re.compile(r" \(asked (\d+) times\)$")
+
+
+def _read_request(d: _Digest, text: str) -> None:
+    asked = _ASKED_SUFFIX.search(text)
+    if asked:
+        text = text[: asked.start()]
+    _add_grouped(d.requests, d.request_counts, text, int(asked.group(1)) if asked else 1)
+
+
 def _read_goal_item(d: _Digest, item: str, text: str) -> None:
     if item == _REQUESTS_LABEL or d.requests or _ITEM_MARKER.match(item):
         if item != _REQUESTS_LABEL:
-            _add(d.requests, text)
+            _read_request(d, text)
         return
     d.goal = f"{d.goal}\n{item}" if d.goal else item
 
@@ -260,15 +328,28 @@ def _read_blocked_item(d: _Digest, text: str) -> None:
         _add(d.blocked_notes, text)
 
 
+def _next_steps(old: _Digest, new: _Digest) -> list[str]:
+    """The new concrete steps, then the earlier ones later history did not report done, then
+    the steps we generate from the state ("Respond to the latest user request ...")."""
+    done = " ".join(new.done_reports)
+    concrete = [step for step in new.next_steps if not step.startswith(_GENERATED_STEPS)]
+    generated = [step for step in new.next_steps if step.startswith(_GENERATED_STEPS)]
+    earlier = [
+        step
+        for step in old.next_steps
+        if not step.startswith(_GENERATED_STEPS) and not _reports_done(done, step)
+    ]
+    return _union(concrete, earlier, generated)
+
+
 def _merge(old: _Digest, new: _Digest) -> _Digest:
     """``old`` (an earlier summary) updated with ``new``: facts are united, older first, and
     the newest state wins for work in progress, next steps and the pending question."""
     user_moved_on = bool(new.goal)
     merged = _Digest(
         goal=old.goal or new.goal,
-        requests=_union(
-            old.requests, [new.goal] if old.goal and new.goal != old.goal else [], new.requests
-        ),
+        requests=list(old.requests),
+        request_counts=dict(old.request_counts),
         constraints=_union(old.constraints, new.constraints),
         preferences=_union(old.preferences, new.preferences),
         reads={**old.reads, **new.reads},
@@ -280,11 +361,15 @@ def _merge(old: _Digest, new: _Digest) -> _Digest:
             if todo in new.todos or not _reports_done(" ".join(new.done_reports), todo)
         ],
         blocked_notes=_union(old.blocked_notes, new.blocked_notes),
-        next_steps=new.next_steps if new.active else old.next_steps,
+        next_steps=_next_steps(old, new) if new.active else old.next_steps,
         critical=_union(old.critical, new.critical),
         focus_notes=new.focus_notes,
         mentioned={**old.mentioned, **new.mentioned},
         extra_context=_union(old.extra_context, new.extra_context),
+        carried=[
+            *old.carried,
+            *(c for c in new.carried if c[0] not in {h for h, _ in old.carried}),
+        ],
         focus=new.focus or old.focus,
         # The newest state wins; an empty update keeps the old one.
         pending_question=new.pending_question if new.active else old.pending_question,
@@ -293,6 +378,11 @@ def _merge(old: _Digest, new: _Digest) -> _Digest:
         last_output=new.last_output if new.active else old.last_output,
         active=old.active or new.active,
     )
+    later = [new.goal] if old.goal and new.goal and not _similar(new.goal, old.goal) else []
+    for request in [*later, *new.requests]:
+        _add_grouped(
+            merged.requests, merged.request_counts, request, new.request_counts.get(request, 1)
+        )
     finished = [item for item in old.in_progress if not item.startswith(_WAITING)]
     merged.done_notes = _union(old.done_notes, finished if user_moved_on else [], new.done_notes)
     if user_moved_on:

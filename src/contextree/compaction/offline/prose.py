@@ -16,7 +16,14 @@ _CONSTRAINT = re.compile(
     r"|\b(?:must|mustn'?t|shall not|never|not allowed|no need to)\b"
     r"|\b(?:you|we) (?:should(?:n'?t)?|need to|have to)\b"
 )
-_PREFERENCE = re.compile(r"(?i)\b(?:should|prefer|use|keep|instead|rather)\b")
+_RULE_START = re.compile(
+    r"(?i)^(?:please\s+)?(?:don'?t|do not|never|always|avoid|make sure|ensure|only|must)\b"
+)
+_PREFERENCE_LINE = re.compile(
+    r"(?i)\b(?:I|we)\s+(?:prefer|want|would like|'d like|would rather|'d rather)\b"
+    r"|^(?:please\s+)?(?:use|keep|prefer|stick to|stick with)\b"
+    r"|\b(?:you|we)\s+should\b|\binstead of\b|\brather than\b"
+)
 _FIRM_PREFERENCE = re.compile(r"(?i), not\b|, no\b|\binstead of\b|\brather than\b")
 _DECISION = re.compile(
     r"(?i)\b(?:decided|decide to|decision|instead of|rather than|because|root cause|"
@@ -122,18 +129,23 @@ _DONE_WORDS = re.compile(
     r"removed|converted|moved)\b"
 )
 _WORD = re.compile(r"[A-Za-z0-9_./-]{4,}")
-_TODO_WORDS = frozenset({"todo", "still", "need", "have", "left", "fixme", "remaining", "work"})
+_TODO_WORDS = frozenset({"todo", "still", "need", "have", "left", "fixme", "remain", "work"})
+
+
+def _stems(text: str) -> set[str]:
+    """Lower-case word stems (first six letters, end punctuation dropped): "migrated" meets
+    "migrate", "format." meets "format"."""
+    return {w.lower().strip(".,;:!?")[:6] for w in _WORD.findall(text)} - {""}
 
 
 def _reports_done(text: str, todo: str) -> bool:
-    """Whether a sentence of ``text`` (other than the TODO itself) says the TODO is done."""
-    wanted = {w.lower() for w in _WORD.findall(todo)} - _TODO_WORDS
+    """Whether a sentence of ``text`` (other than a TODO itself) says the TODO is done."""
+    wanted = _stems(todo) - _TODO_WORDS
     if not wanted:
         return False
     for sentence in _sentences(text):
         if _TODO.search(sentence) or not _DONE_WORDS.search(sentence):
             continue
-        found = {w.lower() for w in _WORD.findall(sentence)}
-        if len(wanted & found) >= max(2, (2 * len(wanted) + 2) // 3):
+        if len(wanted & _stems(sentence)) >= max(2, (2 * len(wanted) + 2) // 3):
             return True
     return False

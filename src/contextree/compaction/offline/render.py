@@ -30,15 +30,18 @@ _CRITICAL_KEYS: Final = (
     "output",
 )
 _FULL_LAYOUT: Final[_Layout] = (
+    # pi's sections, ordered by what a colleague needs first: when even the essentials exceed
+    # the budget, the text is cut from the end, so the list of finished work goes before the
+    # goal, the user's rules, the decisions, the next steps or the open work.
     ("## Goal", "-", ("goal",)),
     ("## Constraints & Preferences", "-", ("constraints",)),
+    ("## Key Decisions", "-", ("decisions",)),
+    ("## Next Steps", "1.", ("next",)),
     ("## Progress", "", ()),
-    ("### Done", "-", ("done",)),
     ("### In Progress", "-", ("in_progress",)),
     ("### Open TODOs", "-", ("todos",)),
     ("### Blocked", "-", ("blocked",)),
-    ("## Key Decisions", "-", ("decisions",)),
-    ("## Next Steps", "1.", ("next",)),
+    ("### Done", "-", ("done",)),
     ("## Critical Context", "-", _CRITICAL_KEYS),
 )
 _BRANCH_LAYOUT: Final[_Layout] = (
@@ -78,6 +81,8 @@ _TURN_PREFIX_LAYOUT: Final[_Layout] = (
 
 def _render(d: _Digest, *, kind: SummaryKind, budget_tokens: int) -> str:
     layout = {"branch": _BRANCH_LAYOUT, "turn_prefix": _TURN_PREFIX_LAYOUT}.get(kind, _FULL_LAYOUT)
+    # Sections of an earlier summary under headings of its own follow ours, as they were.
+    layout += tuple((heading, "", (f"carried:{heading}",)) for heading, _ in d.carried)
     items = _build_items(d)
     return _fit(layout, items, budget_tokens)
 

@@ -112,3 +112,28 @@ def _fit_text(text: str, budget_tokens: int) -> str:
     while utf16_len(result) > limit:
         result = result[:-1]
     return result
+
+
+_SIMILAR_WORD = re.compile(r"[a-z0-9_./`-]{3,}")
+
+
+def _similar(a: str, b: str, threshold: float = 0.85) -> bool:
+    """Whether two lines say nearly the same (word sets overlap by ``threshold``, Jaccard)."""
+    left = set(_SIMILAR_WORD.findall(a.lower()))
+    right = set(_SIMILAR_WORD.findall(b.lower()))
+    if not left or not right:
+        return a.strip().lower() == b.strip().lower()
+    return len(left & right) / len(left | right) >= threshold
+
+
+def _add_grouped(items: list[str], counts: dict[str, int], item: str, times: int = 1) -> None:
+    """Add ``item``, or count it against an earlier near-duplicate (kept in its first words)."""
+    if not item:
+        return
+    for existing in items:
+        if existing == item or _similar(existing, item):
+            counts[existing] = counts.get(existing, 1) + times
+            return
+    items.append(item)
+    if times > 1:
+        counts[item] = times
