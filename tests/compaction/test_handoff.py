@@ -53,6 +53,17 @@ def test_a_constraint_is_the_users_whole_line_verbatim() -> None:
     assert f"- {line}" in _section(summary, "## Constraints & Preferences")
 
 
+def test_paths_mentioned_are_files_not_dotted_names() -> None:
+    text = (
+        "The check lives in `errors.py` and `todo_api/models.py`; `TodoCreate.title` and "
+        "`os.environ` are attributes, not files."
+    )
+    summary = _summary([_user("Where is the check?"), _say(text)])
+    (line,) = [line for line in summary.splitlines() if "**Paths mentioned**" in line]
+    assert "`errors.py`" in line and "`todo_api/models.py`" in line
+    assert "TodoCreate" not in line and "os.environ" not in line
+
+
 def test_pasted_logs_json_and_questions_are_not_constraints() -> None:
     pasted = (
         "Here is the failure:\n"

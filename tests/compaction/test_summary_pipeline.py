@@ -115,6 +115,52 @@ def test_max_tokens_sent_is_the_budget_less_what_we_append() -> None:
         assert request.max_tokens + text_tokens(tags) <= 3000
 
 
+class _InFlight(ScriptedClient):
+    """Counts how many calls run at once."""
+
+    def __init__(self, *, parallel_requests: bool) -> None:
+        super().__init__(default="## Goal\nA model summary.", delay=0.02)
+        self.parallel_requests = parallel_requests
+        self.running = 0
+        self.most = 0
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        self.running += 1
+        self.most = max(self.most, self.running)
+        try:
+            return await super().complete(request)
+        finally:
+            self.running -= 1
+
+
+@pytest.mark.parametrize(("parallel", "most"), [(True, 2), (False, 1)])
+def test_split_turn_summaries_are_sent_together_only_where_the_server_takes_both(
+    parallel: bool, most: int
+) -> None:
+    # pi asks for the history and the turn prefix at once; llama-cpp-python's server ends a
+    # running stream when a second request arrives, so local servers get them in turn.
+    prep = _example_preparation()
+    assert prep.is_split_turn
+    client = _InFlight(parallel_requests=parallel)
+    asyncio.run(compact(prep, client, record_facts=False, short_summary=False))
+    assert len(client.requests) == 2
+    assert client.most == most
+
+
+def test_local_single_slot_servers_are_asked_one_request_at_a_time() -> None:
+    from contextree.llm.registry import create_client
+    from contextree.runtime.retry import FallbackClient
+
+    def parallel(spec: str) -> bool:
+        return bool(getattr(create_client(spec, api_key="k"), "parallel_requests", True))
+
+    assert parallel("openai:gpt-4o-mini") and parallel("vllm:qwen")
+    assert not parallel("llamacpp:smollm2") and not parallel("ollama:llama3.1:8b")
+    chain = FallbackClient([create_client("openai:gpt-4o", api_key="k"),
+                            create_client("llamacpp:m")])  # fmt: skip
+    assert not chain.parallel_requests
+
+
 # --- windows --------------------------------------------------------------------------------------
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol, runtime_checkable
@@ -360,13 +360,26 @@ class _Summarizing:
 
         if not split:
             return await history()
-        history_text, prefix_text = await asyncio.gather(
-            history(),
-            self.part(
+
+        def turn_prefix() -> Awaitable[str]:
+            return self.part(
                 prefix_client, prefix, kind="turn_prefix", previous=None, budget=prefix_budget
-            ),
-        )
+            )
+
+        if _takes_parallel_requests(history_client, prefix_client):
+            history_text, prefix_text = await asyncio.gather(history(), turn_prefix())
+        else:
+            history_text = await history()
+            prefix_text = await turn_prefix()
         return history_text + SPLIT_TURN_SEPARATOR + prefix_text
+
+
+def _takes_parallel_requests(first: ModelClient, second: ModelClient) -> bool:
+    """Whether the two summaries may be asked for at once (pi does): not when both go to one
+    server that serves one request at a time (``parallel_requests`` false on the client)."""
+    if first is not second:
+        return True
+    return bool(getattr(first, "parallel_requests", True))
 
 
 def _file_tags(read_files: list[str], modified_files: list[str], budget: int) -> tuple[str, int]:

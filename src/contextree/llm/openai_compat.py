@@ -406,6 +406,10 @@ class ChatStreamAccumulator:
 # -- the client -----------------------------------------------------------------------------
 
 
+SERIAL_PROVIDERS: Final = frozenset({"llamacpp", "ollama"})
+"""Local servers that take one request at a time (one slot by default)."""
+
+
 class OpenAIClient(_HTTPModelClient[ChatStreamAccumulator]):
     """A thin httpx client for ``POST {base}/v1/chat/completions``.
 
@@ -419,6 +423,10 @@ class OpenAIClient(_HTTPModelClient[ChatStreamAccumulator]):
         http_client: a client to use instead of one per call (it is not closed here).
         headers: extra request headers.
         provider: the provider part of :attr:`name` (``"vllm"``, ``"ollama"``, ...).
+
+    ``parallel_requests`` is false for ``llamacpp`` and ``ollama``: they serve one request at
+    a time by default, and llama-cpp-python's server ends a running stream when another
+    request arrives, so the compaction sends its summaries one after the other.
     """
 
     _repr_name = "OpenAIClient"
@@ -450,6 +458,7 @@ class OpenAIClient(_HTTPModelClient[ChatStreamAccumulator]):
             http_client=http_client,
             headers=headers,
         )
+        self.parallel_requests = provider not in SERIAL_PROVIDERS
 
     def _auth_headers(self, api_key: str) -> dict[str, str]:
         return {"authorization": f"Bearer {api_key}"}

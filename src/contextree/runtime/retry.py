@@ -57,6 +57,11 @@ class FallbackClient:
         if not self.name:
             self.name = self.candidates[0].name if self.candidates else "none"
 
+    @property
+    def parallel_requests(self) -> bool:
+        """False when any candidate's server takes one request at a time."""
+        return all(getattr(client, "parallel_requests", True) for client in self.candidates)
+
     async def complete(self, request: CompletionRequest) -> Completion:
         if not self.candidates:
             raise ModelError("none", "Compaction failed: no available model")

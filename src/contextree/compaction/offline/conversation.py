@@ -39,6 +39,7 @@ from contextree.compaction.offline.previous import _digest_summary, _merge
 from contextree.compaction.offline.prose import (
     _CONSTRAINT,
     _DONE_WORDS,
+    _FILE_EXTENSIONS,
     _FIRM_PREFERENCE,
     _PATH,
     _PREFERENCE_LINE,
@@ -298,7 +299,11 @@ class _ConversationReader:
     def _notice(self, text: str) -> None:
         d = self.digest
         for match in _PATH.finditer(_FENCE.sub("", text)):
-            d.mentioned.setdefault(match.group(1) or match.group(0), None)
+            bare = match.group(1)
+            # A bare `name.ext` in backticks is a file only with a file's extension, not
+            # `TodoCreate.title` or `os.environ`.
+            if bare is None or bare.rsplit(".", 1)[1].lower() in _FILE_EXTENSIONS:
+                d.mentioned.setdefault(bare or match.group(0), None)
         if self.focus_words:
             for sentence in _sentences(text):
                 if _mentions(sentence, self.focus_words):

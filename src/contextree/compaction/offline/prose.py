@@ -4,6 +4,7 @@ steps, a pending question and the file paths mentioned."""
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from contextree.compaction.offline.digest import _SENTENCE_CHARS
 from contextree.compaction.offline.text import _FENCE, _LIST_MARKER, _add, _clip, _sentences
@@ -52,6 +53,18 @@ _PATH = re.compile(
     r"(?<![\w/.:@-])(?:~/|\.{1,2}/|/)?(?:[\w@+-][\w.@+-]*/)+[\w.@+-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}\b"
     r"|`([\w.@+-]+\.[A-Za-z][A-Za-z0-9]{0,7})`"
 )
+
+# fmt: off
+_FILE_EXTENSIONS: Final = frozenset({
+    "py", "pyi", "ipynb", "js", "mjs", "cjs", "ts", "tsx", "jsx", "json", "jsonl", "md", "rst",
+    "txt", "toml", "yaml", "yml", "cfg", "ini", "conf", "env", "sh", "bash", "zsh", "ps1", "rs",
+    "go", "java", "kt", "kts", "scala", "swift", "c", "h", "cc", "cpp", "hpp", "cs", "rb",
+    "php", "pl", "lua", "r", "sql", "html", "htm", "css", "scss", "less", "vue", "svelte",
+    "xml", "csv", "tsv", "lock", "log", "db", "sqlite", "sqlite3", "proto", "graphql", "tf",
+    "dockerfile", "mk", "cmake", "gradle", "patch", "diff", "gguf", "whl", "zip", "gz", "tar",
+})
+# fmt: on
+"""Extensions that make a bare backticked ``name.ext`` a file name."""
 
 
 def _pending_question(text: str) -> str | None:
