@@ -53,6 +53,32 @@ def test_a_constraint_is_the_users_whole_line_verbatim() -> None:
     assert f"- {line}" in _section(summary, "## Constraints & Preferences")
 
 
+def test_items_under_a_rules_heading_are_rules_whatever_their_wording() -> None:
+    request = (
+        "Add pagination to GET /todos.\n\n"
+        "Constraints:\n- Tests with pytest, and no new dependencies.\n- Python 3.11 only.\n\n"
+        "**Preferences:**\n1. Small commits.\n\n"
+        "Thanks!"
+    )
+    summary = _summary([_user(request), _say("On it.")])
+    rules = _section(summary, "## Constraints & Preferences")
+    assert "- Tests with pytest, and no new dependencies." in rules
+    assert "- Python 3.11 only." in rules
+    assert "Small commits." in rules and "Thanks" not in rules
+    # The goal is the request; the rules are not cut into it.
+    assert _section(summary, "## Goal").strip() == "Add pagination to GET /todos."
+
+
+def test_a_users_choice_is_a_decision_in_their_words() -> None:
+    choice = "Go with limit/offset: total in `X-Total-Count`, prev/next in `Link`. Max 100."
+    messages = [_user("Add pagination."), _say("Cursor or offset?"), _user(choice), _say("OK.")]
+    summary = _summary(messages)
+    assert f"- User: {choice}" in _section(summary, "## Key Decisions")
+    # It is carried by later rounds like any decision.
+    later = _summary([_user("Now add sorting."), _say("Done.")], previous_summary=summary)
+    assert f"User: {choice}" in _section(later, "## Key Decisions")
+
+
 def test_paths_mentioned_are_files_not_dotted_names() -> None:
     text = (
         "The check lives in `errors.py` and `todo_api/models.py`; `TodoCreate.title` and "

@@ -45,7 +45,9 @@ from contextree.compaction.offline.prose import (
     _PREFERENCE_LINE,
     _RULE_START,
     _TODO,
+    _USER_DECISION,
     _decision,
+    _listed_rules,
     _pending_question,
     _planned_steps,
     _reports_done,
@@ -68,7 +70,7 @@ _EMBEDDED_SUMMARY = re.compile(
     r"(?P<intro>[^<]{0,800}?)<summary>\n(?P<body>.*?)\n?</summary>\s*\Z", re.S
 )
 _SLASH_COMMAND = re.compile(r"/[\w:.-]+")
-_GOAL_CHARS: Final = 400
+_GOAL_CHARS: Final = 600
 _STATE_CHARS: Final = 400
 _USER_SCAN_CHARS: Final = 4000
 _FILE_TOOLS: Final = {"read": "read", "write": "write", "edit": "edit"}
@@ -152,22 +154,34 @@ class _ConversationReader:
             return
         d = self.digest
         request = _one_line(text)
+        scanned = text[:_USER_SCAN_CHARS]
+        rules, rules_at = _listed_rules(scanned)
         if not d.goal:
-            d.goal = _clip(request, _GOAL_CHARS)
+            # The goal is what the user asks for; a list of rules after it is kept whole
+            # under Constraints instead of cut into the goal's length.
+            d.goal = _clip(_one_line(text[:rules_at]) if rules_at else request, _GOAL_CHARS)
         elif len(request.split()) >= _MIN_REQUEST_WORDS and not _similar(request, d.goal):
             # Near-duplicates ("run the tests again") are counted, not listed again.
             _add_grouped(d.requests, d.request_counts, _clip(request, _REQUEST_CHARS))
         self.latest_request = request
         self.last_role = "user"
         self.question_open = False
-        scanned = text[:_USER_SCAN_CHARS]
+        for item, preference in rules:
+            _add(d.preferences if preference else d.constraints, _clip(item, _USER_LINE_CHARS))
+        listed = {item for item, _ in rules}
         for line in _prose_lines(scanned):
+            if line in listed:
+                continue
             # The user's whole line, verbatim: a sentence alone ("That has to keep working.")
             # loses what "that" is.
             whole = _clip(line, _USER_LINE_CHARS)
             sentences = _sentences(line)
             if line.endswith(":") or (_ERROR_LINE.search(line) and not _RULE_START.match(line)):
                 continue  # introduces something pasted, or quotes an error message
+            if _USER_DECISION.match(line) and len(line.split()) >= _MIN_REQUEST_WORDS:
+                # The user's own choice is kept whole, in their words, as a decision.
+                _add(d.decisions, f"User: {whole}")
+                continue
             # A question ("why don't we ...?") asks, it does not set a rule.
             if any(_CONSTRAINT.search(x) and not x.endswith("?") for x in sentences):
                 _add(d.constraints, whole)

@@ -25,12 +25,24 @@ _PREFERENCE_LINE = re.compile(
     r"|^(?:please\s+)?(?:use|keep|prefer|stick to|stick with)\b"
     r"|\b(?:you|we)\s+should\b|\binstead of\b|\brather than\b"
 )
+_RULES_HEADING = re.compile(
+    r"(?i)^[#*_\s]*(?:(?:hard|ground|house|some|a few|the)\s+)?(?P<kind>constraints?|rules?|"
+    r"requirements?|restrictions?|must[- ]haves?|non[- ]negotiables?|preferences?|"
+    r"guidelines?|conventions?)\b[^:\n]{0,30}:[*_\s]*$"
+)
+"""A line that introduces a list of rules ("Constraints:", "**Preferences:**")."""
 _FIRM_PREFERENCE = re.compile(r"(?i), not\b|, no\b|\binstead of\b|\brather than\b")
 _DECISION = re.compile(
     r"(?i)\b(?:decided|decide to|decision|instead of|rather than|because|root cause|"
     r"the (?:issue|problem|bug|fix) (?:is|was)|going with|opted|chose|switch(?:ed|ing)? to|"
     r"the approach)\b"
 )
+_USER_DECISION = re.compile(
+    r"(?i)^(?:ok(?:ay)?|right|fine|so|then|alright)?[,.!]?\s*(?:let's\s+|we'll\s+|we will\s+)?"
+    r"(?:go with|go for|switch to|settle on|decided\b|decision\b|change of plan\b|"
+    r"we(?:'ve| have)? decided\b|the decision is\b)"
+)
+"""A user's line that settles a choice ("Go with limit/offset: ...", "Decision: ...")."""
 _INTENT = re.compile(r"(?i)^(?:I'll|I will|Let's|We'll|We will|I'm going to|I am going to)\b")
 _LOOK_INTENT = re.compile(
     r"(?i)^(?:I'll|I will|Let's|Let me|We'll|We will|I'm going to|I am going to)\s+"
@@ -65,6 +77,32 @@ _FILE_EXTENSIONS: Final = frozenset({
 })
 # fmt: on
 """Extensions that make a bare backticked ``name.ext`` a file name."""
+
+
+def _listed_rules(text: str) -> tuple[list[tuple[str, bool]], int | None]:
+    """The list items under a rules heading of a user's message, each with whether it is a
+    preference rather than a constraint, and where the first heading starts (or ``None``).
+
+    An item is a rule because of where the user put it ("Tests with pytest, and no new
+    dependencies." under "Constraints:"), whatever its wording."""
+    rules: list[tuple[str, bool]] = []
+    first: int | None = None
+    preference: bool | None = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        heading = _RULES_HEADING.match(stripped)
+        if heading:
+            first = offset if first is None else first
+            preference = heading.group("kind").lower().startswith(("preference", "guideline"))
+        elif preference is not None and _LIST_MARKER.match(line):
+            item = _LIST_MARKER.sub("", line).strip()
+            if item:
+                rules.append((item, preference))
+        elif stripped and preference is not None:
+            preference = None  # prose after the list ends it
+        offset += len(line)
+    return rules, first
 
 
 def _pending_question(text: str) -> str | None:
