@@ -175,7 +175,7 @@ def info(session: SessionArg) -> None:
     rows = [
         ("file", str(session)),
         ("session id", tree.session_id),
-        ("name", str(names[-1]) if names and names[-1] else "-"),
+        ("name", str(names[-1]) if names and names[-1] else tree.title or "-"),
         ("format version", version),
         ("cwd", str(tree.header.get("cwd", "-"))),
         ("created", str(tree.header.get("timestamp", "-"))),

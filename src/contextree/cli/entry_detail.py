@@ -12,21 +12,18 @@ from typing import Any
 from rich.style import Style
 from rich.text import Text
 
-from contextree.cli.preview import CONTROL_CHARACTERS, entry_kind, entry_preview, printable
+from contextree.cli.preview import (
+    CONTROL_CHARACTERS,
+    entry_kind,
+    entry_preview,
+    kind_tag,
+    printable,
+)
 from contextree.cli.theme import THEME
 from contextree.entries.types import Entry
 
 __all__ = ["entry_detail", "entry_line", "theme_style"]
 
-_ROLE_STYLES = {
-    "user": "ct.role.user",
-    "assistant": "ct.role.assistant",
-    "toolResult": "ct.role.tool",
-}
-_KIND_TAGS = {
-    "compaction": ("[compaction]", "ct.compaction"),
-    "branch_summary": ("[branch summary]", "ct.branch_summary"),
-}
 
 
 def theme_style(name: str) -> Style:
@@ -40,7 +37,7 @@ def _json(value: object) -> str:
 
 def _kind_text(entry: Entry) -> Text:
     kind = entry_kind(entry)
-    tag, style = _KIND_TAGS.get(kind, (kind, _ROLE_STYLES.get(kind, "ct.role.other")))
+    tag, style = kind_tag(kind)
     return Text(tag, style=theme_style(style))
 
 

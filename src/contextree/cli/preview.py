@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from contextree.entries.types import Entry
 from contextree.tokens.estimate import js_stringify
@@ -12,6 +12,7 @@ __all__ = [
     "CONTROL_CHARACTERS",
     "entry_kind",
     "entry_preview",
+    "kind_tag",
     "message_text",
     "one_line",
     "printable",
@@ -67,6 +68,24 @@ def message_text(message: dict[str, Any]) -> str:
     return " ".join(p for p in parts if p)
 
 
+_ROLE_STYLES: Final = {
+    "user": "ct.role.user",
+    "assistant": "ct.role.assistant",
+    "toolResult": "ct.role.tool",
+}
+_KIND_TAGS: Final = {
+    "compaction": ("[compaction]", "ct.compaction"),
+    "branch_summary": ("[branch summary]", "ct.branch_summary"),
+    # oh-my-pi's /clear: the model's context starts after it.
+    "reset_boundary": ("[reset]", "ct.compaction"),
+}
+
+
+def kind_tag(kind: str) -> tuple[str, str]:
+    """How the tree shows an entry of ``kind`` (from :func:`entry_kind`): text and style name."""
+    return _KIND_TAGS.get(kind, (kind, _ROLE_STYLES.get(kind, "ct.role.other")))
+
+
 def entry_kind(entry: Entry) -> str:
     """``user``, ``assistant``, ``toolResult``, ``compaction``, ``label`` ... for an entry."""
     if entry.get("type") == "message":
@@ -93,6 +112,10 @@ def _preview(entry: Entry, width: int) -> str:
         return one_line(str(entry.get("summary", "")), width)
     if kind == "custom_message":
         return one_line(message_text({"content": entry.get("content")}), width)
+    if kind == "reset_boundary":
+        return "context cleared: the model sees only what follows"
+    if kind == "title_change":
+        return one_line(str(entry.get("title", "")), width)
     if kind == "thinking_level_change":
         return str(entry.get("thinkingLevel"))
     if kind == "model_change":

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from contextree.cli.preview import entry_kind, entry_preview, one_line, printable
+from contextree.cli.preview import entry_kind, entry_preview, kind_tag, one_line, printable
 from contextree.compaction.prepare import CompactionPreparation
 from contextree.entries.types import Entry, LlmMessage
 from contextree.session.check import CheckReport
@@ -28,13 +28,6 @@ __all__ = [
     "session_list",
 ]
 
-_ROLE_STYLES = {
-    "user": "ct.role.user",
-    "assistant": "ct.role.assistant",
-    "toolResult": "ct.role.tool",
-}
-
-
 def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text:
     entry = node.entry
     entry_id = printable(str(entry.get("id")))
@@ -42,12 +35,8 @@ def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text
     text = Text()
     text.append(entry_id, style="ct.id")
     text.append(" ")
-    if kind == "compaction":
-        text.append("[compaction]", style="ct.compaction")
-    elif kind == "branch_summary":
-        text.append("[branch summary]", style="ct.branch_summary")
-    else:
-        text.append(kind, style=_ROLE_STYLES.get(kind, "ct.role.other"))
+    tag, style = kind_tag(kind)
+    text.append(tag, style=style)
     preview = entry_preview(entry)
     if preview:
         text.append(" " + preview, style=None if entry.get("type") == "message" else "ct.meta")
@@ -64,7 +53,7 @@ def _is_notable(node: TreeNode, leaf_id: str | None) -> bool:
     return (
         node.id == leaf_id
         or node.label is not None
-        or node.type in ("compaction", "branch_summary")
+        or node.type in ("compaction", "branch_summary", "reset_boundary")
     )
 
 
@@ -206,7 +195,7 @@ def _context_lines(messages: Sequence[LlmMessage]) -> Iterator[list[tuple[str, s
     for index, message in enumerate(messages, start=1):
         role = printable(str(message.get("role")))
         header: list[tuple[str, str]] = [
-            (f"── {index}. {role}", _ROLE_STYLES.get(role, "ct.role.other"))
+            (f"── {index}. {role}", kind_tag(role)[1])
         ]
         if role == "toolResult":
             header.append((printable(f" ({message.get('toolName')})"), "ct.meta"))

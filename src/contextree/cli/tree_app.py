@@ -58,7 +58,7 @@ DEFER_BRANCHES_OVER = 20
 """A folded branch heading over this many entries makes its entries only when unfolded."""
 FOLD_NOTABLE_MAX = 100
 """Most notable entries (the leaf, compactions, summaries, labelled) kept visible in one run."""
-_NOTABLE_TYPES: Final = frozenset({"compaction", "branch_summary"})
+_NOTABLE_TYPES: Final = frozenset({"compaction", "branch_summary", "reset_boundary"})
 
 
 def _entries(count: int, more: str = "") -> str:

@@ -15,7 +15,11 @@ from typing import Any, Literal
 
 from contextree.compaction.cut_points import CutPoint, find_cut_point
 from contextree.compaction.file_ops import FileOps, extract_file_ops_from_message, seed_from_details
-from contextree.context.build import compaction_summary_message, message_from_entry
+from contextree.context.build import (
+    RESET_BOUNDARY,
+    compaction_summary_message,
+    message_from_entry,
+)
 from contextree.entries.sequence import id_reader, type_at, type_reader
 from contextree.entries.types import AgentMessage, Entry
 from contextree.settings.schema import CompactionSettings
@@ -67,14 +71,19 @@ def context_region(path: Sequence[Entry]) -> tuple[int, int]:
     """``(index of the latest compaction or -1, index where the current context starts)``.
 
     The context starts at the latest compaction's ``firstKeptEntryId`` (decision 1), else
-    right after the compaction, else at 0. Only the types and ids of entries are read.
+    right after the compaction, else at 0. An oh-my-pi ``reset_boundary`` (``/clear``) after
+    the latest compaction starts it right after the boundary, with no previous summary (as
+    oh-my-pi). Only the types and ids of entries are read.
     """
     previous_index = -1
     type_of = type_reader(path)
     for index in range(len(path) - 1, -1, -1):
-        if type_of(index) == "compaction":
+        kind = type_of(index)
+        if kind == "compaction":
             previous_index = index
             break
+        if kind == RESET_BOUNDARY:
+            return -1, index + 1
     if previous_index < 0:
         return -1, 0
     first_kept = path[previous_index].get("firstKeptEntryId")

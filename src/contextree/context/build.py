@@ -17,6 +17,7 @@ from contextree.entries.sequence import id_reader, type_reader
 from contextree.entries.types import AgentMessage, Entry
 
 __all__ = [
+    "RESET_BOUNDARY",
     "UNSET",
     "ContextNeeds",
     "LazyEntry",
@@ -27,6 +28,10 @@ __all__ = [
     "message_from_entry",
     "path_to",
 ]
+
+
+RESET_BOUNDARY: Final = "reset_boundary"
+"""oh-my-pi's entry for ``/clear``: the context starts after the latest one."""
 
 
 class _Unset:
@@ -202,7 +207,10 @@ class ContextNeeds:
         kind = item.type
         if self._compaction and not self._kept and item.id == self._first_kept:
             self._kept = True
-        if kind == "compaction" and not self._compaction:
+        if kind == RESET_BOUNDARY and not self._compaction:
+            # A /clear boundary nearer the leaf than any compaction: nothing before it counts.
+            self._compaction = self._kept = True
+        elif kind == "compaction" and not self._compaction:
             self._compaction = True
             compaction = item.entry
             self._first_kept = compaction.get("firstKeptEntryId")
@@ -222,10 +230,15 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
     region and what follows it (plus the latest thinking level and model).
     """
     compaction_index = -1
+    reset_index = -1
     type_of = type_reader(path)
     for index in range(len(path) - 1, -1, -1):
-        if type_of(index) == "compaction":
+        kind = type_of(index)
+        if kind == "compaction":
             compaction_index = index
+            break
+        if kind == RESET_BOUNDARY:
+            reset_index = index
             break
     thinking = _thinking_level(path)
     model = _model(path)
@@ -239,7 +252,9 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
                 messages.append(message)
 
     if compaction_index < 0:
-        emit(path[:])
+        # oh-my-pi's /clear: the context starts after the latest boundary, unless a later
+        # compaction superseded it (pi writes none and treats the type as unknown).
+        emit(path[reset_index + 1 :])
         return SessionContext(messages, thinking, model)
 
     compaction = path[compaction_index]

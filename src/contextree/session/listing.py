@@ -22,7 +22,7 @@ import msgspec
 
 from contextree.entries.codec import DECODE_ERRORS, LineError, decode_object
 from contextree.errors import SessionFileError, UnsupportedVersionError
-from contextree.store.index import parse_head
+from contextree.store.index import SessionHead, parse_head
 
 __all__ = [
     "SessionSummary",
@@ -253,10 +253,16 @@ def summarize_session_file(path: Path, *, preview_chars: int = PREVIEW_CHARS) ->
         size=len(data),
         id=str(head.header.get("id")),
         cwd=cwd if isinstance(cwd, str) else None,
-        name=_latest_name(data, head.body_start),
+        name=_latest_name(data, head.body_start) or head.slot_title or _header_title(head),
         first_message=_first_user_message(data, head.body_start, preview_chars),
         entries=_count_entries(data, head.body_start),
     )
+
+
+def _header_title(head: SessionHead) -> str | None:
+    """oh-my-pi's older place for the title: the header's ``title``."""
+    title = head.header.get("title")
+    return title if isinstance(title, str) and title.strip() else None
 
 
 def _jsonl_files(folder: Path) -> list[Path]:

@@ -139,7 +139,7 @@ def _split(data: bytes, report: RepairReport) -> tuple[bytes, list[tuple[int, by
     """The repaired bytes, and the rejected lines as ``(number, raw, reason)``."""
     parsed = parse_session(data, report.source)  # no header: raises, nothing is written
     rejected: list[tuple[int, bytes, str]] = []
-    kept: list[bytes] = []
+    kept: list[bytes] = [parsed.title_slot] if parsed.title_slot is not None else []
     for bad in parsed.leading:
         rejected.append((bad.line, bad.raw, f"before the session header: {bad.reason}"))
     assert parsed.header_raw is not None

@@ -30,6 +30,7 @@ from contextree.store.index import (
     parse_entry_lines,
     parse_head,
     parse_session,
+    slot_title,
 )
 from contextree.store.jsonl import JsonlFileStore
 from contextree.store.memory import MemoryStore
@@ -159,6 +160,7 @@ class SessionTree:
                 "cwd": cwd if cwd is not None else os.getcwd(),
             }
             self._header_raw: bytes | None = None
+            self._title_slot: bytes | None = None
             self.leaf_id: str | None = None
             # An empty file holds nothing to lose: the first write replaces it with a header.
             self._needs_rewrite = bool(data)
@@ -210,10 +212,18 @@ class SessionTree:
             self._header_raw = head.header_raw
             self._index = RecordIndex.lazy(data, head)
         self._leading = head.leading
+        self._title_slot = head.title_slot
         self._children = None
         self._path_cache = None
         last = self._index.last_record()
         self.leaf_id = last.id if last is not None else None
+
+    @property
+    def title(self) -> str | None:
+        """The title oh-my-pi keeps for the session: its title slot's, else the header's
+        (pi names sessions with ``session_info`` entries instead)."""
+        title = slot_title(self._title_slot) or self.header.get("title")
+        return title if isinstance(title, str) and title.strip() else None
 
     @property
     def report(self) -> LoadReport:
@@ -640,7 +650,9 @@ class SessionTree:
 
     def _replace_all(self, txn: StoreTransaction, new: list[Record]) -> None:
         header = self._header_raw if self._header_raw is not None else encode_line(self.header)
-        lines = [bad.raw for bad in self._leading]
+        # oh-my-pi's title slot stays the first line, byte for byte (it is fixed-width).
+        lines = [self._title_slot] if self._title_slot is not None else []
+        lines.extend(bad.raw for bad in self._leading)
         lines.append(header)
         lines.extend(
             item.raw if isinstance(item, BadLine) else item.to_line() for item in self._index.items
@@ -653,8 +665,11 @@ class SessionTree:
         self._needs_rewrite = False
         self._add(new)
         # Renumber: the rewrite wrote one line per item, in order (blank lines are gone).
-        self._leading = [replace(bad, line=n) for n, bad in enumerate(self._leading, start=1)]
-        self._index.renumber_from(len(self._leading) + 2)
+        slot = 1 if self._title_slot is not None else 0
+        self._leading = [
+            replace(bad, line=n) for n, bad in enumerate(self._leading, start=1 + slot)
+        ]
+        self._index.renumber_from(slot + len(self._leading) + 2)
         self._index.recount(self._leading)  # the report, with the new line numbers
 
     def _sync(self, txn: StoreTransaction) -> None:

@@ -12,7 +12,7 @@ import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -234,6 +234,8 @@ class ParsedSession:
     report: LoadReport
     next_line: int = 1
     """The number the line after the last one will have."""
+    title_slot: bytes | None = None
+    """oh-my-pi's title slot line, verbatim (see :class:`SessionHead`)."""
 
 
 def line_spans(data: bytes, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -394,6 +396,29 @@ class SessionHead:
     first_line: int
     """Line number of the line at ``body_start``."""
     report: LoadReport
+    title_slot: bytes | None = None
+    """oh-my-pi 18's fixed-width first line (``{"type":"title","v":1,...,"pad":"   "}``),
+    verbatim and without its newline; ``None`` for pi's format."""
+
+    @property
+    def slot_title(self) -> str | None:
+        """The title held in the title slot, if any."""
+        return slot_title(self.title_slot)
+
+
+TITLE_SLOT_TYPE: Final = "title"
+"""The ``type`` of oh-my-pi's title slot line."""
+
+
+def slot_title(raw: bytes | None) -> str | None:
+    """The ``title`` of a title-slot line (``None`` without one or when it has none)."""
+    if raw is None:
+        return None
+    try:
+        title = decode_object(raw).get("title")
+    except LineError:
+        return None
+    return title if isinstance(title, str) and title.strip() else None
 
 
 def parse_head(data: bytes, source: str) -> SessionHead:
@@ -405,6 +430,7 @@ def parse_head(data: bytes, source: str) -> SessionHead:
     report = LoadReport(source)
     report.partial_last_line = bool(data) and not data.endswith(b"\n")
     leading: list[BadLine] = []
+    title_slot: bytes | None = None
     size = len(data)
     position = 0
     number = 0
@@ -419,6 +445,11 @@ def parse_head(data: bytes, source: str) -> SessionHead:
             candidate = decode_object(memoryview(data)[start:end])
         except LineError as exc:
             leading.append(BadLine(number, data[start:end], str(exc)))
+            continue
+        if number == 1 and candidate.get("type") == TITLE_SLOT_TYPE:
+            # oh-my-pi 18 keeps the session's title in a fixed-size first line that it
+            # rewrites in place; it is kept byte for byte, whatever it holds.
+            title_slot = data[start:end]
             continue
         problem = header_problem(candidate)
         if problem is not None:
@@ -442,6 +473,7 @@ def parse_head(data: bytes, source: str) -> SessionHead:
             body_start=min(position, size),
             first_line=number + 1,
             report=report,
+            title_slot=title_slot,
         )
     what = "is empty" if not data or data.isspace() else "has no valid session header"
     raise SessionFileError(source, f"{what}; the file was left unchanged")
@@ -477,4 +509,5 @@ def parse_session(data: bytes, source: str) -> ParsedSession:
         items=items,
         report=head.report,
         next_line=head.first_line + len(spans),
+        title_slot=head.title_slot,
     )
