@@ -11,6 +11,12 @@ from typing import Any
 import pytest
 
 from fakes.fake_llm import FakeLLMServer
+from pi_fixture_guard import skip_without_pi_fixtures
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that read ``../shared/pi-fixtures`` skip with one reason where it is absent."""
+    skip_without_pi_fixtures(items)
 
 _MODEL_ENV = (
     "OPENAI_API_KEY",

@@ -1,7 +1,8 @@
 """Where the real pi session files live: ``../shared/pi-fixtures`` beside the repository.
 
 They are read in place (never copied into the project); CI has ``shared/`` at the same place.
-A missing fixture fails the test loudly rather than skipping it.
+Where the whole folder is absent (a fresh clone) the tests that need it skip with one reason
+(``pi_fixture_guard``); a single missing file in a folder that exists fails loudly.
 """
 
 from __future__ import annotations

@@ -70,8 +70,12 @@ def omp_session(tmp_path: Path, *, reset: bool = True, title: str = "Pagination 
     parent = "a0000002"
     if reset:
         entries.append(
-            {"type": "reset_boundary", "id": "a0000003", "parentId": parent,
-             "timestamp": "2026-12-01T10:00:02.000Z"}  # fmt: skip
+            {
+                "type": "reset_boundary",
+                "id": "a0000003",
+                "parentId": parent,
+                "timestamp": "2026-12-01T10:00:02.000Z",
+            }
         )
         parent = "a0000003"
     entries += [
@@ -175,18 +179,30 @@ def test_a_compaction_after_the_reset_wins_and_one_before_it_is_cleared(tmp_path
     entries = tree.get_entries()
     after = [
         *entries,
-        {"type": "compaction", "id": "a0000006", "parentId": "a0000005",
-         "timestamp": "2026-12-01T10:00:03.000Z", "summary": "S", "firstKeptEntryId": "a0000005",
-         "tokensBefore": 10},  # fmt: skip
+        {
+            "type": "compaction",
+            "id": "a0000006",
+            "parentId": "a0000005",
+            "timestamp": "2026-12-01T10:00:03.000Z",
+            "summary": "S",
+            "firstKeptEntryId": "a0000005",
+            "tokensBefore": 10,
+        },
     ]
     messages = build_session_context(after).messages
     assert [m["role"] for m in messages] == ["compactionSummary", "assistant"]
     before = [
         entries[0],
         entries[1],
-        {"type": "compaction", "id": "c1", "parentId": "a0000002",
-         "timestamp": "2026-12-01T10:00:01.500Z", "summary": "old", "firstKeptEntryId": "a0000002",
-         "tokensBefore": 10},  # fmt: skip
+        {
+            "type": "compaction",
+            "id": "c1",
+            "parentId": "a0000002",
+            "timestamp": "2026-12-01T10:00:01.500Z",
+            "summary": "old",
+            "firstKeptEntryId": "a0000002",
+            "tokensBefore": 10,
+        },
         {**entries[2], "parentId": "c1"},
         *entries[3:],
     ]
@@ -199,8 +215,11 @@ def test_compaction_after_a_reset_summarizes_only_what_follows_it(tmp_path: Path
     for n in range(6):
         tree.append_message({"role": "user", "content": [{"type": "text", "text": "x" * 4000}]})
         tree.append_message(
-            {"role": "assistant", "content": [{"type": "text", "text": f"reply {n}"}],
-             "stopReason": "stop"}  # fmt: skip
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"reply {n}"}],
+                "stopReason": "stop",
+            }
         )
     prep = prepare_compaction(tree.get_branch_view(), CompactionSettings(keep_recent_tokens=2000))
     assert isinstance(prep, CompactionPreparation)
