@@ -9,7 +9,9 @@ a user message between a call and its result, or a tool-call id used twice.
 
 1. **Failed replies are left out.** An assistant message with ``stopReason`` ``error`` or
    ``aborted`` is dropped, and so are the tool results that answer it. The reply stays in the
-   file; only the request leaves it out, so a retry is not the same failing request.
+   file; only the request leaves it out, so a retry is not the same failing request. (pi
+   0.73.1 drops the reply when it sends, but keeps its results, which then answer nothing;
+   oh-my-pi keeps the reply and answers its calls with ``aborted``.)
 2. **Every tool call gets exactly one result, right after its message.** The results of an
    assistant message are the tool results up to the next assistant message (its *batch*),
    paired by id, first come first paired; they follow the assistant message directly, in the
@@ -18,7 +20,8 @@ a user message between a call and its result, or a tool-call id used twice.
    dropping it would rewrite a message the model wrote (Anthropic requires the latest
    assistant message with thinking to come back unmodified) and would hide that the model
    asked for something; an error result tells the model the truth, that the call gave
-   nothing. oh-my-pi does the same (``transformMessages`` of ``pi-ai``).
+   nothing. pi 0.73.1 and oh-my-pi do the same when they send (``transformMessages`` of
+   ``pi-ai``, "No result provided").
 3. **Tool results with no call in their batch are dropped**: orphans (their call was
    compacted away or belongs to a dropped reply), duplicates, and results that arrive after the
    next assistant message.
