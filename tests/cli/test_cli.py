@@ -17,9 +17,11 @@ from typer.testing import Result
 
 from cli_env import clean_cli_env, invoke, ok, reset_consoles
 from contextree.context.convert import compaction_summary_text
+from contextree.context.provider import MISSING_RESULT_TEXT
 from contextree.session.tree import SessionTree
-from core_helpers import Chain, assistant, header, jsonl, user
+from core_helpers import Chain, assistant, header, jsonl, tool_call, tool_result, user
 from pi_fixtures import pi_fixture
+from provider_rules import anthropic_problems, openai_problems
 
 FIXTURES = ["before-compaction.jsonl", "large-session.jsonl"]
 COMMANDS = ["info", "tree", "context", "check", "compact", "prune", "navigate", "serve", "config"]
@@ -138,6 +140,75 @@ def test_context_at_another_leaf(tmp_path: Path) -> None:
     assert at_third == messages[: len(at_third)]
     assert 1 <= len(at_third) <= 3
     assert_one_line_error(invoke("context", path, "--leaf", "zzzzzzzz"), "zzzzzzzz not found")
+
+
+def _damaged_pairing_session(tmp_path: Path) -> Path:
+    """An aborted reply with its placeholder result, a call left unanswered with a steering
+    message after it, and an orphan result."""
+    chain = Chain()
+    chain.msg(user("read a"))
+    chain.msg(assistant("", calls=[tool_call("c1", "read")], stop="aborted"))
+    chain.msg(tool_result("c1", "aborted", name="read", isError=True))
+    chain.msg(user("try again"))
+    thinking = {"type": "thinking", "thinking": "plan", "thinkingSignature": "sig"}
+    retry = assistant("Reading.", calls=[tool_call("c2", "read")])
+    retry["content"].insert(0, thinking)
+    chain.msg(retry)
+    chain.msg(user("and b too"))
+    chain.msg(tool_result("gone", "orphan", name="read"))
+    path = tmp_path / "damaged.jsonl"
+    path.write_bytes(jsonl(header(), *chain.entries))
+    return path
+
+
+def test_context_openai_format_is_a_valid_request(tmp_path: Path) -> None:
+    path = _damaged_pairing_session(tmp_path)
+    # json stays pi's context: the aborted reply and the orphan are there.
+    assert len(context_json(path)["messages"]) == 7
+    messages = json.loads(ok("context", path, "--format", "openai").stdout)["messages"]
+    assert openai_problems(messages) == []
+    assert [m["role"] for m in messages] == ["user", "user", "assistant", "tool", "user"]
+    assert messages[2] == {
+        "role": "assistant",
+        "content": "Reading.",
+        "tool_calls": [
+            {"id": "c2", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        ],
+    }
+    assert messages[3] == {"role": "tool", "tool_call_id": "c2", "content": MISSING_RESULT_TEXT}
+    assert messages[4] == {"role": "user", "content": "and b too"}
+
+
+def test_context_anthropic_format_is_a_valid_request(tmp_path: Path) -> None:
+    path = _damaged_pairing_session(tmp_path)
+    result = ok("context", path, "-f", "anthropic")
+    messages = json.loads(result.stdout)["messages"]
+    assert anthropic_problems(messages) == []
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert messages[0]["content"] == [
+        {"type": "text", "text": "read a"},
+        {"type": "text", "text": "try again"},
+    ]
+    assert [b["type"] for b in messages[1]["content"]] == ["thinking", "text", "tool_use"]
+    assert messages[2]["content"] == [
+        {
+            "type": "tool_result",
+            "tool_use_id": "c2",
+            "content": [{"type": "text", "text": MISSING_RESULT_TEXT}],
+            "is_error": True,
+        },
+        {"type": "text", "text": "and b too"},
+    ]
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_provider_formats_of_the_pi_fixtures_are_valid_requests(tmp_path: Path, name: str) -> None:
+    path = copy(name, tmp_path)
+    openai = json.loads(ok("context", path, "-f", "openai").stdout)["messages"]
+    assert openai_problems(openai) == []
+    anthropic = json.loads(ok("context", path, "-f", "anthropic").stdout)["messages"]
+    assert anthropic_problems(anthropic) == []
+    assert anthropic[0]["role"] == "user"
 
 
 def test_text_from_the_session_cannot_drive_the_terminal(

@@ -60,9 +60,16 @@ def test_messages_map_exhaustively() -> None:
         _result("c2", "no such file", error=True),
         {"role": "user", "content": "thanks"},
     ]
+    # Consecutive user-role messages are merged (roles alternate), tool results first.
     assert to_anthropic_messages(messages) == [
-        {"role": "user", "content": "plain"},
-        {"role": "user", "content": [{"type": "text", "text": "go"}, ANTHROPIC_IMAGE]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "plain"},
+                {"type": "text", "text": "go"},
+                ANTHROPIC_IMAGE,
+            ],
+        },
         {
             "role": "assistant",
             "content": [
@@ -88,15 +95,51 @@ def test_messages_map_exhaustively() -> None:
                     "content": [{"type": "text", "text": "no such file"}],
                     "is_error": True,
                 },
+                {"type": "text", "text": "thanks"},
             ],
         },
-        {"role": "user", "content": "thanks"},
     ]
 
 
 def test_assistant_with_only_unsigned_thinking_is_skipped() -> None:
     messages = [{"role": "assistant", "content": [{"type": "thinking", "thinking": "x"}]}]
     assert to_anthropic_messages(messages) == []
+
+
+def test_roles_alternate_after_mapping() -> None:
+    # A dropped thinking-only reply leaves two user messages; an empty user message goes.
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "x"}]},
+        {"role": "user", "content": [{"type": "text", "text": ""}]},
+        {"role": "user", "content": ""},
+        {"role": "user", "content": "second"},
+        {"role": "assistant", "content": [{"type": "text", "text": "a"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "b"}]},
+    ]
+    assert to_anthropic_messages(messages) == [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+        },
+    ]
+
+
+def test_tool_results_come_first_in_a_merged_user_message() -> None:
+    messages: list[dict[str, Any]] = [
+        {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}],
+        },
+        {"role": "user", "content": "wait"},
+        _result("c1", "A"),
+    ]
+    mapped = to_anthropic_messages(messages)
+    assert [block["type"] for block in mapped[1]["content"]] == ["tool_result", "text"]
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ import contextree.runtime.agent as agent_module
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.prune import prune_placeholder
 from contextree.compaction.summarize import CompactionResult
+from contextree.context import MISSING_RESULT_TEXT
 from contextree.entries.ids import ms_to_iso
 from contextree.entries.types import AgentMessage, Entry
 from contextree.errors import CompactionCancelledError, CompactionError, ModelError
@@ -682,6 +683,36 @@ def test_request_messages_leave_out_failed_and_aborted_replies_and_their_results
     sent = request_messages(messages)
     assert [m["role"] for m in sent] == ["user", "assistant", "toolResult"]
     assert sent[2]["toolCallId"] == "b"
+
+
+async def test_a_session_left_with_an_unanswered_call_sends_a_valid_request(
+    make_run: MakeRun,
+) -> None:
+    # The process died between the call and its result (or another tool wrote the file).
+    run = make_run()
+    tree = run.session.tree
+    tree.append_message({"role": "user", "content": ask(1), "timestamp": BASE_MS})
+    call = {"type": "toolCall", "id": "call_x", "name": "read", "arguments": {"path": "a"}}
+    tree.append_message(
+        {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": BASE_MS}
+    )
+    tree.append_message(tool_result("call_gone", "orphan", name="read"))
+
+    run.fake.enqueue_text("Answer 2.")
+    assert await run.session.prompt(ask(2)) == TurnOutcome()
+
+    body = run.agent_bodies()[-1]
+    assert roles(body) == ["system", "user", "assistant", "tool", "user"]
+    assert body["messages"][3]["tool_call_id"] == "call_x"
+    assert body["messages"][3]["content"] == MISSING_RESULT_TEXT
+    # The file keeps what happened: no synthetic result is written.
+    assert [m["role"] for m in run.file_messages()] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "user",
+        "assistant",
+    ]
 
 
 # -- retries ----------------------------------------------------------------------------------

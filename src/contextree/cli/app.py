@@ -241,6 +241,8 @@ def tree(
 class ContextFormat(StrEnum):
     text = "text"
     json = "json"
+    openai = "openai"
+    anthropic = "anthropic"
 
 
 @app.command()
@@ -248,7 +250,16 @@ class ContextFormat(StrEnum):
 def context(
     session: SessionArg,
     leaf: Annotated[str | None, typer.Option(help="Entry id to build the context for.")] = None,
-    format: Annotated[ContextFormat, typer.Option("--format", "-f")] = ContextFormat.text,
+    format: Annotated[
+        ContextFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="text or json: the context as pi builds it; openai or anthropic: the "
+            "messages of a request to that provider (failed replies left out, every tool call "
+            "answered).",
+        ),
+    ] = ContextFormat.text,
 ) -> None:
     """Print what the LLM sees at the leaf (or at --leaf)."""
     from contextree.cli import render
@@ -259,6 +270,9 @@ def context(
     _report_load(session_tree)
     ctx = session_tree.build_session_context(leaf)
     messages = convert_to_llm(ctx.messages)
+    if format in (ContextFormat.openai, ContextFormat.anthropic):
+        _print_provider_messages(messages, format)
+        return
     if format is ContextFormat.json:
         payload = {
             "thinkingLevel": ctx.thinking_level,
@@ -282,6 +296,24 @@ def context(
         f"model {ctx.model.spec if ctx.model else '-'}[/]",
         markup=True,
     )
+
+
+def _print_provider_messages(messages: list[dict[str, Any]], format: ContextFormat) -> None:
+    """The ``messages`` of a request body to the provider (no system prompt: a session stores
+    none)."""
+    from contextree.context.provider import provider_messages
+
+    view = provider_messages(messages)
+    if format is ContextFormat.openai:
+        from contextree.llm.openai_compat import to_openai_messages
+
+        mapped = to_openai_messages("", view)
+    else:
+        from contextree.llm.anthropic import to_anthropic_messages
+
+        mapped = to_anthropic_messages(view)
+    payload = {"messages": mapped}
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""What the model sees: rebuild a leaf's messages and convert them for an LLM."""
+"""What the model sees: rebuild a leaf's messages, convert them for an LLM, and make them
+provider-valid for a request (``provider_messages``)."""
 
 from contextree.context.build import (
     ModelRef,
@@ -13,8 +14,15 @@ from contextree.context.convert import (
     compaction_summary_text,
     convert_to_llm,
 )
+from contextree.context.provider import (
+    DROPPED_STOP_REASONS,
+    MISSING_RESULT_TEXT,
+    provider_messages,
+)
 
 __all__ = [
+    "DROPPED_STOP_REASONS",
+    "MISSING_RESULT_TEXT",
     "ModelRef",
     "SessionContext",
     "bash_execution_to_text",
@@ -24,4 +32,5 @@ __all__ = [
     "compaction_summary_text",
     "convert_to_llm",
     "message_from_entry",
+    "provider_messages",
 ]

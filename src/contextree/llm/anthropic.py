@@ -151,7 +151,12 @@ def to_anthropic_messages(messages: list[LlmMessage]) -> list[JsonDict]:
     """pi LLM messages as Anthropic messages.
 
     ``developer`` messages go as ``user``; tool results become ``tool_result`` blocks of a
-    user message (consecutive results share one); thinking without a signature is dropped.
+    user message; thinking without a signature is dropped. Roles then alternate: consecutive
+    messages of one role (tool results and a user message after them, two user messages, an
+    assistant message left after a dropped one) are merged into one, ``tool_result`` blocks
+    first, and messages left without content are dropped (the API rejects them; strict
+    Anthropic-compatible servers reject consecutive roles too). Tool-call pairing is not
+    repaired here: send :func:`~contextree.context.provider.provider_messages` output.
 
     Raises:
         ValueError: a role or content block type Anthropic cannot carry.
@@ -168,24 +173,31 @@ def to_anthropic_messages(messages: list[LlmMessage]) -> list[JsonDict]:
             # Thinking signatures are only valid for the provider that made them.
             replay = message.get("provider") in (None, "anthropic")
             blocks = _assistant_blocks(message.get("content"), what=what, replay_thinking=replay)
-            if blocks:
-                result.append({"role": "assistant", "content": blocks})
+            result.append({"role": "assistant", "content": blocks})
         elif role == "toolResult":
-            block = _tool_result(message, what=what)
-            previous = result[-1] if result else None
-            if (
-                previous is not None
-                and previous["role"] == "user"
-                and isinstance(previous["content"], list)
-                and previous["content"]
-                and all(b.get("type") == "tool_result" for b in previous["content"])
-            ):
-                previous["content"].append(block)
-            else:
-                result.append({"role": "user", "content": [block]})
+            result.append({"role": "user", "content": [_tool_result(message, what=what)]})
         else:
             raise ValueError(f'{what}: cannot send a message with role "{role}" to Anthropic')
-    return result
+    return _alternate(result)
+
+
+def _alternate(messages: list[JsonDict]) -> list[JsonDict]:
+    merged: list[JsonDict] = []
+    for message in messages:
+        if not message["content"]:
+            continue
+        previous = merged[-1] if merged else None
+        if previous is None or previous["role"] != message["role"]:
+            merged.append(message)
+            continue
+        blocks = _as_blocks(previous["content"]) + _as_blocks(message["content"])
+        results = [block for block in blocks if block.get("type") == "tool_result"]
+        previous["content"] = results + [b for b in blocks if b.get("type") != "tool_result"]
+    return merged
+
+
+def _as_blocks(content: str | list[JsonDict]) -> list[JsonDict]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
 def to_anthropic_tools(tools: list[ToolSpec]) -> list[JsonDict]:

@@ -29,6 +29,7 @@ from contextree.compaction.prune import prune_session
 from contextree.compaction.run import CompactionOutcome, compact_session
 from contextree.compaction.summarize import CompactionResult, StructuredSummarizer
 from contextree.context.convert import convert_to_llm
+from contextree.context.provider import provider_messages
 from contextree.entries.ids import iso_to_ms, now_ms
 from contextree.entries.types import AgentMessage, Entry, LlmMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ContextreeError, ModelError
@@ -60,7 +61,6 @@ OVERFLOW_RETRY_FAILED = (
     "reduce the context or switch to a model with a larger window"
 )
 _MAX_AUTO_CONTINUES = 3
-_DROPPED_STOP_REASONS = frozenset({"error", "aborted"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,25 +76,11 @@ def _api_name(provider: str) -> str:
 
 
 def request_messages(messages: Sequence[AgentMessage]) -> list[LlmMessage]:
-    """The messages sent to the model: failed and aborted replies (and their tool results)
-    stay in the file but are left out, so a retry after an overflow is not the same request."""
-    dropped_calls: set[str] = set()
-    out: list[LlmMessage] = []
-    for message in convert_to_llm(messages):
-        role = message.get("role")
-        if role == "assistant" and message.get("stopReason") in _DROPPED_STOP_REASONS:
-            content = message.get("content")
-            if isinstance(content, list):
-                dropped_calls.update(
-                    str(b.get("id"))
-                    for b in content
-                    if isinstance(b, dict) and b.get("type") == "toolCall"
-                )
-            continue
-        if role == "toolResult" and str(message.get("toolCallId")) in dropped_calls:
-            continue
-        out.append(message)
-    return out
+    """The messages sent to the model: the provider view of the context
+    (:func:`~contextree.context.provider.provider_messages`). Failed and aborted replies (and
+    their tool results) stay in the file but are left out, so a retry after an overflow is not
+    the same request; a tool call without a result gets a synthetic error result."""
+    return provider_messages(convert_to_llm(messages))
 
 
 class AgentSession:

@@ -1,0 +1,179 @@
+"""The provider view: LLM messages as a provider will accept them.
+
+``build_session_context`` and ``convert_to_llm`` give pi's context exactly, and pi's context can
+hold things that OpenAI and Anthropic reject with a 400: a reply that failed or was aborted
+part way (often with half a tool call), a tool call whose result never arrived (the agent
+crashed or was stopped between the call and its result), a tool result whose call is gone,
+a user message between a call and its result, or a tool-call id used twice.
+:func:`provider_messages` turns ``convert_to_llm`` output into a list that every provider takes:
+
+1. **Failed replies are left out.** An assistant message with ``stopReason`` ``error`` or
+   ``aborted`` is dropped, and so are the tool results that answer it. The reply stays in the
+   file; only the request leaves it out, so a retry is not the same failing request. (pi
+   0.73.1 drops the reply when it sends, but keeps its results, which then answer nothing;
+   oh-my-pi keeps the reply and answers its calls with ``aborted``.)
+2. **Every tool call gets exactly one result, right after its message.** The results of an
+   assistant message are the tool results up to the next assistant message (its *batch*),
+   paired by id, first come first paired; they follow the assistant message directly, in the
+   order of the calls. A call without a result gets a synthetic error result
+   (:data:`MISSING_RESULT_TEXT`, ``isError`` and ``synthetic`` set). The call is not dropped:
+   dropping it would rewrite a message the model wrote (Anthropic requires the latest
+   assistant message with thinking to come back unmodified) and would hide that the model
+   asked for something; an error result tells the model the truth, that the call gave
+   nothing. pi 0.73.1 and oh-my-pi do the same when they send (``transformMessages`` of
+   ``pi-ai``, "No result provided").
+3. **Tool results with no call in their batch are dropped**: orphans (their call was
+   compacted away or belongs to a dropped reply), duplicates, and results that arrive after the
+   next assistant message.
+4. **Messages between a call and its results move after the results**, in their order (a
+   user's steering message, a ``!bash`` run, a hook's message): nothing the user said is lost,
+   and the results are still adjacent to their call.
+5. **Tool-call ids are unique**: a call whose id is empty or was already used in the request
+   (some servers number calls ``call_0``, ``call_1`` in every reply) gets a fresh id, and its
+   result the same one. Ids count as equal when they are equal after Anthropic's id rewrite
+   (``[a-zA-Z0-9_-]``, at most 64 characters), so they also stay unique there.
+
+An assistant message is never split: its thinking, text and tool-call blocks stay together,
+in order (only a duplicate id is replaced). Consecutive messages of one role are left as they
+are; the Anthropic mapping merges them (``contextree.llm.anthropic.to_anthropic_messages``).
+
+Unchanged messages are returned as they are (the same dicts), changed ones are copies; treat the
+result as read-only. The input is never modified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from contextree.entries.types import ContentBlock, LlmMessage
+
+__all__ = ["DROPPED_STOP_REASONS", "MISSING_RESULT_TEXT", "provider_messages"]
+
+DROPPED_STOP_REASONS: Final = frozenset({"error", "aborted"})
+"""Assistant stop reasons whose message (and its tool results) the provider view leaves out."""
+
+MISSING_RESULT_TEXT: Final = "No result was recorded for this tool call; it may not have run."
+"""The text of the synthetic error result given to a tool call that has none."""
+
+_ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
+_MAX_ID: Final = 64
+
+
+def provider_messages(messages: Iterable[LlmMessage]) -> list[LlmMessage]:
+    """``messages`` (``convert_to_llm`` output) as a list a provider accepts (module docstring)."""
+    items = list(messages)
+    out: list[LlmMessage] = []
+    used_ids: set[str] = set()
+    index = 0
+    while index < len(items):
+        message = items[index]
+        if not _is_assistant(message):
+            # Before the first assistant message: a tool result here answers nothing.
+            if _role(message) != "toolResult":
+                out.append(message)
+            index += 1
+            continue
+        end = index + 1
+        while end < len(items) and not _is_assistant(items[end]):
+            end += 1
+        batch = items[index + 1 : end]
+        if message.get("stopReason") in DROPPED_STOP_REASONS:
+            out.extend(m for m in batch if _role(m) != "toolResult")
+        else:
+            out.extend(_answered(message, batch, used_ids))
+        index = end
+    return out
+
+
+def _answered(
+    message: LlmMessage, batch: list[LlmMessage], used_ids: set[str]
+) -> list[LlmMessage]:
+    """The assistant message, one result per call in call order, then the batch's others."""
+    content = message.get("content")
+    calls = (
+        [(i, block) for i, block in enumerate(content) if _is_tool_call(block)]
+        if isinstance(content, list)
+        else []
+    )
+    waiting: dict[str, list[int]] = {}
+    for position, (_, block) in enumerate(calls):
+        waiting.setdefault(_text(block.get("id")), []).append(position)
+    answers: list[LlmMessage | None] = [None] * len(calls)
+    others: list[LlmMessage] = []
+    for item in batch:
+        if _role(item) == "toolResult":
+            queue = waiting.get(_text(item.get("toolCallId")))
+            if queue:
+                answers[queue.pop(0)] = item
+            continue  # an orphan or a duplicate
+        others.append(item)
+
+    new_content: list[ContentBlock] | None = None
+    results: list[LlmMessage] = []
+    for (block_index, block), answer in zip(calls, answers, strict=True):
+        call_id = _unique_id(_text(block.get("id")), used_ids)
+        if call_id != block.get("id"):
+            if new_content is None:
+                new_content = list(content) if isinstance(content, list) else []
+            new_content[block_index] = {**block, "id": call_id}
+        if answer is None:
+            results.append(_missing_result(message, block, call_id))
+        elif answer.get("toolCallId") != call_id:
+            results.append({**answer, "toolCallId": call_id})
+        else:
+            results.append(answer)
+    assistant = message if new_content is None else {**message, "content": new_content}
+    return [assistant, *results, *others]
+
+
+def _missing_result(message: LlmMessage, call: ContentBlock, call_id: str) -> LlmMessage:
+    result: LlmMessage = {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": _text(call.get("name")),
+        "content": [{"type": "text", "text": MISSING_RESULT_TEXT}],
+        "isError": True,
+    }
+    if "timestamp" in message:
+        result["timestamp"] = message["timestamp"]
+    result["synthetic"] = True
+    return result
+
+
+def _id_key(call_id: str) -> str:
+    """The id as Anthropic's mapping sends it (``contextree.llm.anthropic``)."""
+    return _ID_CHARS.sub("_", call_id)[:_MAX_ID] or "tool_call"
+
+
+def _unique_id(call_id: str, used_ids: set[str]) -> str:
+    """``call_id``, or a fresh id when it is empty or taken; the id's key is marked used."""
+    key = _id_key(call_id)
+    if call_id and key not in used_ids:
+        used_ids.add(key)
+        return call_id
+    number = 1
+    while True:
+        suffix = f"_{number}"
+        candidate = key[: _MAX_ID - len(suffix)] + suffix
+        if candidate not in used_ids:
+            used_ids.add(candidate)
+            return candidate
+        number += 1
+
+
+def _is_assistant(message: object) -> bool:
+    return isinstance(message, dict) and message.get("role") == "assistant"
+
+
+def _is_tool_call(block: object) -> bool:
+    return isinstance(block, dict) and block.get("type") == "toolCall"
+
+
+def _role(message: object) -> object:
+    return message.get("role") if isinstance(message, dict) else None
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
