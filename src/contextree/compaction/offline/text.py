@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -117,12 +118,20 @@ def _fit_text(text: str, budget_tokens: int) -> str:
 _SIMILAR_WORD = re.compile(r"[a-z0-9_./`-]{3,}")
 
 
+@functools.lru_cache(maxsize=8192)
+def _word_set(text: str) -> frozenset[str]:
+    # Cached: grouping compares each new request with every earlier one.
+    return frozenset(_SIMILAR_WORD.findall(text.lower()))
+
+
 def _similar(a: str, b: str, threshold: float = 0.85) -> bool:
     """Whether two lines say nearly the same (word sets overlap by ``threshold``, Jaccard)."""
-    left = set(_SIMILAR_WORD.findall(a.lower()))
-    right = set(_SIMILAR_WORD.findall(b.lower()))
+    left, right = _word_set(a), _word_set(b)
     if not left or not right:
         return a.strip().lower() == b.strip().lower()
+    small, large = sorted((len(left), len(right)))
+    if small < threshold * large:
+        return False  # the overlap cannot reach the threshold
     return len(left & right) / len(left | right) >= threshold
 
 
