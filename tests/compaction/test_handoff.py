@@ -228,6 +228,16 @@ def test_a_foreign_summary_is_carried_section_by_section() -> None:
     assert "# Context Checkpoint" not in summary
 
 
+def test_an_earlier_plan_is_dropped_once_the_user_has_moved_on_to_other_work() -> None:
+    asks = ["Rename the CLI flags.", "Now fix the flaky test.", "Bump the version to 2.1.",
+            "Write the release notes please."]  # fmt: skip
+    messages = [m for ask in asks for m in (_user(ask), _say("Done."))]
+    summary = _summary(messages, kind="update", previous_summary=FOREIGN_SUMMARY)
+    assert "WP3: Create the new entry point" not in summary
+    # What the earlier summary recorded as decided is still there.
+    assert "Keep the old code for reference" in _section(summary, "## Key Decisions")
+
+
 @pytest.mark.skipif(not PI_FIXTURES.is_dir(), reason="../shared/pi-fixtures is not beside the repo")
 def test_pis_own_summary_keeps_its_sections_on_the_before_compaction_fixture() -> None:
     tree = SessionTree.open(PI_FIXTURES / "before-compaction.jsonl")

@@ -334,12 +334,21 @@ def _next_steps(old: _Digest, new: _Digest) -> list[str]:
     done = " ".join(new.done_reports)
     concrete = [step for step in new.next_steps if not step.startswith(_GENERATED_STEPS)]
     generated = [step for step in new.next_steps if step.startswith(_GENERATED_STEPS)]
+    new_requests = (1 if new.goal else 0) + len(new.requests)
+    if new_requests > _STALE_PLAN_REQUESTS:
+        # The user has asked for many other things since: the earlier plan is history, and
+        # stale steps would send a colleague back to finished work.
+        return _union(concrete, generated)
     earlier = [
         step
         for step in old.next_steps
         if not step.startswith(_GENERATED_STEPS) and not _reports_done(done, step)
     ]
     return _union(concrete, earlier, generated)
+
+
+_STALE_PLAN_REQUESTS: Final = 3
+"""More new user requests than this since an earlier summary drop its next steps."""
 
 
 def _merge(old: _Digest, new: _Digest) -> _Digest:
