@@ -245,3 +245,17 @@ def test_http_level_rejections_are_json_too(
     body = reply.partition(b"\r\n\r\n")[2] if reply.startswith(b"HTTP/") else reply
     assert isinstance(json.loads(body)["error"], str)
 
+
+def test_invalid_utf8_in_a_body_is_read_as_pi_reads_it_and_never_repaired_away(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    data = _invalid_utf8_in_a_body()
+    path.write_bytes(data)
+    outcome = fuzzing.run_cli(["tree", str(path), "--fold", "0"])
+    assert outcome.exit_code == 0
+    assert "Fix the \ufffd\ufffd parser" in outcome.stdout
+    assert f"{path}:4: invalid UTF-8 read as U+FFFD" in outcome.stderr
+    assert fuzzing.run_cli(["check", str(path)]).exit_code == 0
+    assert fuzzing.run_cli(["check", str(path), "--repair"]).exit_code == 0
+    assert path.read_bytes() == data
