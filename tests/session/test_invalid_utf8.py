@@ -99,6 +99,16 @@ def test_a_header_with_invalid_utf8_reads_as_pi_reads_it(tmp_path: Path) -> None
     assert SessionTree.open(path).header["cwd"] == "/home/jos\ufffd"
 
 
+def test_the_header_line_number_follows_a_rewrite(tmp_path: Path) -> None:
+    data = _session(header_extra={"cwd": "/home/jos@"})
+    path = _write(tmp_path, b"\n\n" + data)  # two blank lines before the header
+    tree = SessionTree.open(path)
+    assert tree.report.invalid_utf8 == [3]
+    tree.rewrite_entries([{**tree.get_entries()[0], "extra": 1}])  # drops the blank lines
+    assert tree.report.invalid_utf8 == [1, 3]  # the header, and e002 (read by get_entries)
+    assert _lines(path)[0] == data.split(b"\n")[0]
+
+
 def test_invalid_utf8_that_breaks_the_json_is_a_bad_line_kept_in_place(tmp_path: Path) -> None:
     data = _session().replace(b',"timestamp":"2026-01-01T00:00:03.000Z"', b',\xff"t":1')
     path = _write(tmp_path, data)

@@ -662,8 +662,11 @@ class SessionTree:
         lines.extend(encode_line(r.entry) for r in new)
         data = b"\n".join(lines) + b"\n"
         txn.replace(data)
+        report = self._index.report
         if self._header_raw is None:
-            self._index.report.header_utf8_line = None
+            report.header_utf8_line = None  # encoded anew: valid UTF-8 now
+        elif report.header_utf8_line is not None:
+            report.header_utf8_line = len(self._leading) + 1  # blank lines before it are gone
         for record in encoded:
             record.utf8_replaced = False
         self._known_size = len(data)
