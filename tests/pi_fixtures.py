@@ -20,3 +20,16 @@ def pi_fixture(name: str) -> Path:
             f"pi fixture {path} is missing; tests need ../shared beside the repo"
         )
     return path
+
+
+def pi_fixture_or_skip(name: str) -> Path:
+    """Path of a fixture file, or skip the test (with the reason) when it is not there.
+
+    For tests that only add a check on real data to others that build their own files.
+    """
+    import pytest
+
+    path = PI_FIXTURES / name
+    if not path.is_file():
+        pytest.skip(f"pi fixture {path} is missing (../shared/pi-fixtures beside the repo)")
+    return path

@@ -132,14 +132,34 @@ def test_context_of_before_compaction_starts_with_the_summary(tmp_path: Path) ->
 
 def test_context_at_another_leaf(tmp_path: Path) -> None:
     path = copy("large-session.jsonl", tmp_path)
-    tree = SessionTree.open(path)
-    tree.flush()  # v1 ids are made up on each load until the migration is written
-    third = tree.get_entries()[2]["id"]
+    data = path.read_bytes()
+    # A v1 file: its ids are derived on each load, the same each time (issue 11).
+    third = SessionTree.open(path).get_entries()[2]["id"]
     messages = context_json(path)["messages"]
     at_third = json.loads(ok("context", path, "--leaf", third, "-f", "json").stdout)["messages"]
     assert at_third == messages[: len(at_third)]
     assert 1 <= len(at_third) <= 3
     assert_one_line_error(invoke("context", path, "--leaf", "zzzzzzzz"), "zzzzzzzz not found")
+    assert path.read_bytes() == data  # no command needed to write the migration first
+
+
+def test_ids_printed_for_a_v1_file_work_in_the_next_command(tmp_path: Path) -> None:
+    path = copy("large-session.jsonl", tmp_path)
+    data = path.read_bytes()
+
+    def leaf_row() -> str:
+        rows = [r for r in ok("info", path).stdout.splitlines() if r.strip("│ ").startswith("leaf")]
+        assert len(rows) == 1
+        return rows[0]
+
+    assert leaf_row() == leaf_row()
+    printed = re.findall(r"\b[0-9a-f]{8}\b", ok("tree", path, "--fold", "0").stdout)
+    assert len(set(printed)) >= 1019 - 1
+    chosen = printed[len(printed) // 2]
+    messages = json.loads(ok("context", path, "--leaf", chosen, "-f", "json").stdout)["messages"]
+    assert messages
+    assert ok("compact", path, "--dry-run").stdout == ok("compact", path, "--dry-run").stdout
+    assert path.read_bytes() == data
 
 
 def _damaged_pairing_session(tmp_path: Path) -> Path:

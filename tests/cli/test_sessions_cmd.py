@@ -362,13 +362,14 @@ def test_names_and_messages_are_shown_literally(tmp_path: Path) -> None:
 
 
 def test_does_not_decode_every_entry(tmp_path: Path) -> None:
-    """An entry in the middle that cannot be decoded (invalid UTF-8) does not stop the listing."""
+    """An entry in the middle that cannot be decoded (a number out of range) does not stop the
+    listing."""
     lines = [
         header_line().encode(),
         entry_line("a1", None, "message", message=user("the question")).encode(),
         entry_line("a2", "a1", "session_info", name="before").encode(),
         b'{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-01-01T00:00:02.000Z",'
-        b'"message":{"role":"assistant","content":[{"type":"text","text":"bad \xff\xfe"}]}}',
+        b'"message":{"role":"assistant","content":[{"type":"text","text":"big"}],"n":1e400}}',
         entry_line("a4", "a3", "session_info", name="after").encode(),
         entry_line("a5", "a4", "message", message=assistant()).encode(),
     ]
@@ -381,6 +382,19 @@ def test_does_not_decode_every_entry(tmp_path: Path) -> None:
     assert summary.problem is None
     assert (summary.name, summary.first_message, summary.entries) == ("after", "the question", 5)
     assert "after · the question" in ok("sessions", tmp_path).stdout
+
+
+def test_invalid_utf8_in_the_name_and_first_message_reads_as_pi_reads_it(tmp_path: Path) -> None:
+    lines = [
+        header_line().encode(),
+        entry_line("a1", None, "message", message=user("caf@ question")).encode(),
+        entry_line("a2", "a1", "session_info", name="n@me").encode(),
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines).replace(b"@", b"\xe9") + b"\n")
+    summary = summarize_session_file(path)
+    assert summary.problem is None
+    assert (summary.name, summary.first_message) == ("n\ufffdme", "caf\ufffd question")
 
 
 def test_damaged_session_info_lines_are_skipped(tmp_path: Path) -> None:

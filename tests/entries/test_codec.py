@@ -12,9 +12,13 @@ from hypothesis import strategies as st
 from contextree.entries.codec import (
     LineError,
     decode_object,
+    decode_object_strict,
+    decode_replacing,
     encode_line,
     entry_problem,
     header_problem,
+    replaced_text,
+    replacements,
 )
 from contextree.session import SessionTree
 from core_helpers import Chain, assistant, header, jsonl, user
@@ -43,6 +47,65 @@ def test_decode_object_rejects_non_objects_with_a_reason(line: bytes, reason: st
     with pytest.raises(LineError) as info:
         decode_object(line)
     assert reason in str(info.value)
+
+
+# --- invalid UTF-8 (issue 11): read as pi reads it, U+FFFD for each invalid sequence ------------
+
+# What node 20's Buffer.toString("utf8") (pi's readFileSync(path, "utf8")) gives for each
+# sequence inside a JSON string, as checked against node: one U+FFFD per maximal invalid part.
+NODE_REPLACEMENTS = [
+    ("ff", "\ufffd"),
+    ("80", "\ufffd"),
+    ("8080", "\ufffd\ufffd"),
+    ("c3", "\ufffd"),
+    ("c3c3a9", "\ufffd\u00e9"),
+    ("e282", "\ufffd"),
+    ("f09f98", "\ufffd"),
+    ("c0af", "\ufffd\ufffd"),
+    ("eda080", "\ufffd\ufffd\ufffd"),
+    ("f4908080", "\ufffd\ufffd\ufffd\ufffd"),
+    ("f8", "\ufffd"),
+]
+
+
+@pytest.mark.parametrize(("sequence", "text"), NODE_REPLACEMENTS)
+def test_invalid_utf8_reads_as_node_reads_it(sequence: str, text: str) -> None:
+    line = b'{"type":"message","text":"a' + bytes.fromhex(sequence) + b'b"}'
+    assert decode_object(line) == {"type": "message", "text": f"a{text}b"}
+    with pytest.raises(LineError, match="Invalid UTF-8"):
+        decode_object_strict(line)
+
+
+def test_replaced_text_is_none_for_valid_utf8_and_counts_replacements() -> None:
+    before = replacements()
+    assert replaced_text("caf\u00e9 \u2713 \U0001f600".encode()) is None
+    assert replacements() == before
+    assert replaced_text(memoryview(b"caf\xe9")) == "caf\ufffd"
+    assert replacements() == before + 1
+
+
+def test_decode_replacing_raises_the_first_error_for_a_valid_utf8_line() -> None:
+    line = b'{"type":"message",'
+    with pytest.raises(LineError) as first:
+        decode_object_strict(line)
+    with pytest.raises(LineError) as again:
+        decode_replacing(line, first.value)
+    assert again.value is first.value
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b'{"type":"message",\xff"x":1}', "not valid JSON"),  # outside a string: not JSON
+        (b'"\xff"', "expected a JSON object, found str"),
+    ],
+)
+def test_invalid_utf8_that_is_not_a_json_object_either_is_a_line_error(
+    line: bytes, reason: str
+) -> None:
+    with pytest.raises(LineError) as info:
+        decode_object(line)
+    assert reason in str(info.value) and "(and invalid UTF-8)" in str(info.value)
 
 
 def test_encode_line_is_compact_utf8_without_newline() -> None:

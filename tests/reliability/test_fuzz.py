@@ -146,13 +146,25 @@ def _deep() -> bytes:
 
 
 def _invalid_utf8_in_a_body() -> bytes:
-    # The quick index skips message bodies, so this line only fails when it is decoded.
+    # The quick index skips message bodies, so these bytes are only seen when it is decoded.
     lines = encode(BASE).split(b"\n")
     lines[3] = lines[3].replace(b"Fix the parser", b"Fix the \xff\xfe parser")
     return b"\n".join(lines)
 
 
-SPECIAL = {"huge line": _huge, "depth 10000": _deep, "invalid UTF-8": _invalid_utf8_in_a_body}
+def _number_out_of_range_in_a_body() -> bytes:
+    # The quick index skips message bodies: this line only fails when it is decoded.
+    lines = encode(BASE).split(b"\n")
+    lines[3] = lines[3].replace(b'"timestamp":', b'"big":1e400,"timestamp":', 1)
+    return b"\n".join(lines)
+
+
+SPECIAL = {
+    "huge line": _huge,
+    "depth 10000": _deep,
+    "invalid UTF-8": _invalid_utf8_in_a_body,
+    "number out of range": _number_out_of_range_in_a_body,
+}
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
@@ -177,7 +189,7 @@ def test_nesting_too_deep_is_a_reported_bad_line_that_repair_moves_away(tmp_path
 
 def test_an_undecodable_entry_gives_one_line_and_repair_fixes_it(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_bytes(_invalid_utf8_in_a_body())
+    path.write_bytes(_number_out_of_range_in_a_body())
     # The entry is not in the context and info reads only what it shows (msgspec skips the
     # bytes of fields it is not asked for); commands that need the entry stop with one line.
     outcome = fuzzing.run_cli(["info", str(path)])
@@ -232,3 +244,18 @@ def test_http_level_rejections_are_json_too(
     reply = fuzzing.send_raw(host, port, raw)
     body = reply.partition(b"\r\n\r\n")[2] if reply.startswith(b"HTTP/") else reply
     assert isinstance(json.loads(body)["error"], str)
+
+
+def test_invalid_utf8_in_a_body_is_read_as_pi_reads_it_and_never_repaired_away(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    data = _invalid_utf8_in_a_body()
+    path.write_bytes(data)
+    outcome = fuzzing.run_cli(["tree", str(path), "--fold", "0"])
+    assert outcome.exit_code == 0
+    assert "Fix the \ufffd\ufffd parser" in outcome.stdout
+    assert f"{path}:4: invalid UTF-8 read as U+FFFD" in outcome.stderr
+    assert fuzzing.run_cli(["check", str(path)]).exit_code == 0
+    assert fuzzing.run_cli(["check", str(path), "--repair"]).exit_code == 0
+    assert path.read_bytes() == data

@@ -79,9 +79,10 @@ def test_bad_lines_go_to_the_rejected_file_after_a_backup(tmp_path: Path) -> Non
     assert report.changed and report.backup == backup
     assert backup.read_bytes() == original
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
-    assert path.read_bytes() == HEADER + b"\n" + A + b"\n" + B + b"\n" + C + b"\n"
+    # A line with invalid UTF-8 is used (as pi reads it) and kept byte for byte.
+    assert path.read_bytes() == b"\n".join([HEADER, A, B, BAD_UTF8, C]) + b"\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o644  # the session keeps its own mode
-    assert [r.line for r in report.rejected] == [1, 4, 7, 8]
+    assert [r.line for r in report.rejected] == [1, 4, 7]
     assert report.blank_lines_dropped == 1
     rejected = report.rejected_file
     assert rejected == tmp_path / "s.jsonl.rejected"
@@ -92,8 +93,12 @@ def test_bad_lines_go_to_the_rejected_file_after_a_backup(tmp_path: Path) -> Non
     assert lines[2] == b"garbage before"
     assert lines[3].startswith(b"# line 4: not valid JSON")
     assert lines[4] == NOT_JSON
-    assert lines[6] == NO_TYPE and lines[8] == BAD_UTF8  # verbatim, invalid UTF-8 and all
+    assert lines[6] == NO_TYPE and len(lines) == 8  # verbatim
     assert not report.damaged
+    assert [(f.severity, f.line, f.entry_id) for f in report.findings] == [
+        ("warning", 4, "ffffffff")
+    ]
+    assert "invalid UTF-8 read as U+FFFD" in report.findings[0].message
     assert SessionTree.open(path).report.clean
 
 

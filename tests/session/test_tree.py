@@ -639,7 +639,7 @@ def test_check_reports_an_entry_whose_body_cannot_be_decoded(tmp_path: Path) -> 
     path.write_bytes(
         b'{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/"}\n'
         b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z",'
-        b'"message":{"role":"user","content":"bad \xff here"}}\n'
+        b'"message":{"role":"user","content":"too big","n":1e400}}\n'
     )
     report = check_session(SessionTree.open(path))
     assert report.damaged

@@ -35,6 +35,10 @@ R = TypeVar("R")
 class _State:
     debug = False
 
+    def __init__(self) -> None:
+        self.loaded: list[tuple[Any, set[str]]] = []
+        """Sessions whose load report this command printed, with the lines it printed."""
+
     @functools.cached_property
     def console(self) -> Console:
         return Console(theme=THEME, highlight=False, soft_wrap=False)
@@ -69,10 +73,16 @@ def _error_text(exc: ContextreeError) -> str:
 def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn expected failures into one red line on stderr and exit code 1 (2 for usage)."""
 
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _report_late()  # before any error line: what was found while reading
+
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return func(*args, **kwargs)
+            return run(*args, **kwargs)
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except ContextreeError as exc:
@@ -85,8 +95,8 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
             where = f"{exc.filename}: " if exc.filename else ""
             raise _fail(f"{where}{exc.strerror or exc}") from None
         except (RecursionError, ValueError) as exc:
-            # An entry the quick index accepted but the full decode did not (invalid UTF-8
-            # inside a field, nesting too deep for a later step): one line, not a traceback.
+            # An entry the quick index accepted but the full decode did not (nesting too deep
+            # for a later step, say): one line, not a traceback.
             from contextree.entries.codec import LineError
 
             if state.debug or not isinstance(exc, RecursionError | LineError):
@@ -117,8 +127,28 @@ def _open(path: Path) -> Any:
 
 
 def _report_load(tree: Any) -> None:
+    """Print what loading ``tree`` found wrong, one ``warning:`` line each."""
+    shown: set[str] = set()
+    _print_report(tree, shown)
+    state.loaded.append((tree, shown))
+
+
+def _report_late() -> None:
+    """Print what the command found while reading its sessions (invalid UTF-8 replaced in an
+    entry decoded after the load), once each."""
+    loaded, state.loaded = state.loaded, []
+    for tree, shown in loaded:
+        _print_report(tree, shown)
+
+
+def _print_report(tree: Any, shown: set[str]) -> None:
+    from rich.markup import escape
+
     for line in tree.report.messages():
-        state.errors.print(f"[ct.warning]warning:[/] {line}", markup=True, highlight=False)
+        if line not in shown:
+            shown.add(line)
+            text = escape(line)
+            state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
 
 
 def _settings(**overrides: Any) -> Any:

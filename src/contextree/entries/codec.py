@@ -4,6 +4,10 @@ Decoding is lossless: a line becomes a plain ``dict`` holding every key it had. 
 msgspec can reject a line becomes one :class:`LineError` with a reason (:func:`line_error`); the
 store's envelope decoder (``contextree.store.index.Record``), which reads only the keys that
 place an entry in the tree, reports through the same translation.
+
+Invalid UTF-8 is read as pi reads it (node decodes the file with U+FFFD for each invalid
+sequence): strict decoding comes first, and only a line it rejects is checked and decoded again
+from :func:`replaced_text`. Valid lines pay nothing for this.
 """
 
 from __future__ import annotations
@@ -18,13 +22,18 @@ from contextree.entries.types import JsonDict
 
 __all__ = [
     "DECODE_ERRORS",
+    "INVALID_UTF8",
     "LineError",
     "decode_object",
+    "decode_object_strict",
+    "decode_replacing",
     "decoding",
     "encode_line",
     "entry_problem",
     "header_problem",
     "line_error",
+    "replaced_text",
+    "replacements",
 ]
 
 
@@ -61,8 +70,9 @@ def decoding() -> Iterator[None]:
         raise line_error(exc) from None
 
 
-def decode_object(line: bytes | memoryview) -> JsonDict:
-    """Decode one line into a dict; raise :class:`LineError` when it is not a JSON object."""
+def decode_object_strict(line: bytes | memoryview) -> JsonDict:
+    """Decode one line into a dict; raise :class:`LineError` when it is not a JSON object of
+    valid UTF-8 (see :func:`decode_replacing` for what comes next)."""
     # A plain try (not ``decoding()``): this runs once per entry read, and a generator-based
     # context manager costs more than the decode of a small line.
     try:
@@ -71,6 +81,59 @@ def decode_object(line: bytes | memoryview) -> JsonDict:
         raise line_error(exc) from None
     if not isinstance(value, dict):
         raise LineError(f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def decode_object(line: bytes | memoryview) -> JsonDict:
+    """Decode one line into a dict, invalid UTF-8 read as U+FFFD (as pi does); raise
+    :class:`LineError` when it is not a JSON object."""
+    try:
+        return decode_object_strict(line)
+    except LineError as exc:
+        return decode_replacing(line, exc)
+
+
+INVALID_UTF8 = "invalid UTF-8 read as U+FFFD (as pi reads it)"
+"""What the load report and ``check`` say of a line with invalid UTF-8 that is still used."""
+
+
+class _Replacements:
+    count = 0
+
+
+def replacements() -> int:
+    """How many lines this process has read with invalid UTF-8 replaced (never goes down).
+
+    Lets a reader of many lines learn cheaply whether any of them needed a replacement.
+    """
+    return _Replacements.count
+
+
+def replaced_text(line: bytes | memoryview) -> str | None:
+    """``line`` decoded with U+FFFD for each invalid UTF-8 sequence (as node's TextDecoder
+    does), or ``None`` when it is valid UTF-8 (then invalid UTF-8 is not its problem)."""
+    raw = bytes(line)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        _Replacements.count += 1
+        return raw.decode("utf-8", "replace")
+    return None
+
+
+def decode_replacing(line: bytes | memoryview, error: LineError) -> JsonDict:
+    """After strict decoding of ``line`` failed with ``error``: the object read from the line
+    with invalid UTF-8 replaced by U+FFFD. Raises ``error`` when the line is valid UTF-8, and a
+    :class:`LineError` when even the replaced text is not a JSON object."""
+    text = replaced_text(line)
+    if text is None:
+        raise error
+    try:
+        value = _object_decoder.decode(text)
+    except DECODE_ERRORS as exc:
+        raise LineError(f"{line_error(exc)} (and invalid UTF-8)") from None
+    if not isinstance(value, dict):
+        raise LineError(f"expected a JSON object, found {type(value).__name__} (and invalid UTF-8)")
     return value
 
 

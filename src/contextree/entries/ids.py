@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["iso_now", "iso_to_ms", "ms_to_iso", "new_entry_id", "new_session_id", "now_ms"]
+__all__ = [
+    "derived_entry_id",
+    "iso_now",
+    "iso_to_ms",
+    "ms_to_iso",
+    "new_entry_id",
+    "new_session_id",
+    "now_ms",
+]
 
 _MAX_TRIES = 100
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -21,6 +30,21 @@ def new_entry_id(exists: Callable[[str], bool] = lambda _id: False) -> str:
         if not exists(candidate):
             return candidate
     return str(uuid.uuid4())
+
+
+def derived_entry_id(seed: bytes, exists: Callable[[str], bool] = lambda _id: False) -> str:
+    """Return 8 lowercase hex characters derived from ``seed``: the same seed, the same id.
+
+    Like :func:`new_entry_id`, but reproducible in every run and process (ids given to entries
+    that had none, such as v1 migrations). A candidate for which ``exists`` is true is skipped
+    for the next one derived from ``seed``; after 100 a 128-bit one in UUID form follows.
+    """
+    for attempt in range(_MAX_TRIES):
+        digest = hashlib.blake2b(attempt.to_bytes(2, "big") + seed, digest_size=4)
+        candidate = digest.hexdigest()
+        if not exists(candidate):
+            return candidate
+    return str(uuid.UUID(bytes=hashlib.blake2b(b"uuid" + seed, digest_size=16).digest()))
 
 
 def new_session_id() -> str:

@@ -1,7 +1,8 @@
 """Damage checks over a whole session: what ``contextree check`` reports.
 
 Errors are damage (a model call or pi would go wrong, or data was lost); warnings are oddities a
-healthy session can have (an aborted run leaves tool calls without results).
+healthy session can have (an aborted run leaves tool calls without results, a stray byte of
+invalid UTF-8 in a tool output is read as U+FFFD, as pi reads it).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
-from contextree.entries.codec import LineError, entry_problem
+from contextree.entries.codec import INVALID_UTF8, LineError, entry_problem
 from contextree.entries.types import Entry
 from contextree.session.tree import SessionTree
 from contextree.store.index import Record, collector_paused
@@ -159,6 +160,10 @@ def check_session(tree: SessionTree) -> CheckReport:
         add(Finding("error", f"parent {parent!r} does not exist", line, entry_id))
     for record in _cycles(tree):
         add(Finding("error", "parent chain forms a cycle", record.line, record.id))
+    replaced = f"{INVALID_UTF8}; the line is kept byte for byte"
+    header_line = tree.report.header_utf8_line
+    if header_line is not None:
+        add(Finding("warning", f"session header: {replaced}", header_line))
     with collector_paused():  # decoding every entry: a bulk load
         for record in tree.records():
             try:
@@ -166,6 +171,9 @@ def check_session(tree: SessionTree) -> CheckReport:
             except (LineError, RecursionError) as exc:
                 reason = str(exc) if isinstance(exc, LineError) else "nested too deeply"
                 add(Finding("error", f"entry cannot be decoded: {reason}", record.line, record.id))
+                continue
+            if record.utf8_replaced:
+                add(Finding("warning", replaced, record.line, record.id))
     ids = {r.id for r in tree.records()}
     for record in tree.records():
         entry = _entry(record)
@@ -224,7 +232,7 @@ def count_types(tree: SessionTree) -> Counter[str]:
     """Entries per type, message entries per role (``message:user``...).
 
     A message whose role cannot be read counts as :data:`UNDECODABLE`. Only the role is read,
-    so damage elsewhere in a body (invalid UTF-8 in a text, say) is found by ``check``.
+    so oddities elsewhere in a body (invalid UTF-8 in a text, say) are found by ``check``.
     """
     counts: Counter[str] = Counter()
     for record in tree.records():

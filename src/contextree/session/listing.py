@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
-from contextree.entries.codec import DECODE_ERRORS, LineError, decode_object
+from contextree.entries.codec import DECODE_ERRORS, LineError, decode_object, replaced_text
 from contextree.errors import SessionFileError, UnsupportedVersionError
 from contextree.store.index import SessionHead, parse_head
 
@@ -96,6 +96,24 @@ class _MessageProbe(msgspec.Struct):
 _info_decoder = msgspec.json.Decoder(_Info)
 _message_decoder = msgspec.json.Decoder(_MessageProbe)
 
+_T = TypeVar("_T")
+
+
+def _probe(decoder: msgspec.json.Decoder[_T], line: memoryview) -> _T | None:
+    """``line`` decoded by ``decoder``, invalid UTF-8 read as U+FFFD (as pi does); ``None``
+    when it cannot be decoded."""
+    try:
+        return decoder.decode(line)
+    except DECODE_ERRORS:
+        text = replaced_text(line)
+    if text is None:
+        return None
+    try:
+        return decoder.decode(text)
+    except DECODE_ERRORS:
+        return None
+
+
 _INFO_TOKEN = b'"session_info"'
 _MESSAGE_TOKEN = b'"message"'
 _WHITESPACE = b" \t\r\n\x0b\x0c"
@@ -150,9 +168,8 @@ def _latest_name(data: bytes, start: int) -> str | None:
         position = line_start
         if line_start < start:
             return None
-        try:
-            probe = _info_decoder.decode(memoryview(data)[line_start:line_end])
-        except DECODE_ERRORS:
+        probe = _probe(_info_decoder, memoryview(data)[line_start:line_end])
+        if probe is None:
             continue  # a damaged line, or one that only mentions session_info
         if probe.type == "session_info":
             name = probe.name
@@ -190,11 +207,14 @@ def _first_user_message(data: bytes, start: int, width: int) -> str | None:
         if line_start < start:
             continue
         line = view[line_start:line_end]
-        try:
-            probe = _message_decoder.decode(line)
-        except DECODE_ERRORS:
+        message_probe = _probe(_message_decoder, line)
+        if message_probe is None:
             continue
-        if probe.type != "message" or probe.message is None or probe.message.role != "user":
+        if (
+            message_probe.type != "message"
+            or message_probe.message is None
+            or message_probe.message.role != "user"
+        ):
             continue
         try:
             entry = decode_object(line)

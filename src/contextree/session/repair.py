@@ -10,12 +10,13 @@ The repair works in place, and only after a full copy is safe:
 4. the session is replaced atomically by the remaining lines (DESIGN decision 6: a file is
    only ever changed by an atomic rewrite), so pi and contextree keep using the same path.
 
-Unusable means: not JSON, not an object, invalid UTF-8, nested too deeply, no entry type, no
-id (format v2 and later), or a message entry without a message; also a cut-off last line and
-garbage before the header. Blank lines are dropped. Everything else is kept byte for byte, even
-when it is wrong: duplicate ids, entries whose parent is missing, a ``firstKeptEntryId`` or a
-label pointing nowhere. Those are reported, not changed, because no rule can tell which side of
-a dangling reference is the damaged one.
+Unusable means: not JSON (after reading invalid UTF-8 as U+FFFD), not an object, nested too
+deeply, no entry type, no id (format v2 and later), or a message entry without a message; also
+a cut-off last line and garbage before the header. Blank lines are dropped. Everything else is
+kept byte for byte, even when it is wrong: lines with invalid UTF-8 (pi reads them with U+FFFD,
+and removing one would cut every later entry off from its parent), duplicate ids, entries whose
+parent is missing, a ``firstKeptEntryId`` or a label pointing nowhere. Those are reported, not
+changed, because no rule can tell which side of a dangling reference is the damaged one.
 """
 
 from __future__ import annotations

@@ -227,8 +227,13 @@ class SessionTree:
 
     @property
     def report(self) -> LoadReport:
-        """What loading found wrong in the whole file (reads every line not read yet)."""
-        return self._index.complete_all().report
+        """What loading found wrong in the whole file (reads every line not read yet).
+
+        Its ``invalid_utf8`` lists the lines read so far whose invalid UTF-8 was replaced (an
+        entry's body is decoded when first read; :func:`~contextree.session.check.check_session`
+        reads every one).
+        """
+        return self._index.current_report()
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -649,17 +654,33 @@ class SessionTree:
             self.leaf_id = new[-1].id
 
     def _replace_all(self, txn: StoreTransaction, new: list[Record]) -> None:
+        # Unchanged lines are written as they were read, invalid UTF-8 included; only changed
+        # ones are encoded anew (then valid UTF-8, U+FFFD where the original was not).
         header = self._header_raw if self._header_raw is not None else encode_line(self.header)
         # oh-my-pi's title slot stays the first line, byte for byte (it is fixed-width).
         lines = [self._title_slot] if self._title_slot is not None else []
         lines.extend(bad.raw for bad in self._leading)
         lines.append(header)
-        lines.extend(
-            item.raw if isinstance(item, BadLine) else item.to_line() for item in self._index.items
-        )
+        encoded: list[Record] = []
+        for item in self._index.items:
+            if isinstance(item, BadLine):
+                lines.append(item.raw)
+                continue
+            raw = item.raw
+            if raw is None:
+                raw = encode_line(item.entry)
+                encoded.append(item)
+            lines.append(raw)
         lines.extend(encode_line(r.entry) for r in new)
         data = b"\n".join(lines) + b"\n"
         txn.replace(data)
+        report = self._index.report
+        if self._header_raw is None:
+            report.header_utf8_line = None  # encoded anew: valid UTF-8 now
+        elif report.header_utf8_line is not None:
+            report.header_utf8_line = len(self._leading) + 1  # blank lines before it are gone
+        for record in encoded:
+            record.utf8_replaced = False
         self._known_size = len(data)
         self._header_raw = header
         self._needs_rewrite = False

@@ -4,6 +4,12 @@ Only the envelope (``type``, ``id``, ``parentId``, ``timestamp``) of each line i
 a :class:`Record` decodes its full body on first use, so opening a large session and building
 the context of one leaf touches only the entries on that leaf's path. Lines that cannot be used
 become :class:`BadLine` items and stay in place, verbatim, for any later rewrite.
+
+A line with invalid UTF-8 is read as pi reads it, with U+FFFD for each invalid sequence, and
+used; its record keeps the original bytes, which every rewrite writes back unchanged. Only a
+line strict decoding rejects is looked at again, so valid files pay nothing for this. The
+envelope decoder skips the bytes of the fields it does not read, so invalid UTF-8 inside a
+message body is found when that entry is decoded; the load report lists what was found so far.
 """
 
 from __future__ import annotations
@@ -18,11 +24,14 @@ import msgspec
 
 from contextree.entries.codec import (
     DECODE_ERRORS,
+    INVALID_UTF8,
     LineError,
-    decode_object,
+    decode_object_strict,
+    decode_replacing,
     decoding,
     encode_line,
     header_problem,
+    replaced_text,
 )
 from contextree.entries.types import CURRENT_SESSION_VERSION, Entry, Header
 from contextree.errors import SessionFileError, UnsupportedVersionError
@@ -67,6 +76,8 @@ class Record(msgspec.Struct, gc=False):
     start: int = msgspec.field(default=0, name=_OWN + "start")
     end: int = msgspec.field(default=0, name=_OWN + "end")
     cached: dict[str, Any] | None = msgspec.field(default=None, name=_OWN + "entry")
+    utf8_replaced: bool = msgspec.field(default=False, name=_OWN + "utf8")
+    """The line was read with invalid UTF-8 replaced by U+FFFD (its bytes stay as they are)."""
 
     @classmethod
     def from_entry(cls, entry: Entry, *, line: int | None = None) -> Record:
@@ -100,11 +111,19 @@ class Record(msgspec.Struct, gc=False):
     def entry(self) -> Entry:
         """The full entry dict (decoded from the stored line on first access)."""
         if self.cached is None:
+            line: bytes | memoryview
             if self.buf is not None:
-                self.cached = decode_object(memoryview(self.buf)[self.start : self.end])
+                line = memoryview(self.buf)[self.start : self.end]
             else:
                 assert self.stored is not None
-                self.cached = decode_object(self.stored)
+                line = self.stored
+            try:
+                self.cached = decode_object_strict(line)
+            except LineError as exc:
+                # Invalid UTF-8 (the envelope decoder skips the bytes of other fields): read
+                # it as pi does; anything else is raised.
+                self.cached = decode_replacing(line, exc)
+                self.utf8_replaced = True
         return self.cached
 
     @property
@@ -201,9 +220,17 @@ class LoadReport:
     orphans: list[tuple[str, int | None, str]] = field(default_factory=list)
     migrated_from: int | None = None
     partial_last_line: bool = False
+    invalid_utf8: list[int] = field(default_factory=list)
+    """Lines read with invalid UTF-8 replaced by U+FFFD, as pi reads them: used, and kept byte
+    for byte. Entry bodies are decoded when first read, so this lists the lines read so far
+    (``contextree check`` reads all); warnings, not damage."""
+    header_utf8_line: int | None = None
+    """The header's line number when it was read with invalid UTF-8 replaced."""
 
     @property
     def clean(self) -> bool:
+        """Nothing skipped, repeated or cut off from its parent (lines read with invalid UTF-8
+        replaced are used, so they do not count)."""
         return not (self.bad_lines or self.duplicate_ids or self.orphans)
 
     def messages(self) -> list[str]:
@@ -219,6 +246,8 @@ class LoadReport:
                 f"{self.source}:{line}: entry {entry_id} points to missing parent {parent!r}; "
                 "it starts its own branch"
             )
+        for line in self.invalid_utf8:
+            out.append(f"{self.source}:{line}: {INVALID_UTF8}; the line is kept byte for byte")
         return out
 
 
@@ -308,8 +337,21 @@ def _object_lines(data: bytes, spans: list[tuple[int, int]]) -> bool:
 
 
 def _decode_one(line: bytes | memoryview) -> Record:
-    with decoding():
-        return _record_decoder.decode(line)
+    try:
+        with decoding():
+            return _record_decoder.decode(line)
+    except LineError:
+        text = replaced_text(line)
+        if text is None:
+            raise
+    # Invalid UTF-8 in an envelope field: read the line as pi does (U+FFFD).
+    try:
+        with decoding():
+            record = _record_decoder.decode(text)
+    except LineError as exc:
+        raise LineError(f"{exc} (and invalid UTF-8)") from None
+    record.utf8_replaced = True
+    return record
 
 
 def parse_spans(
@@ -441,8 +483,14 @@ def parse_head(data: bytes, source: str) -> SessionHead:
         start, position = position, end + 1
         if _is_blank(data, start, end):
             continue
+        line = memoryview(data)[start:end]
+        replaced = False
         try:
-            candidate = decode_object(memoryview(data)[start:end])
+            try:
+                candidate = decode_object_strict(line)
+            except LineError as exc:
+                candidate = decode_replacing(line, exc)
+                replaced = True
         except LineError as exc:
             leading.append(BadLine(number, data[start:end], str(exc)))
             continue
@@ -465,6 +513,8 @@ def parse_head(data: bytes, source: str) -> SessionHead:
                 line=number,
             )
         report.bad_lines.extend(leading)
+        if replaced:
+            report.header_utf8_line = number
         return SessionHead(
             header=candidate,
             header_raw=data[start:end],

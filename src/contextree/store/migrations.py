@@ -7,24 +7,50 @@ full rewrite (as the fork does; pi rewrites at once, we never write on a plain r
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
-from contextree.entries.ids import new_entry_id
+from contextree.entries.codec import encode_line
+from contextree.entries.ids import derived_entry_id
 from contextree.entries.types import CURRENT_SESSION_VERSION
 from contextree.store.index import ParsedSession, Record
 
 __all__ = ["MIGRATIONS", "migrate"]
 
 
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 def _v1_to_v2(session: ParsedSession) -> None:
-    """Give every entry an 8-hex id and chain them; map ``firstKeptEntryIndex`` to an id."""
+    """Give every entry an 8-hex id and chain them; map ``firstKeptEntryIndex`` to an id.
+
+    pi draws the ids at random; ours are derived from the session id and the entry's line (its
+    bytes, and how many identical lines came before it), so every open of the same file, in any
+    process, gives the same ids, and an id printed by one command works in the next. They are
+    what the migration's rewrite later stores. Removing another line (``check --repair``) does
+    not change an entry's id. A derived id that is already taken (by an earlier entry, or by an
+    ``id`` some v1 line carries) is skipped for the next one derived from the same line.
+    """
     records = [item for item in session.items if isinstance(item, Record)]
+    session_key = _digest(str(session.header.get("id")).encode("utf-8", "surrogatepass"))
+    # Ids some lines already carry are replaced below, like pi does; none is handed out again.
+    taken = {record.id for record in records if record.id}
     used: set[str] = set()
+
+    def exists(candidate: str) -> bool:
+        return candidate in used or candidate in taken
+
+    occurrences: dict[bytes, int] = {}
     previous: str | None = None
     for record in records:
-        entry = record.entry
-        entry_id = new_entry_id(used.__contains__)
+        raw = record.raw
+        content = _digest(raw if raw is not None else encode_line(record.entry))
+        occurrence = occurrences.get(content, 0)
+        occurrences[content] = occurrence + 1
+        entry_id = derived_entry_id(session_key + content + occurrence.to_bytes(8, "big"), exists)
         used.add(entry_id)
+        entry = record.entry
         entry["id"] = entry_id
         entry["parentId"] = previous
         record.id = entry_id

@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
 
+from contextree.entries.codec import replacements
 from contextree.store.index import (
     BadLine,
     LoadReport,
@@ -62,6 +63,8 @@ class RecordIndex:
         self._lines_seen = 0  # lines decoded so far, counted from the end
         self._needs_id = True
         self._leading: Sequence[BadLine] = ()  # unreadable lines before the header
+        # replacements() when report.invalid_utf8 was last gathered (-1: gather again).
+        self._replacements_seen = 0
 
     @classmethod
     def lazy(cls, data: bytes, head: SessionHead) -> RecordIndex:
@@ -187,6 +190,27 @@ class RecordIndex:
 
     # -- complete part --------------------------------------------------------------------------
 
+    def current_report(self) -> LoadReport:
+        """The whole file's report (completing the index), its ``invalid_utf8`` up to date
+        with every line read so far."""
+        self.complete_all()
+        seen = replacements()
+        if seen != self._replacements_seen:
+            # Some line somewhere was read with invalid UTF-8 replaced since we last looked
+            # (never, for valid files): gather this file's lines.
+            self._replacements_seen = seen
+            report = self.report
+            header = report.header_utf8_line
+            report.invalid_utf8[:] = [
+                *([header] if header is not None else []),
+                *(
+                    item.line or 0
+                    for item in self.items
+                    if type(item) is Record and item.utf8_replaced
+                ),
+            ]
+        return self.report
+
     def recount(self, leading: Sequence[BadLine]) -> None:
         """Gather the report's problems from the items afresh: the bad lines (after the
         ``leading`` ones before the header), repeated ids and missing parents."""
@@ -205,6 +229,8 @@ class RecordIndex:
             for record in records
             if missing and record.parent_id is not None and record.parent_id in missing
         ]
+        if replacements():
+            self._replacements_seen = -1  # line numbers may have changed: gather them anew
 
     def renumber_from(self, first_line: int) -> None:
         """Give the items one line each from ``first_line`` on (a rewrite wrote them so)."""
