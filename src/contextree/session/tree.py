@@ -678,7 +678,9 @@ class SessionTree:
         if self._header_raw is None:
             report.header_utf8_line = None  # encoded anew: valid UTF-8 now
         elif report.header_utf8_line is not None:
-            report.header_utf8_line = len(self._leading) + 1  # blank lines before it are gone
+            # Blank lines before it are gone; the title slot, when there is one, is line 1.
+            slot = 1 if self._title_slot is not None else 0
+            report.header_utf8_line = slot + len(self._leading) + 1
         for record in encoded:
             record.utf8_replaced = False
         self._known_size = len(data)

@@ -26,6 +26,7 @@ from contextree.entries.codec import (
     DECODE_ERRORS,
     INVALID_UTF8,
     LineError,
+    decode_object,
     decode_object_strict,
     decode_replacing,
     decoding,
