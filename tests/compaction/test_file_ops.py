@@ -189,3 +189,43 @@ def test_max_listed_is_configurable() -> None:
     )
     with pytest.raises(ValueError):
         upsert_file_tags("", ["a"], [], max_listed=-1)
+
+
+OMP_FILES_TAG = """<files>
+README.md (Read)
+# src/
+app.py (RW)
+## lib/
+util.py (Write)
+# /abs/
+x.ts (Read)
+[…3 files elided…]
+</files>"""
+
+
+def test_oh_my_pi_18s_files_tag_is_read_as_a_folded_tree() -> None:
+    from contextree.compaction.file_ops import parse_files_tag
+
+    body = OMP_FILES_TAG.removeprefix("<files>\n").removesuffix("\n</files>")
+    read, modified = parse_files_tag(body)
+    assert read == ["README.md", "src/app.py", "/abs/x.ts"]
+    assert modified == ["src/app.py", "src/lib/util.py"]
+
+
+def test_oh_my_pi_18s_files_tag_is_replaced_not_duplicated() -> None:
+    summary = upsert_file_tags(f"## Goal\nShip it.\n\n{OMP_FILES_TAG}", ["a.py"], [])
+    assert "<files>" not in summary
+    assert summary == "## Goal\nShip it.\n\n<read-files>\na.py\n</read-files>"
+
+
+def test_an_earlier_oh_my_pi_summary_keeps_its_files_in_the_offline_update() -> None:
+    from contextree.compaction.offline import OfflineSummarizer
+
+    update = OfflineSummarizer().summarize_messages(
+        [{"role": "user", "content": [{"type": "text", "text": "go on"}]}],
+        kind="update",
+        previous_summary=f"## Goal\nShip it.\n\n{OMP_FILES_TAG}",
+        budget_tokens=2000,
+    )
+    assert "Modified `src/lib/util.py`" in update and "Modified `src/app.py`" in update
+    assert "`/abs/x.ts`" in update and "<files>" not in update

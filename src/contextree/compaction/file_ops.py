@@ -21,6 +21,7 @@ __all__ = [
     "FileOps",
     "compute_file_lists",
     "extract_file_ops_from_message",
+    "parse_files_tag",
     "seed_from_details",
     "upsert_file_tags",
 ]
@@ -29,7 +30,9 @@ MAX_LISTED_FILES: Final = 20
 """How many names a tag block lists before it says how many more were omitted."""
 
 _OLD_TAGS: Final = re.compile(
-    r"<read-files>.*?</read-files>\s*|<modified-files>.*?</modified-files>\s*", re.DOTALL
+    r"<read-files>.*?</read-files>\s*|<modified-files>.*?</modified-files>\s*"
+    r"|<files>.*?</files>\s*",  # oh-my-pi 18's one tag for both lists
+    re.DOTALL,
 )
 
 
@@ -103,6 +106,34 @@ def compute_file_lists(ops: FileOps) -> tuple[list[str], list[str]]:
     read_files = sorted(ops.read - modified, key=_js_sort_key)
     modified_files = sorted(modified, key=_js_sort_key)
     return read_files, modified_files
+
+
+_TREE_MARK: Final = re.compile(r"^(?P<name>.+?) \((?P<mode>Read|Write|RW)\)$")
+
+
+def parse_files_tag(body: str) -> tuple[list[str], list[str]]:
+    """``(read, modified)`` from the body of oh-my-pi 18's ``<files>`` tag: a folded
+    directory tree (``# dir/``, ``## sub/`` headers) of names marked ``(Read)``, ``(Write)``
+    or ``(RW)`` (read and modified)."""
+    read: list[str] = []
+    modified: list[str] = []
+    folders: list[str] = []
+    for raw in body.splitlines():
+        line = raw.rstrip()
+        header = re.match(r"^(#+) (.+/)$", line)
+        if header:
+            depth = len(header.group(1))
+            folders[depth - 1 :] = [header.group(2)]
+            continue
+        mark = _TREE_MARK.match(line.strip())
+        if not mark:
+            continue  # "[…N files elided…]" and anything else
+        path = "".join(folders) + mark.group("name")
+        if mark.group("mode") in ("Read", "RW"):
+            read.append(path)
+        if mark.group("mode") in ("Write", "RW"):
+            modified.append(path)
+    return read, modified
 
 
 def upsert_file_tags(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from contextree.compaction.file_ops import parse_files_tag
 from contextree.compaction.offline.digest import (
     _ACTION_LABEL,
     _CONTEXT_LABEL,
@@ -33,7 +34,7 @@ from contextree.compaction.offline.text import (
     _union,
 )
 
-_TAG_BLOCK = re.compile(r"<(read-files|modified-files)>\n?(.*?)\n?</\1>\s*", re.S)
+_TAG_BLOCK = re.compile(r"<(read-files|modified-files|files)>\n?(.*?)\n?</\1>\s*", re.S)
 _OMITTED = re.compile(r"^(?:…|\.\.\.) \(\d+ more files? omitted\)$")
 _HEADING = re.compile(r"^(#{2,3})\s+(.+?)\s*:?\s*$")
 _TURN_CONTEXT = re.compile(r"\n-{3,}\n+\*\*Turn Context \(split turn\):\*\*\n")
@@ -90,6 +91,14 @@ def _digest_summary(text: str) -> _Digest:
 
 
 def _collect_tag(d: _Digest, match: re.Match[str]) -> str:
+    if match.group(1) == "files":
+        # oh-my-pi 18: one tag, a folded directory tree with (Read)/(Write)/(RW) marks.
+        read, modified = parse_files_tag(match.group(2))
+        for path in read:
+            d.reads.setdefault(path, None)
+        for path in modified:
+            d.edits.setdefault(path, _FileChange())
+        return ""
     # The fork writes "\n" between names as two characters (§8), so split on both.
     for raw in re.split(r"\n|\\n", match.group(2)):
         path = raw.strip()
