@@ -12,6 +12,7 @@ from :func:`replaced_text`. Valid lines pay nothing for this.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "line_error",
     "replaced_text",
     "replacements",
+    "surrogate_free",
 ]
 
 
@@ -70,15 +72,53 @@ def decoding() -> Iterator[None]:
         raise line_error(exc) from None
 
 
+# A \uXXXX escape of a UTF-16 surrogate: a high one (optionally followed by its low half) or
+# a lone low one, each preceded by an even number of backslashes (else it is not an escape).
+_SURROGATE_ESCAPE = re.compile(
+    rb"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})(\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+    rb"|(?<!\\)((?:\\\\)*)\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def _replace_lone(match: re.Match[bytes]) -> bytes:
+    if match.group(2) is not None:
+        if match.group(3) is not None:
+            return match.group(0)  # a pair: one character
+        return match.group(1) + b"\\ufffd"
+    return match.group(4) + b"\\ufffd"
+
+
+def surrogate_free(line: bytes | memoryview) -> bytes | None:
+    """``line`` with each lone surrogate escape (``"\\ud83e"``, which pi writes when it cuts a
+    string inside an emoji) turned into ``\\ufffd``, or ``None`` when it has none.
+
+    pi's ``JSON.parse`` accepts such a line and keeps the lone surrogate; msgspec rejects it.
+    U+FFFD is what node writes for a lone surrogate to any UTF-8 output, and it is one UTF-16
+    unit as well, so token estimates stay pi's.
+    """
+    raw = bytes(line)
+    if b"\\u" not in raw:
+        return None
+    fixed = _SURROGATE_ESCAPE.sub(_replace_lone, raw)
+    return fixed if fixed != raw else None
+
+
 def decode_object_strict(line: bytes | memoryview) -> JsonDict:
     """Decode one line into a dict; raise :class:`LineError` when it is not a JSON object of
-    valid UTF-8 (see :func:`decode_replacing` for what comes next)."""
+    valid UTF-8 (see :func:`decode_replacing` for what comes next). Lone surrogate escapes,
+    valid JSON for pi, are read as U+FFFD (:func:`surrogate_free`)."""
     # A plain try (not ``decoding()``): this runs once per entry read, and a generator-based
     # context manager costs more than the decode of a small line.
     try:
         value = _object_decoder.decode(line)
     except DECODE_ERRORS as exc:
-        raise line_error(exc) from None
+        fixed = surrogate_free(line)
+        if fixed is None:
+            raise line_error(exc) from None
+        try:
+            value = _object_decoder.decode(fixed)
+        except DECODE_ERRORS as again:
+            raise line_error(again) from None
     if not isinstance(value, dict):
         raise LineError(f"expected a JSON object, found {type(value).__name__}")
     return value
@@ -111,8 +151,9 @@ def replacements() -> int:
 
 def replaced_text(line: bytes | memoryview) -> str | None:
     """``line`` decoded with U+FFFD for each invalid UTF-8 sequence (as node's TextDecoder
-    does), or ``None`` when it is valid UTF-8 (then invalid UTF-8 is not its problem)."""
-    raw = bytes(line)
+    does), or ``None`` when it is valid UTF-8 (then invalid UTF-8 is not its problem). Lone
+    surrogate escapes become ``\\ufffd`` too (:func:`surrogate_free`)."""
+    raw = surrogate_free(line) or bytes(line)
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -20,7 +20,13 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from contextree.entries.codec import DECODE_ERRORS, LineError, decode_object, replaced_text
+from contextree.entries.codec import (
+    DECODE_ERRORS,
+    LineError,
+    decode_object,
+    replaced_text,
+    surrogate_free,
+)
 from contextree.errors import SessionFileError, UnsupportedVersionError
 from contextree.store.index import SessionHead, parse_head
 
@@ -105,6 +111,12 @@ def _probe(decoder: msgspec.json.Decoder[_T], line: memoryview) -> _T | None:
     try:
         return decoder.decode(line)
     except DECODE_ERRORS:
+        fixed = surrogate_free(line)  # pi's lone surrogate escapes
+        if fixed is not None:
+            try:
+                return decoder.decode(fixed)
+            except DECODE_ERRORS:
+                pass
         text = replaced_text(line)
     if text is None:
         return None

@@ -33,6 +33,7 @@ from contextree.entries.codec import (
     encode_line,
     header_problem,
     replaced_text,
+    surrogate_free,
 )
 from contextree.entries.types import CURRENT_SESSION_VERSION, Entry, Header
 from contextree.errors import SessionFileError, UnsupportedVersionError
@@ -342,6 +343,13 @@ def _decode_one(line: bytes | memoryview) -> Record:
         with decoding():
             return _record_decoder.decode(line)
     except LineError:
+        fixed = surrogate_free(line)  # pi's lone surrogate escapes: valid JSON to pi
+        if fixed is not None:
+            try:
+                with decoding():
+                    return _record_decoder.decode(fixed)
+            except LineError:
+                pass
         text = replaced_text(line)
         if text is None:
             raise
