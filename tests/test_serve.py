@@ -207,7 +207,9 @@ def test_a_missing_content_length_is_411() -> None:
 
 def test_a_content_length_that_is_not_a_number_is_400() -> None:
     with serving(ScriptedClient(default="never")) as url:
-        status, body = raw_post(url, b"{}", {"Content-Length": "two"})
+        status, body = raw_post(
+            url, b"{}", {"Content-Length": "two", "Content-Type": "application/json"}
+        )
     assert status == 400
     assert body == {"error": "Content-Length is not a number"}
 
@@ -446,3 +448,77 @@ def test_serve_binds_the_ipv6_loopback() -> None:
         assert url.startswith("http://[::1]:")
     finally:
         server.close()
+
+
+# --- hardening (issue 15 item 7) ------------------------------------------------------------------
+
+
+def test_only_json_bodies_are_accepted() -> None:
+    # A web page can POST text/plain or a form across origins without a preflight; not JSON.
+    body = json.dumps({"prompt": "p"}).encode()
+    with serving(ScriptedClient(default="S")) as url:
+        for kind in ("text/plain", "application/x-www-form-urlencoded", ""):
+            headers = {"Content-Length": str(len(body))} | ({"Content-Type": kind} if kind else {})
+            status, reply = raw_post(url, body, headers)
+            assert status == 415, kind
+            assert reply == {"error": "Content-Type must be application/json"}
+        status, reply = raw_post(
+            url, body,
+            {"Content-Length": str(len(body)), "Content-Type": "Application/JSON; charset=utf-8"},
+        )  # fmt: skip
+        assert (status, reply) == (200, {"summary": "S"})
+
+
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "Bearer"])
+def test_the_bearer_scheme_is_case_insensitive(scheme: str) -> None:
+    with serving(ScriptedClient(default="S"), token=TOKEN) as url:
+        given = {"Authorization": f"{scheme} {TOKEN}"}
+        assert httpx.post(url, json={"prompt": "p"}, headers=given).status_code == 200
+        basic = {"Authorization": f"Basic {TOKEN}"}
+        wrong = httpx.post(url, json={"prompt": "p"}, headers=basic)
+        assert wrong.status_code == 401
+
+
+def test_a_lone_surrogate_in_the_prompt_is_read_as_a_replacement_character() -> None:
+    client = ScriptedClient(default="S")
+    body = b'{"prompt": "cut \\ud800 here", "systemPrompt": "\\udc00"}'
+    with serving(client) as url:
+        status, reply = raw_post(
+            url, body, {"Content-Length": str(len(body)), "Content-Type": "application/json"}
+        )
+    assert (status, reply) == (200, {"summary": "S"})
+    (request,) = client.requests
+    assert request.messages[0]["content"][0]["text"] == "cut \ufffd here"
+    assert request.system_prompt == "\ufffd"
+
+
+def test_fifty_simultaneous_clients_are_all_answered() -> None:
+    import concurrent.futures
+
+    with serving(ScriptedClient(default="S", delay=0.05)) as url:
+
+        def post(_: int) -> int:
+            return httpx.post(url, json={"prompt": "p"}, timeout=30).status_code
+
+        with concurrent.futures.ThreadPoolExecutor(50) as pool:
+            statuses = list(pool.map(post, range(50)))
+    assert statuses == [200] * 50
+
+
+def test_connections_beyond_the_limit_get_503_at_once() -> None:
+    import socket
+
+    with serving(ScriptedClient(default="S"), max_connections=2, read_timeout=5) as url:
+        parts = urlsplit(url)
+        idle = [socket.create_connection((parts.hostname, parts.port)) for _ in range(2)]
+        try:
+            time.sleep(0.2)  # both are being served (and wait for a request line)
+            with socket.create_connection((parts.hostname, parts.port), timeout=5) as extra:
+                reply = extra.recv(4096)
+            assert reply.startswith(b"HTTP/1.1 503 ")
+            assert reply.endswith(b'{"error": "too many connections"}')
+        finally:
+            for sock in idle:
+                sock.close()
+        time.sleep(0.2)
+        assert httpx.post(url, json={"prompt": "p"}).status_code == 200

@@ -10,6 +10,7 @@ the server listens beyond the loopback interface.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import json
@@ -19,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Final
 
 from contextree.errors import ContextreeError, ModelError
 from contextree.llm.base import CompletionRequest, ModelClient
@@ -52,6 +53,8 @@ class ServerConfig:
     model_timeout: float = 300.0
     """Seconds a summary may take before the server answers 504."""
     max_tokens: int | None = None
+    max_connections: int = 64
+    """Connections served at once; more get 503 at once instead of a thread each."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -103,9 +106,18 @@ class _Handler(BaseHTTPRequestHandler):
         token = self.server.config.token
         if token is None:
             return True
-        given = self.headers.get("Authorization", "")
-        expected = f"Bearer {token}"
-        return hmac.compare_digest(given.encode(), expected.encode())
+        # The scheme is case-insensitive (RFC 9110 §11.1); the token is compared in constant
+        # time.
+        scheme, _, given = self.headers.get("Authorization", "").strip().partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        return hmac.compare_digest(given.strip().encode(), token.encode())
+
+    def _is_json(self) -> bool:
+        # Only JSON bodies: a web page can POST a form or text/plain across origins without
+        # asking, but not application/json.
+        kind = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        return kind == "application/json"
 
     def _read_json(self) -> dict[str, Any] | None:
         length_text = self.headers.get("Content-Length")
@@ -152,6 +164,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorized():
             self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token")
             return
+        if not self._is_json():
+            self._error(
+                HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"
+            )
+            return
         body = self._read_json()
         if body is None:
             return
@@ -162,6 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(system, str):
             self._error(HTTPStatus.BAD_REQUEST, 'field "systemPrompt" must be a string')
             return
+        prompt, system = _without_lone_surrogates(prompt), _without_lone_surrogates(system)
         try:
             summary = self.server.summarize(system, prompt)
         except TimeoutError:
@@ -180,15 +198,57 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(HTTPStatus.OK, {"summary": summary})
 
 
+def _without_lone_surrogates(text: str) -> str:
+    """``text`` with lone surrogates (JSON allows ``"\\ud800"``) as U+FFFD: they cannot be
+    encoded as UTF-8, so a model request or our reply would fail on them."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+_BUSY_BODY: Final = b'{"error": "too many connections"}'
+_BUSY_REPLY: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    + f"Content-Length: {len(_BUSY_BODY)}\r\n".encode()
+    + b"Connection: close\r\n\r\n"
+    + _BUSY_BODY
+)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # The accept queue: http.server's 5 reset 15-33 of 50 simultaneous clients.
+    request_queue_size = 128
 
     def __init__(self, config: ServerConfig, client: ModelClient) -> None:
         self.config = config
         self.client = client
+        self._slots = threading.BoundedSemaphore(config.max_connections)
         if ":" in config.host:  # an IPv6 literal such as ::1 needs an IPv6 socket
             self.address_family = socket.AF_INET6
         super().__init__((config.host, config.port), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Each connection holds a thread until it is done or times out: past the limit a
+        # client gets 503 at once rather than one more thread.
+        if not self._slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(_BUSY_REPLY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def summarize(self, system_prompt: str, prompt: str) -> str:
         request = CompletionRequest(
