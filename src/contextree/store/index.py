@@ -300,6 +300,16 @@ def _bad(number: int, raw: bytes, reason: str, report: LoadReport) -> BadLine:
     return bad
 
 
+def _scrub(record: Record, *, keep_flag: bool = False) -> None:
+    """Forget what a line put into our own fields: a key spelled like one of them (the JSON
+    escape ``"\\u2063contextree.stored"``) is an ordinary key of the entry, not our data.
+    ``keep_flag`` keeps ``utf8_replaced`` when our own decoding set it."""
+    record.stored = None
+    record.cached = None
+    if not keep_flag:
+        record.utf8_replaced = False
+
+
 def _placed(
     record: Record,
     data: bytes,
@@ -311,6 +321,8 @@ def _placed(
     report: LoadReport,
 ) -> Record | BadLine:
     """Give a decoded record its place in the buffer, or turn an unusable one into a BadLine."""
+    if record.stored is not None or record.cached is not None:
+        _scrub(record, keep_flag=True)
     if not record.type:
         return _bad(number, data[start:end], 'entry has no string "type"', report)
     if needs_id and not record.id:
@@ -389,6 +401,8 @@ def parse_spans(
         append = items.append
         number = first_line
         for record, (start, end) in zip(records, spans, strict=True):
+            if record.stored is not None or record.cached is not None or record.utf8_replaced:
+                _scrub(record)
             if record.type and (record.id or not needs_id):
                 record.line = number
                 record.buf = data
