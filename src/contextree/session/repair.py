@@ -22,7 +22,6 @@ changed, because no rule can tell which side of a dangling reference is the dama
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -119,7 +118,7 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
         with store.transaction() as txn:
             data = txn.read_from(0)
             repaired, rejected_lines = _split(data, report)
-            report.stale_temp_files = _remove_stale_temps(file)
+            report.stale_temp_files = store.stale_temps_removed
             if repaired != data:
                 stamp = now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
                 report.backup = _write_backup(file, data, stamp)
@@ -239,18 +238,3 @@ def _append_rejected(
     finally:
         os.close(fd)
     return target
-
-
-def _remove_stale_temps(file: Path) -> list[Path]:
-    """Remove the temporary copies of rewrites that a crash interrupted.
-
-    Called with the session's write lock held: a rewrite in progress holds that lock, so
-    every temporary file of this session that exists now is a leftover.
-    """
-    pattern = re.compile(rf"\.{re.escape(file.name)}\.[0-9a-f]{{8}}\.tmp")
-    removed: list[Path] = []
-    for candidate in file.parent.iterdir():
-        if pattern.fullmatch(candidate.name) and candidate.is_file():
-            candidate.unlink(missing_ok=True)
-            removed.append(candidate)
-    return sorted(removed)

@@ -12,8 +12,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import glob
 import os
+import re
 import secrets
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,11 +24,13 @@ from pathlib import Path
 
 from contextree.errors import SessionFileError, SessionLockedError
 
-__all__ = ["JsonlFileStore", "fsync_dir"]
+__all__ = ["JsonlFileStore", "fsync_dir", "remove_stale_temps"]
 
 _FILE_MODE = 0o600
 _DIR_MODE = 0o700
 _LOCK_POLL_S = 0.002
+_TEMP_NAME = re.compile(r"[0-9a-f]{8}\.tmp")
+"""What follows ``.<name>.`` in the name of a rewrite's temporary copy."""
 
 
 class _FileTransaction:
@@ -91,6 +96,9 @@ class JsonlFileStore:
         self.lock_timeout = lock_timeout
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
+        self._cleaned = False
+        self.stale_temps_removed: list[Path] = []
+        """Temporary copies of killed rewrites that the first write under the lock removed."""
 
     @property
     def name(self) -> str:
@@ -101,17 +109,25 @@ class JsonlFileStore:
 
     def read(self) -> bytes:
         try:
-            with open(self.path, "rb") as handle:
-                if self._identity is None:
-                    # The bytes read are our first view: a later rewrite by another writer
-                    # must show up as ``replaced`` in our first transaction.
-                    st = os.fstat(handle.fileno())
-                    self._identity = (st.st_dev, st.st_ino)
-                return handle.read()
+            # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever;
+            # it is refused below like any file that is not a regular one.
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except IsADirectoryError:
             raise SessionFileError(self.path, "is a directory, not a session file") from None
         except PermissionError:
             raise SessionFileError(self.path, "permission denied") from None
+        with open(fd, "rb") as handle:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise SessionFileError(self.path, "is a directory, not a session file")
+            if not stat.S_ISREG(st.st_mode):
+                raise SessionFileError(self.path, "is not a regular file (a FIFO or device?)")
+            os.set_blocking(fd, True)
+            if self._identity is None:
+                # The bytes read are our first view: a later rewrite by another writer
+                # must show up as ``replaced`` in our first transaction.
+                self._identity = (st.st_dev, st.st_ino)
+            return handle.read()
 
     def close(self) -> None:
         """Release the file descriptor kept open between writes."""
@@ -181,15 +197,24 @@ class JsonlFileStore:
                 identity = (fd_stat.st_dev, fd_stat.st_ino)
                 replaced = self._identity is not None and self._identity != identity
                 self._identity = identity
+                if not self._cleaned:
+                    self._cleaned = True
+                    self.stale_temps_removed = remove_stale_temps(self._target())
                 return fd, replaced, fd_stat.st_size
             # Someone renamed a rewritten file over ours (or removed it): follow the path.
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
             self._fd = None
 
+    def _target(self) -> Path:
+        """The file a rewrite replaces: through a symlink, the file it points to (renaming
+        over the link would leave the target stale and turn the link into a copy)."""
+        return Path(os.path.realpath(self.path))
+
     def _replace_with(self, locked_fd: int, data: bytes) -> None:
-        directory = self.path.parent
-        temp = directory / f".{self.path.name}.{secrets.token_hex(4)}.tmp"
+        target = self._target()
+        directory = target.parent
+        temp = directory / f".{target.name}.{secrets.token_hex(4)}.tmp"
         mode = os.fstat(locked_fd).st_mode & 0o777 or _FILE_MODE
         try:
             tfd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
@@ -210,7 +235,7 @@ class JsonlFileStore:
             raise
         os.close(tfd)
         try:
-            os.replace(temp, self.path)
+            os.replace(temp, target)
         except OSError as exc:
             temp.unlink(missing_ok=True)
             raise SessionFileError(self.path, f"atomic rename failed ({exc.strerror})") from None
@@ -220,6 +245,22 @@ class JsonlFileStore:
         os.close(locked_fd)
         self._fd = None
         self._identity = (new_stat.st_dev, new_stat.st_ino)
+
+
+def remove_stale_temps(file: Path) -> list[Path]:
+    """Remove the temporary copies (``.<name>.<8 hex>.tmp``) that killed rewrites of ``file``
+    left behind; returns them, sorted.
+
+    Call it with the session's write lock held: a rewrite in progress holds that lock, so every
+    such copy that exists then is a leftover.
+    """
+    removed: list[Path] = []
+    prefix = f".{file.name}."
+    for candidate in file.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        if _TEMP_NAME.fullmatch(candidate.name[len(prefix) :]) and candidate.is_file():
+            candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+    return sorted(removed)
 
 
 def _make_dirs(directory: Path) -> None:
