@@ -363,3 +363,38 @@ def test_the_serve_token_is_never_echoed_or_logged(all_logs: pytest.LogCaptureFi
     assert all(token not in r.text for r in replies)
     assert replies[0].json() == {"error": "missing or wrong bearer token"}
     assert token not in _logged(all_logs)
+
+
+# -- issue 15 item 6: formats the first campaign found missing -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "name"),
+    [
+        ("STRIPE=sk_live_51HxYzAbCdEfGhIjKlMnOp", "sk_live_51HxYzAbCdEfGhIjKlMnOp", "stripe_key"),
+        ("use glpat-abcdefghijklmnopqrst1234", "glpat-abcdefghijklmnopqrst1234", "gitlab_token"),
+        ("//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789",
+         "npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_token"),
+        ("curl -H 'Authorization: Token 9f8e7d6c5b4a3f2e1d0c' https://x",
+         "9f8e7d6c5b4a3f2e1d0c", "authorization_header"),
+        ("pg_dump --password hunter2xyz --host db", "hunter2xyz", "cli_password"),
+        ("tool --token=abcd1234efgh run", "abcd1234efgh", "cli_password"),
+        ("mysql -u root -pS3cr3tPass app", "S3cr3tPass", "mysql_password"),
+        ('{"body": "{\\"password\\": \\"hunter2!x\\"}"}', "hunter2!x", "escaped_json_secret"),
+    ],
+)  # fmt: skip
+def test_more_secret_formats_are_redacted(text: str, secret: str, name: str) -> None:
+    redacted = DEFAULT_REDACTOR.redact(text)
+    assert secret not in redacted
+    assert f"[REDACTED:{name}]" in redacted
+
+
+def test_a_found_secret_is_redacted_where_it_appears_again() -> None:
+    text = "password=hunter2!xyz, and later the log echoes hunter2!xyz alone"
+    redacted = DEFAULT_REDACTOR.redact(text)
+    assert "hunter2!xyz" not in redacted and "[REDACTED:repeated]" in redacted
+
+
+@pytest.mark.parametrize("text", ["mkdir -p /tmp/x && ls -p8080", "git log --pretty=oneline"])
+def test_short_flags_of_other_commands_are_left_alone(text: str) -> None:
+    assert DEFAULT_REDACTOR.redact(text) == text

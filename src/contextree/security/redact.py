@@ -46,12 +46,40 @@ BUILTIN_PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
     ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
     ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
     ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     ("bearer_token", r"(?i)\bbearer\s+(?P<secret>(?!\[REDACTED)[A-Za-z0-9._~+/\-]{8,}=*)"),
     (
         "basic_auth",
         r"(?i)\bauthorization\s*[:=]\s*[\"']?basic\s+(?P<secret>[A-Za-z0-9+/]{8,}=*)",
+    ),
+    (
+        # Any other scheme ("Token", "Digest", none): the credential after the header name.
+        "authorization_header",
+        r"(?i)\bauthorization\s*[:=]\s*[\"']?(?:(?:token|bearer|basic|digest|apikey)\s+)?"
+        r"(?!\[REDACTED)(?P<secret>[A-Za-z0-9._~+/\-=]{8,})",
+    ),
+    (
+        "cli_password",
+        r"(?<![\w-])--(?:password|passwd|pass|token|api-key|apikey|secret)(?:\s+|=)"
+        r"(?:\"(?P<secret>[^\"\n]{1,500})\"|'(?P<secret2>[^'\n]{1,500})'"
+        r"|(?!-|\[REDACTED)(?P<secret3>[^\s\"']{3,500}))",
+    ),
+    (
+        # mysql -pSECRET (no space): only for the clients that take it that way.
+        "mysql_password",
+        r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,300}?\s-p(?!\[REDACTED)"
+        r"(?P<secret>[^\s\"']{3,200})",
+    ),
+    (
+        # A secret inside JSON that is itself a JSON string: {\"password\": \"hunter2\"}.
+        "escaped_json_secret",
+        r"(?i)\\\"(?:password|passwd|secret|token|api[_\-]?key|apikey|access[_\-]?key"
+        r"|private[_\-]?key|credential)s?[\w\-]{0,24}\\\"\s{0,3}:\s{0,3}"
+        r"\\\"(?!\[REDACTED)(?P<secret>[^\"\\\n]{1,500})\\\"",
     ),
     (
         "url_password",
@@ -76,6 +104,13 @@ _HINTS: Final[dict[str, tuple[str, ...]]] = {
     "github_token": ("gh", "github_pat_"),
     "aws_access_key": ("akia", "asia", "abia", "acca"),
     "slack_token": ("xox",),
+    "stripe_key": ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+    "gitlab_token": ("glpat-",),
+    "npm_token": ("npm_",),
+    "authorization_header": ("authorization",),
+    "cli_password": ("--pass", "--token", "--api", "--secret"),
+    "mysql_password": ("mysql", "mariadb"),
+    "escaped_json_secret": ('\\"',),
     "google_api_key": ("aiza",),
     "jwt": ("eyj",),
     "bearer_token": ("bearer",),
@@ -162,16 +197,24 @@ class Redactor:
         return tuple(rule.name for rule in self._rules)
 
     def redact(self, text: str) -> str:
-        """``text`` with every match replaced; the text itself when nothing matches."""
+        """``text`` with every match replaced; the text itself when nothing matches.
+
+        A secret found by a pattern (``password=hunter2!x``) is also replaced where it appears
+        again without the context that gave it away."""
         lower: str | None = None
+        found: set[str] = set()
         for rule in self._rules:
             if rule.hints:
                 lower = text.lower() if lower is None else lower
                 if not any(hint in lower for hint in rule.hints):
                     continue
-            replaced = rule.pattern.sub(rule.replace, text)
+            replaced = rule.pattern.sub(_Replace(f"[REDACTED:{rule.name}]", found), text)
             if replaced != text:
                 text, lower = replaced, None
+        values = sorted((v for v in found if len(v) >= _MIN_LITERAL), key=len, reverse=True)
+        if values:
+            again = re.compile("|".join(re.escape(value) for value in values))
+            text = again.sub("[REDACTED:repeated]", text)
         return text
 
     __call__ = redact
@@ -192,18 +235,17 @@ class _Rule:
     pattern: re.Pattern[str]
     hints: tuple[str, ...]
 
-    @property
-    def replace(self) -> _Replace:
-        return _Replace(f"[REDACTED:{self.name}]")
 
 
 class _Replace:
-    """Replace the groups named ``secret*`` that took part in a match, else the whole match."""
+    """Replace the groups named ``secret*`` that took part in a match, else the whole match;
+    the replaced values go into ``found``."""
 
-    __slots__ = ("_token",)
+    __slots__ = ("_found", "_token")
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, found: set[str]) -> None:
         self._token = token
+        self._found = found
 
     def __call__(self, match: re.Match[str]) -> str:
         spans = [
@@ -212,7 +254,9 @@ class _Replace:
             if group.startswith("secret") and match.start(group) >= 0
         ]
         if not spans:
+            self._found.add(match.group(0))
             return self._token
+        self._found.update(match.string[begin:end] for begin, end in spans)
         start = match.start()
         text = match.group(0)
         out: list[str] = []
