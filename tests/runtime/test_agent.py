@@ -1101,3 +1101,44 @@ async def test_tool_call_round_trip_with_the_read_tool(make_run: MakeRun, tmp_pa
     assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
     assert messages[1]["stopReason"] == "toolUse"
     assert messages[2]["toolName"] == "read" and messages[2]["isError"] is False
+
+
+# -- secrets stay out of the session (issue 15 item 4) ----------------------------------------
+
+PLANTED_KEY = "sk-ant-api03-plantedKEYplantedKEY0123456789"
+
+
+async def test_the_providers_key_is_not_in_the_bash_tools_environment(
+    make_run: MakeRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", PLANTED_KEY)
+    monkeypatch.setenv("HARMLESS_SETTING", "kept")
+    run = make_run(tools=builtin_tools())
+    run.fake.enqueue_tool_call("bash", {"command": "env"})
+    run.fake.enqueue_text("Done.")
+    await run.session.prompt("Show the environment.")
+    (result,) = [m for m in run.file_messages() if m["role"] == "toolResult"]
+    output = result["content"][0]["text"]
+    assert "HARMLESS_SETTING=kept" in output
+    assert "ANTHROPIC_API_KEY" not in output and PLANTED_KEY not in run.path.read_text()
+
+
+async def test_a_reply_or_tool_output_holding_a_secret_is_redacted_before_it_is_stored(
+    make_run: MakeRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEPLOY_TOKEN", "deploy-token-value-0042")
+    run = make_run(tools=builtin_tools())
+    run.fake.enqueue_tool_call("bash", {"command": "echo db.password=hunter2!xyz"})
+    run.fake.enqueue_text(f"Your key is {PLANTED_KEY} and the token deploy-token-value-0042.")
+    prompt = f"My own note keeps {PLANTED_KEY} as I typed it."
+    await run.session.prompt(prompt)
+    stored = run.path.read_text()
+    messages = run.file_messages()
+    assert messages[0]["content"][0]["text"] == prompt  # the user's words are never changed
+    reply = messages[-1]["content"][0]["text"]
+    assert PLANTED_KEY not in reply and "deploy-token-value-0042" not in reply
+    assert "[REDACTED:" in reply
+    (result,) = [m for m in messages if m["role"] == "toolResult"]
+    assert result["content"][0]["text"] == "db.password=[REDACTED:assigned_secret]"
+    assert PLANTED_KEY in stored  # only in the user's own message
+    assert stored.count(PLANTED_KEY) == 1

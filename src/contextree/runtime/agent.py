@@ -18,6 +18,7 @@ then the configured fallback models, with retries and backoff.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,7 @@ from contextree.runtime.tools.base import (
     tool_result_message,
     tool_spec,
 )
-from contextree.security.redact import Redactor
+from contextree.security.redact import Redactor, environment_secrets, redact_stored_message
 from contextree.session.tree import SessionTree
 from contextree.settings.load import Settings
 from contextree.tokens.thresholds import should_compact
@@ -119,6 +120,9 @@ class AgentSession:
         self.max_tokens = max_tokens
         self.sleep = sleep
         self._clock = now
+        self._stored_redactor = Redactor.from_settings(
+            self.settings.redaction, literals=environment_secrets(os.environ)
+        )
         self._context_window = context_window
         self._listeners: list[EventListener] = []
         self._queue: list[str] = []
@@ -315,6 +319,10 @@ class AgentSession:
         }
 
     async def _persist(self, message: AgentMessage) -> str:
+        if self._stored_redactor is not None:
+            # A reply that echoes a key, or a tool that prints one, is redacted before it is
+            # written: what the session keeps is sent again with every later request.
+            message = redact_stored_message(message, self._stored_redactor)
         entry_id = self.tree.append_message(message)
         await self._emit("message", message=message, entryId=entry_id)
         return entry_id

@@ -19,15 +19,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "BUILTIN_PATTERNS",
     "DEFAULT_REDACTOR",
+    "TOOL_ENV_SCRUBBED",
     "RedactionSettings",
     "Redactor",
     "compile_pattern",
     "environment_secrets",
+    "redact_stored_message",
+    "tool_environment",
 ]
 
 _VALUE: Final = (
@@ -135,6 +138,51 @@ def environment_secrets(env: Mapping[str, str]) -> list[str]:
     literal secrets for :class:`Redactor`, so a key printed by a tool (``env``) is blanked
     out whatever its format."""
     return [value for name, value in env.items() if name.upper().endswith(_SECRET_VARIABLES)]
+
+
+TOOL_ENV_SCRUBBED: Final = ("_API_KEY",)
+"""Variables whose names end so (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``...) are not passed
+to the commands the agent runs: ``env`` would otherwise print the provider's key into the
+session and the next request."""
+_TOOL_ENV_NAMES: Final = frozenset({"ANTHROPIC_AUTH_TOKEN", "CONTEXTREE_SERVE_TOKEN"})
+
+
+def tool_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without the model providers' keys (:data:`TOOL_ENV_SCRUBBED`)."""
+    return {
+        name: value
+        for name, value in env.items()
+        if not name.upper().endswith(TOOL_ENV_SCRUBBED) and name.upper() not in _TOOL_ENV_NAMES
+    }
+
+
+def redact_stored_message(message: Mapping[str, Any], redactor: Redactor) -> dict[str, Any]:
+    """A copy of an assistant reply or tool result, with secrets in its text redacted before
+    it is written to the session (a model may echo a key; a tool may print one). Tool-call
+    arguments and signed thinking stay as the model sent them; other roles, the user's own
+    words above all, are returned unchanged."""
+    out = dict(message)
+    if message.get("role") not in ("assistant", "toolResult"):
+        return out
+    content = message.get("content")
+    if isinstance(content, str):
+        out["content"] = redactor.redact(content)
+    elif isinstance(content, list):
+        out["content"] = [_redact_block(block, redactor) for block in content]
+    return out
+
+
+def _redact_block(block: Any, redactor: Redactor) -> Any:
+    if not isinstance(block, dict):
+        return block
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        return {**block, "text": redactor.redact(block["text"])}
+    # A signed thinking block goes back to the provider verbatim or not at all.
+    signed = bool(block.get("thinkingSignature"))
+    if kind == "thinking" and isinstance(block.get("thinking"), str) and not signed:
+        return {**block, "thinking": redactor.redact(block["thinking"])}
+    return block
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:

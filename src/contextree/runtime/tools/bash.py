@@ -32,6 +32,7 @@ from contextree.runtime.tools.base import (
     get_number,
     get_str,
 )
+from contextree.security.redact import tool_environment
 
 __all__ = ["BashTool", "CommandOutput", "run_command"]
 
@@ -115,6 +116,8 @@ async def run_command(
     Raises:
         ToolError: the shell could not be started (for example, ``cwd`` does not exist).
     """
+    # The providers' keys stay out of the command's environment (and so out of the session).
+    env = tool_environment(os.environ if env is None else env)
     shell = _shell(env)
     loop = asyncio.get_running_loop()
     sink = _HeadTail(max_chars)
