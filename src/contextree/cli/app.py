@@ -13,6 +13,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from contextree.cli.theme import THEME
 from contextree.errors import ContextreeError
@@ -39,14 +40,16 @@ class _State:
         self.loaded: list[tuple[Any, set[str]]] = []
         """Sessions whose load report this command printed, with the lines it printed."""
 
+    # markup=False: a string is printed as it is ("contextree[tui]" keeps its brackets); our
+    # own markup is passed with markup=True and escapes what it interpolates.
     @functools.cached_property
     def console(self) -> Console:
-        return Console(theme=THEME, highlight=False, soft_wrap=False)
+        return Console(theme=THEME, highlight=False, soft_wrap=False, markup=False)
 
     @functools.cached_property
     def errors(self) -> Console:
         # soft_wrap: an error or warning stays one line, however narrow the terminal.
-        return Console(theme=THEME, stderr=True, highlight=False, soft_wrap=True)
+        return Console(theme=THEME, stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 state = _State()
@@ -57,7 +60,9 @@ SessionArg = Annotated[
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
-    state.errors.print(f"[ct.error]error:[/] {message}", markup=True, highlight=False)
+    from rich.markup import escape
+
+    state.errors.print(f"[ct.error]error:[/] {escape(message)}", markup=True, highlight=False)
     return typer.Exit(code)
 
 
@@ -156,8 +161,11 @@ def _settings(**overrides: Any) -> Any:
     from contextree.settings.load import load_settings
 
     loaded = load_settings(overrides={k: v for k, v in overrides.items() if v is not None})
+    from rich.markup import escape
+
     for warning in loaded.warnings:
-        state.errors.print(f"[ct.warning]warning:[/] {warning}", markup=True, highlight=False)
+        text = escape(str(warning))
+        state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
     return loaded
 
 
@@ -321,10 +329,13 @@ def context(
     else:
         state.console.file.write(render.context_plain(messages))
     tokens = estimate_current_tokens(ctx.messages).tokens
+    model_spec = ctx.model.spec if ctx.model else "-"
     state.console.print(
-        f"[ct.meta]{len(messages)} messages, ~{tokens:,} tokens, thinking {ctx.thinking_level}, "
-        f"model {ctx.model.spec if ctx.model else '-'}[/]",
-        markup=True,
+        Text(
+            f"{len(messages)} messages, ~{tokens:,} tokens, thinking {ctx.thinking_level}, "
+            f"model {model_spec}",
+            style="ct.meta",
+        )
     )
 
 
@@ -470,7 +481,7 @@ def compact(
         path = session_tree.get_branch_view()
         prep = prepare_compaction(path, settings)
         if isinstance(prep, NothingToCompact):
-            state.console.print(f"Nothing to do: {prep.message}.")
+            state.console.print(f"Nothing to do: {prep.message}.", markup=False)
             return
         budget = summary_token_budget(settings, context_window=window)
         state.console.print(render.compaction_plan(prep, path, summary_budget=budget))
@@ -493,7 +504,7 @@ def compact(
             )
         )
     if isinstance(outcome, NothingToCompact):
-        state.console.print(f"Nothing to do: {outcome.message}.")
+        state.console.print(f"Nothing to do: {outcome.message}.", markup=False)
         return
     state.console.print(render.compaction_outcome(outcome, show_summary=not quiet))
 
@@ -548,7 +559,9 @@ def serve(
             host=host, port=port, token=token, max_body_bytes=max_body_bytes, model_timeout=timeout
         ),
     )
-    state.errors.print(f"serving {client.name} summaries at {server.url} (Ctrl-C stops)")
+    state.errors.print(
+        f"serving {client.name} summaries at {server.url} (Ctrl-C stops)", markup=False
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -30,6 +30,8 @@ def register(app: typer.Typer) -> None:
         """An interactive agent that compacts its own context as it goes."""
         import asyncio
 
+        from rich.text import Text
+
         from contextree.cli.chat import ChatApp, read_line
         from contextree.cli.models import make_client
         from contextree.entries.ids import new_session_id
@@ -99,7 +101,7 @@ def register(app: typer.Typer) -> None:
 
         async def interactive() -> None:
             state.console.print(
-                f"[ct.meta]session {path} - {spec} - /help for commands[/]", markup=True
+                Text(f"session {path} - {spec} - /help for commands", style="ct.meta")
             )
             while True:
                 line = await read_line("› ")

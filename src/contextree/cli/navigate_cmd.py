@@ -98,22 +98,22 @@ def register(app: typer.Typer) -> None:
 
 
 def _print_result(console: Console, result: NavigationResult, recorded: str | None) -> None:
+    from rich.text import Text
+
     position = result.new_leaf_id or "the start of the session (before the first entry)"
     if result.summary_entry is not None:
         position = str(result.summary_entry.get("parentId") or "the start of the session")
     console.print(f"Moved the leaf from {result.old_leaf_id or '-'} to {position}.", markup=False)
     if recorded is not None:
-        console.print(
-            f"[ct.meta]Recorded on disk as contextree.leaf entry {recorded}.[/]", markup=True
-        )
+        console.print(Text(f"Recorded on disk as contextree.leaf entry {recorded}.", "ct.meta"))
     if result.label_entry_id is not None:
-        console.print(f"[ct.meta]Label entry {result.label_entry_id}.[/]", markup=True)
+        console.print(Text(f"Label entry {result.label_entry_id}.", "ct.meta"))
     if result.editor_text is not None:
         console.print("[ct.heading]Message to edit and send again:[/]", markup=True)
         console.print(result.editor_text, markup=False, highlight=False, soft_wrap=True)
     if result.summary_entry is not None:
         summary_id = result.summary_entry.get("id")
-        console.print(f"[ct.branch_summary]Branch summary {summary_id}:[/]", markup=True)
+        console.print(Text(f"Branch summary {summary_id}:", "ct.branch_summary"))
         console.print(
             str(result.summary_entry.get("summary", "")),
             markup=False,
