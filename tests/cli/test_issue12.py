@@ -86,3 +86,77 @@ def test_error_lines_keep_brackets(tmp_path: Path) -> None:
     result = invoke("info", missing)
     assert result.exit_code == 1
     assert "[x].jsonl" in result.stderr
+
+
+# -- 3. navigate --summarize: compact's model choice, options and redaction --------------------
+
+
+def _branch_with_secret(path: Path) -> str:
+    """A session whose last turn mentions ACME-123456; returns the id to move back to."""
+    from contextree.session.tree import SessionTree
+    from core_helpers import assistant, user
+
+    tree = SessionTree.open(path, cwd="/work")
+    first = tree.append_message(user("Set up the deploy."))
+    tree.append_message(assistant("Done: the deploy is set up."))
+    tree.append_message(user("Our ticket token is ACME-123456; use it for the release."))
+    tree.append_message(assistant("Released with the ticket token."))
+    return first
+
+
+def test_navigate_summarizes_with_the_configured_model_and_redaction_patterns(
+    fake_llm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    target = _branch_with_secret(path)
+    monkeypatch.setenv("CONTEXTREE_MODEL", f"remote:{fake_llm.remote_url}")
+    monkeypatch.setenv("CONTEXTREE_REDACTION_PATTERNS", "ACME-[0-9]{6}")
+    reset_consoles()
+    fake_llm.enqueue_text("The branch released the deploy.")
+    result = ok("navigate", path, target, "--summarize")
+    # Before, navigate used the offline summarizer whatever the settings said.
+    assert len(fake_llm.requests) == 1
+    sent = fake_llm.requests[0].raw.decode()
+    assert "ticket token" in sent
+    assert "ACME-123456" not in sent
+    assert "The branch released the deploy." in result.stdout
+
+
+def test_navigate_takes_compacts_model_instructions_and_base_url_options(
+    fake_llm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    target = _branch_with_secret(path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    fake_llm.enqueue_text("Summary of the release branch.")
+    result = ok(
+        "navigate", path, target, "--summarize", "-m", "openai:gpt-4o-mini",
+        "--base-url", fake_llm.url, "-i", "focus on the release",
+    )  # fmt: skip
+    assert len(fake_llm.requests) == 1
+    body = fake_llm.requests[0].raw.decode()
+    assert "focus on the release" in body
+    assert "ACME-123456" in body  # not a built-in pattern, and none configured
+    assert "Summary of the release branch." in result.stdout
+
+
+def test_navigate_tree_passes_its_redactor_to_the_branch_summary(tmp_path: Path) -> None:
+    import asyncio
+
+    from contextree.branching.navigate import navigate_tree
+    from contextree.llm.scripted import ScriptedClient
+    from contextree.security.redact import RedactionSettings, Redactor
+    from contextree.session.tree import SessionTree
+
+    path = tmp_path / "s.jsonl"
+    target = _branch_with_secret(path)
+    tree = SessionTree.open(path, create=False)
+    client = ScriptedClient(default="A summary.")
+    redactor = Redactor.from_settings(RedactionSettings(patterns=("ACME-[0-9]{6}",)))
+    result = asyncio.run(
+        navigate_tree(tree, target, summarize=True, client=client, redactor=redactor)
+    )
+    assert result.summary_entry is not None
+    prompt = repr(client.requests)
+    assert "ticket token" in prompt
+    assert "ACME-123456" not in prompt

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
 from contextree.cli.theme import THEME
 from contextree.errors import ContextreeError
 
@@ -53,10 +54,6 @@ class _State:
 
 
 state = _State()
-
-SessionArg = Annotated[
-    Path, typer.Argument(help="Session file (.jsonl).", show_default=False, dir_okay=False)
-]
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
@@ -390,18 +387,20 @@ def check(
         raise typer.Exit(1)
 
 
-ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        "-m",
-        help="provider:model (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, "
-        "ollama:llama3.1, remote:URL); default: the built-in offline summarizer.",
-    ),
-]
-BaseUrlOpt = Annotated[
-    str | None, typer.Option(help="Server root for OpenAI-compatible / Anthropic providers.")
-]
+def summary_model(settings: Any) -> str | None:
+    """The summarizing model ``settings`` select: ``model`` (flag, CONTEXTREE_MODEL or a
+    settings file), else ``compaction.remoteEndpoint``; ``None`` means the offline summarizer.
+    ``compact`` and ``navigate --summarize`` both choose this way."""
+    endpoint = settings.compaction.remote_endpoint
+    return str(settings.model) if settings.model else (f"remote:{endpoint}" if endpoint else None)
+
+
+def summary_redactor(settings: Any) -> Any:
+    """The redactor for anything sent to a summarizer: ``redaction.*`` plus the values of
+    secret-looking environment variables (``None`` when redaction is disabled)."""
+    from contextree.security.redact import Redactor, environment_secrets
+
+    return Redactor.from_settings(settings.redaction, literals=environment_secrets(os.environ))
 
 
 @app.command()
@@ -411,9 +410,7 @@ def compact(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the plan; write nothing, call no model.")
     ] = False,
-    instructions: Annotated[
-        str | None, typer.Option("--instructions", "-i", help="What the summary should focus on.")
-    ] = None,
+    instructions: InstructionsOpt = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     keep_recent: Annotated[
@@ -455,7 +452,6 @@ def compact(
     from contextree.compaction.prepare import NothingToCompact, prepare_compaction
     from contextree.compaction.run import compact_session
     from contextree.llm.registry import context_window
-    from contextree.security.redact import Redactor, environment_secrets
 
     loaded = _settings(
         **{
@@ -469,9 +465,7 @@ def compact(
         }
     ).settings
     settings = loaded.compaction
-    model = loaded.model or (
-        f"remote:{settings.remote_endpoint}" if settings.remote_endpoint else None
-    )
+    model = summary_model(loaded)
     prompts_dir = Path(loaded.prompts_dir) if loaded.prompts_dir else None
     # The offline summarizer has no window; a model's window plans the summary windows.
     window = context_window(model, loaded.context_windows) if model else None
@@ -497,9 +491,7 @@ def compact(
                 custom_instructions=instructions,
                 turn_prefix_summarizer=turn_prefix_client(model, client),
                 prompts_dir=prompts_dir,
-                redactor=Redactor.from_settings(
-                    loaded.redaction, literals=environment_secrets(os.environ)
-                ),
+                redactor=summary_redactor(loaded),
                 context_window=window,
             )
         )

@@ -5,11 +5,13 @@ from typing import Annotated, Any
 
 import typer
 
+from contextree.cli.options import BaseUrlOpt, ModelOpt
+
 __all__ = ["register"]
 
 
 def register(app: typer.Typer) -> None:
-    from contextree.cli.app import BaseUrlOpt, ModelOpt, _fail, _settings, handles_errors, state
+    from contextree.cli.app import _fail, _settings, handles_errors, state
 
     @app.command()
     @handles_errors

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -19,18 +21,22 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-# The same argument as app.py's; declared here because typer resolves the annotations in this
-# module's namespace.
-SessionArg = Annotated[
-    Path, typer.Argument(help="Session file (.jsonl).", show_default=False, dir_okay=False)
-]
-
 
 def register(app: typer.Typer) -> None:
     """Add the ``navigate`` command to ``app``."""
     # Imported here, not at module level: app.py registers this command at its end, and a
     # module-level import of app.py from here would be circular.
-    from contextree.cli.app import _fail, _open, _report_load, handles_errors, state
+    from contextree.cli.app import (
+        _fail,
+        _library_warnings_to_stderr,
+        _open,
+        _report_load,
+        _settings,
+        handles_errors,
+        state,
+        summary_model,
+        summary_redactor,
+    )
 
     @app.command()
     @handles_errors
@@ -45,9 +51,7 @@ def register(app: typer.Typer) -> None:
         summarize: Annotated[
             bool, typer.Option("--summarize", help="Summarize the branch being left.")
         ] = False,
-        instructions: Annotated[
-            str | None, typer.Option(help="What the summary should focus on.")
-        ] = None,
+        instructions: InstructionsOpt = None,
         replace_instructions: Annotated[
             bool,
             typer.Option(
@@ -57,33 +61,40 @@ def register(app: typer.Typer) -> None:
         label: Annotated[
             str | None, typer.Option(help="Label the summary, or the target when there is none.")
         ] = None,
-        model: Annotated[
-            str, typer.Option(help='Summarizing model "provider:model"; default: built-in.')
-        ] = "offline",
+        model: ModelOpt = None,
+        base_url: BaseUrlOpt = None,
     ) -> None:
         """Move the leaf to TARGET; with --summarize, leave a summary of the branch left."""
         import asyncio
 
         from contextree.branching.navigate import navigate_tree, persist_leaf, resolve_entry_id
-        from contextree.compaction.offline import OfflineSummarizer
-        from contextree.llm.registry import context_window, create_client
+        from contextree.cli.models import make_client
+        from contextree.llm.registry import context_window
 
+        # The same settings and model choice as compact: flags, then CONTEXTREE_* and files.
+        loaded = _settings(model=model).settings
+        spec = summary_model(loaded)
         tree = _open(session)
         _report_load(tree)
         target_id = resolve_entry_id(tree, target)
-        client = create_client(model, offline_factory=OfflineSummarizer) if summarize else None
+        client = make_client(spec, base_url=base_url) if summarize else None
+        window = context_window(spec, loaded.context_windows) if spec else None
+        _library_warnings_to_stderr()
         move = navigate_tree(
             tree,
             target_id,
             summarize=summarize,
             client=client,
-            context_window=context_window(model),
+            context_window=window,
+            settings=loaded.branch_summary,
             custom_instructions=instructions,
             replace_instructions=replace_instructions,
             label=label,
+            prompts_dir=Path(loaded.prompts_dir) if loaded.prompts_dir else None,
+            redactor=summary_redactor(loaded),
         )
-        if summarize:
-            with state.console.status("Summarizing the branch..."):
+        if summarize and client is not None:
+            with state.console.status(f"Summarizing the branch with {client.name}..."):
                 result = asyncio.run(move)
         else:
             result = asyncio.run(move)
