@@ -160,3 +160,110 @@ def test_navigate_tree_passes_its_redactor_to_the_branch_summary(tmp_path: Path)
     prompt = repr(client.requests)
     assert "ticket token" in prompt
     assert "ACME-123456" not in prompt
+
+
+# -- 4. info, context and sessions count alike -------------------------------------------------
+
+
+def _row(output: str, name: str) -> str:
+    line = next(line for line in output.splitlines() if line.startswith(name))
+    return " ".join(line[len(name) :].split())
+
+
+def test_info_counts_the_messages_context_prints(tmp_path: Path) -> None:
+    # A `!!` command (excludeFromContext) is in the session context but not sent: info
+    # counted it (32 against context's 31 on a user's file).
+    from contextree.session.tree import SessionTree
+    from core_helpers import assistant, user
+
+    path = tmp_path / "s.jsonl"
+    tree = SessionTree.open(path, cwd="/work")
+    tree.append_message(user("hello"))
+    tree.append_message(assistant("hi"))
+    tree.append_message(
+        {
+            "role": "bashExecution",
+            "command": "ls",
+            "output": "a\nb",
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+            "excludeFromContext": True,
+            "timestamp": 1,
+        }
+    )
+    assert _row(ok("info", path).stdout, "context").startswith("2 messages,")
+    assert ok("context", path).stdout.splitlines()[-1].startswith("2 messages,")
+
+
+def test_one_message_is_singular(tmp_path: Path) -> None:
+    from contextree.session.tree import SessionTree
+    from core_helpers import user
+
+    path = tmp_path / "s.jsonl"
+    SessionTree.open(path, cwd="/work").append_message(user("hello"))
+    assert _row(ok("info", path).stdout, "context").startswith("1 message,")
+    assert ok("context", path).stdout.splitlines()[-1].startswith("1 message,")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ['{"type":"mess', "garbage", "[1, 2]", ""],
+    ids=["truncated last line", "text", "array", "blank line"],
+)
+def test_sessions_counts_the_entries_info_counts(tmp_path: Path, damage: str) -> None:
+    # sessions counted lines; info counts the entries a load keeps. A line that is not a JSON
+    # object is skipped by the load and now not counted by sessions either.
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    lines = pi_fixture("before-compaction.jsonl").read_text().splitlines()[:20]
+    path = folder / "s.jsonl"
+    path.write_text("\n".join([*lines[:10], damage, *lines[10:]]) + "\n")
+    import json as json_module
+
+    listed = json_module.loads(ok("sessions", folder, "--format", "json").stdout)
+    assert listed[0]["entries"] == 19
+    assert _row(ok("info", path).stdout, "entries").startswith("19 ")
+
+
+def test_an_empty_file_is_not_a_session_for_info_as_for_sessions(tmp_path: Path) -> None:
+    import json as json_module
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    path = folder / "empty.jsonl"
+    path.write_bytes(b"")
+    listed = json_module.loads(ok("sessions", folder, "--format", "json").stdout)
+    assert listed[0]["problem"] == "not a session file: the file is empty"
+    result = invoke("info", path)
+    assert result.exit_code == 1
+    assert result.stderr == f"error: {path}: not a session file: the file is empty\n"
+    assert path.read_bytes() == b""  # no header written, no id invented
+
+
+def test_info_shows_the_size_after_prune(tmp_path: Path) -> None:
+    # The measured usage counted the outputs pruning replaced: what it saved is subtracted.
+    from contextree.compaction.prune import prune_session
+    from contextree.session.tree import SessionTree
+    from contextree.settings import PruneSettings
+    from core_helpers import assistant, chars, tool_call, tool_result, user
+
+    path = tmp_path / "s.jsonl"
+    tree = SessionTree.open(path, cwd="/work")
+    tree.append_message(user("look around"))
+    for n in range(4):
+        tree.append_message(assistant("", calls=[tool_call(f"c{n}")]))
+        tree.append_message(tool_result(f"c{n}", chars(5_000)))
+    usage = {"input": 20_100, "output": 50, "cacheRead": 0, "cacheWrite": 0}
+    reply = assistant("done", usage=usage)
+    reply["timestamp"] = 1_000
+    tree.append_message(reply)
+    before = _row(ok("info", path).stdout, "context")
+    assert before.startswith("10 messages, ~20,150 tokens")
+    decision = prune_session(tree, PruneSettings(protect_tokens=6_000, minimum_savings=100))
+    assert decision.pruned_count == 2  # the newest two fill the protect window
+    after = ok("info", path).stdout
+    expected = 20_150 - decision.tokens_saved
+    assert _row(after, "context") == f"10 messages, ~{expected:,} tokens"
+    assert f"- {decision.tokens_saved:,} pruned since" in after
+    assert ok("context", path).stdout.splitlines()[-1].startswith(f"10 messages, ~{expected:,}")

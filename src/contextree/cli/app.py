@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -122,9 +123,21 @@ def _root(
     state.debug = debug
 
 
+def plural(count: int, word: str) -> str:
+    """``"1 message"``, ``"2 messages"``."""
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
+
+
 def _open(path: Path) -> Any:
+    """The session in ``path`` for a command on an existing session. An empty file is refused
+    as ``sessions`` lists it ("not a session file: the file is empty"): reading one must not
+    invent a session id. (The library and ``chat`` start a new session in an empty file.)"""
+    from contextree.errors import SessionFileError
     from contextree.session.tree import SessionTree
 
+    with contextlib.suppress(OSError):
+        if path.is_file() and path.stat().st_size == 0:
+            raise SessionFileError(path, "not a session file: the file is empty")
     return SessionTree.open(path, create=False)
 
 
@@ -190,6 +203,7 @@ def _library_warnings_to_stderr() -> None:
 def info(session: SessionArg) -> None:
     """Summarize a session: entries, branches, model, context size."""
     from contextree.cli import render
+    from contextree.context.convert import convert_to_llm
     from contextree.session.check import UNDECODABLE, count_types
     from contextree.tokens.usage import estimate_current_tokens
 
@@ -198,6 +212,9 @@ def info(session: SessionArg) -> None:
     counts = count_types(tree)
     ctx = tree.build_session_context()
     estimate = estimate_current_tokens(ctx.messages)
+    # The messages the model is sent, as `context` counts them (a `!!` command's output and
+    # other messages kept out of the context are not among them).
+    sent = len(convert_to_llm(ctx.messages))
     leaves = len(tree.leaves())
     names = [r.entry.get("name") for r in tree.records() if r.type == "session_info"]
     version = str(tree.header.get("version"))
@@ -220,13 +237,16 @@ def info(session: SessionArg) -> None:
         ("leaf", str(tree.leaf_id)),
         ("model", ctx.model.spec if ctx.model else "-"),
         ("thinking level", ctx.thinking_level),
-        ("context", f"{len(ctx.messages)} messages, ~{estimate.tokens:,} tokens"),
+        ("context", f"{plural(sent, 'message')}, ~{estimate.tokens:,} tokens"),
     ]
     if estimate.last_usage_index is not None:
+        pruned = (
+            f" - {estimate.pruned_tokens:,} pruned since" if estimate.pruned_tokens else ""
+        )
         rows.append(
             (
                 "",
-                f"{estimate.usage_tokens:,} measured by the provider + "
+                f"{estimate.usage_tokens:,} measured by the provider{pruned} + "
                 f"{estimate.trailing_tokens:,} estimated after it",
             )
         )
@@ -329,8 +349,8 @@ def context(
     model_spec = ctx.model.spec if ctx.model else "-"
     state.console.print(
         Text(
-            f"{len(messages)} messages, ~{tokens:,} tokens, thinking {ctx.thinking_level}, "
-            f"model {model_spec}",
+            f"{plural(len(messages), 'message')}, ~{tokens:,} tokens, "
+            f"thinking {ctx.thinking_level}, model {model_spec}",
             style="ct.meta",
         )
     )
