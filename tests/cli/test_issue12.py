@@ -267,3 +267,43 @@ def test_info_shows_the_size_after_prune(tmp_path: Path) -> None:
     assert _row(after, "context") == f"10 messages, ~{expected:,} tokens"
     assert f"- {decision.tokens_saved:,} pruned since" in after
     assert ok("context", path).stdout.splitlines()[-1].startswith(f"10 messages, ~{expected:,}")
+
+
+# -- 6. chat checks for a key first, and its help is true -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "env"),
+    [
+        ("openai:gpt-4o-mini", "OPENAI_API_KEY"),
+        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+    ],
+)
+def test_chat_without_an_api_key_fails_at_once_with_one_line(
+    tmp_path: Path, model: str, env: str
+) -> None:
+    import time
+
+    started = time.monotonic()
+    result = invoke("chat", "-m", model, "-p", "hi", "--session", tmp_path / "c.jsonl")
+    assert time.monotonic() - started < 5  # before: three retries, ~15 s, "cannot reach"
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"error: {model} needs an API key: set {env}")
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_chat_with_a_base_url_or_a_local_server_needs_no_key() -> None:
+    from contextree.cli.models import make_client, missing_api_key
+
+    assert missing_api_key(make_client("openai:gpt-4o-mini")) == "OPENAI_API_KEY"
+    assert missing_api_key(make_client("openai:x", base_url="http://127.0.0.1:8080")) is None
+    assert missing_api_key(make_client("ollama:llama3.1")) is None
+    assert missing_api_key(make_client("offline")) is None
+
+
+def test_chat_help_claims_no_offline_default() -> None:
+    text = " ".join(ok("chat", "--help").stdout.split())
+    assert "offline summarizer" not in text
+    assert "offline and remote cannot chat" in text

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 import typer
 
-from contextree.cli.options import BaseUrlOpt, ModelOpt
+from contextree.cli.options import BaseUrlOpt, ChatModelOpt
 
 __all__ = ["register"]
 
@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @handles_errors
     def chat(
-        model: ModelOpt = None,
+        model: ChatModelOpt = None,
         base_url: BaseUrlOpt = None,
         session: Annotated[
             Path | None, typer.Option("--session", "-s", help="Session file to use or create.")
@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         from rich.text import Text
 
         from contextree.cli.chat import ChatApp, read_line
-        from contextree.cli.models import make_client
+        from contextree.cli.models import make_client, missing_api_key
         from contextree.entries.ids import new_session_id
         from contextree.llm.registry import parse_model_spec
         from contextree.runtime.agent import AgentSession
@@ -54,6 +54,15 @@ def register(app: typer.Typer) -> None:
                 "(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, ollama:llama3.1) or set "
                 '"model" in settings'
             )
+        client = make_client(spec, base_url=base_url)
+        # Before any request: without a key every call would fail, after three retries and
+        # ~15 s, as "cannot reach".
+        env = missing_api_key(client)
+        if env:
+            raise _fail(
+                f"{spec} needs an API key: set {env} (or pass --base-url for a server that needs "
+                "none, e.g. a local one)"
+            )
         cwd = Path.cwd()
         path = session
         if path is None and continue_:
@@ -62,7 +71,6 @@ def register(app: typer.Typer) -> None:
         if path is None:
             path = new_session_path(cwd, session_id)
         tree = SessionTree.open(path, cwd=str(cwd), fsync=settings.fsync, session_id=session_id)
-        client = make_client(spec, base_url=base_url)
         tools = builtin_tools()
         summarizer: Any = None
         if settings.compaction.remote_endpoint:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["BaseUrlOpt", "InstructionsOpt", "ModelOpt", "SessionArg"]
+__all__ = ["BaseUrlOpt", "ChatModelOpt", "InstructionsOpt", "ModelOpt", "SessionArg"]
 
 SessionArg = Annotated[
     Path, typer.Argument(help="Session file (.jsonl).", show_default=False, dir_okay=False)
@@ -31,4 +31,14 @@ BaseUrlOpt = Annotated[
 ]
 InstructionsOpt = Annotated[
     str | None, typer.Option("--instructions", "-i", help="What the summary should focus on.")
+]
+ChatModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="provider:model that holds the conversation (openai:gpt-4o-mini, "
+        'anthropic:claude-sonnet-4-5, ollama:llama3.1); default: "model" in settings '
+        "(CONTEXTREE_MODEL); required, offline and remote cannot chat.",
+    ),
 ]
