@@ -307,3 +307,72 @@ def test_chat_help_claims_no_offline_default() -> None:
     text = " ".join(ok("chat", "--help").stdout.split())
     assert "offline summarizer" not in text
     assert "offline and remote cannot chat" in text
+
+
+# -- 7. the small ones ------------------------------------------------------------------------
+
+
+def test_version() -> None:
+    from contextree import __version__
+
+    assert ok("--version").stdout == f"contextree {__version__}\n"
+
+
+def test_debug_is_accepted_after_the_command(tmp_path: Path) -> None:
+    from contextree.errors import SessionFileError
+
+    missing = tmp_path / "missing.jsonl"
+    plain = invoke("info", missing)
+    assert plain.exit_code == 1
+    assert not isinstance(plain.exception, SessionFileError)  # one error line, no traceback
+
+    for args in (("--debug", "info", missing), ("info", missing, "--debug")):
+        result = invoke(*args)
+        assert isinstance(result.exception, SessionFileError), result.output
+
+
+def _one_usage_line(result: Any, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ")
+    assert result.stderr.count("\n") == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr
+
+
+def test_usage_errors_are_one_line(tmp_path: Path) -> None:
+    path = copy("before-compaction.jsonl", tmp_path)
+    _one_usage_line(invoke("info"), "Missing argument 'SESSION'", "info --help")
+    _one_usage_line(invoke("bogus"), "No such command 'bogus'")
+    _one_usage_line(invoke("tree", path, "--fold", "-3"), "'--fold'", "greater than or equal to 0")
+    _one_usage_line(
+        invoke("context", path, "--format", "xml"),
+        "'xml' is not one of 'text', 'json', 'openai', 'anthropic'",
+    )
+    assert "Value error" not in invoke("context", path, "--format", "xml").stderr
+    _one_usage_line(invoke("sessions", tmp_path, "--format", "openai"), "'text', 'json'")
+
+
+def test_usage_lines_name_arguments_as_the_help_does() -> None:
+    assert "[OPTIONS] SESSION\n" in ok("info", "--help").stdout
+    assert "[OPTIONS] SESSION TARGET\n" in ok("navigate", "--help").stdout
+    assert "{" not in ok("info", "--help").stdout.splitlines()[0]
+
+
+def test_a_fold_of_one_entry_is_singular(tmp_path: Path) -> None:
+    from contextree.session.tree import SessionTree
+    from core_helpers import user
+
+    path = tmp_path / "s.jsonl"
+    tree = SessionTree.open(path, cwd="/work")
+    for n in range(5):
+        tree.append_message(user(f"m{n}"))
+    out = ok("tree", path, "--fold", "2").stdout
+    assert "… 1 more entry …" in out
+
+
+def test_the_readme_names_the_tui_extra_and_the_tree_markers() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert '".[tui]"' in readme
+    for marker in ("◀ leaf", "◆ branch", "◇ branch", "[compaction]", "more entries"):
+        assert marker in readme

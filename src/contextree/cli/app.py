@@ -7,12 +7,13 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.text import Text
 
@@ -22,8 +23,83 @@ from contextree.errors import ContextreeError
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
+try:  # typer >= 0.2x carries its own copy of click
+    from typer._click import exceptions as _click_errors
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click import exceptions as _click_errors  # type: ignore[no-redef]
+
+
+class _Command(typer.core.TyperCommand):
+    """A command whose usage line names its arguments as the help does (``SESSION``, not
+    typer's ``{session}``)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
+class _Group(typer.core.TyperGroup):
+    """The app's command group: ``--debug`` anywhere on the line, and a usage error as one
+    ``error:`` line (the README's promise), not click's three."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        words = list(sys.argv[1:] if args is None else args)
+        end = words.index("--") if "--" in words else len(words)
+        if "--debug" in words[1:end]:
+            # After the command name too: `contextree info FILE --debug`.
+            words = ["--debug", *(w for w in words[:end] if w != "--debug"), *words[end:]]
+        if not standalone_mode:
+            return super().main(words, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(words, prog_name, complete_var, False, **extra)
+        except _click_errors.NoArgsIsHelpError as exc:
+            exc.show()  # `contextree` alone: the help
+            sys.exit(exc.exit_code)
+        except _click_errors.UsageError as exc:
+            sys.exit(_usage_error(exc))
+        except _click_errors.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            state.errors.print("Aborted!", markup=False)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: Any) -> int:
+    """Print a usage error as one line, ``error: <message> (see contextree CMD --help)``."""
+    from rich.markup import escape
+
+    message = " ".join(str(exc.format_message()).split())
+    # The wording of typer's pydantic validation, e.g. for --format xml.
+    message = message.replace("Value error, ", "")
+    where = exc.ctx.command_path if exc.ctx is not None else "contextree"
+    text = f"{escape(message)} (see {escape(where)} --help)"
+    state.errors.print(f"[ct.error]error:[/] {text}", markup=True, highlight=False)
+    return int(exc.exit_code)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _App(typer.Typer):
+    """Every command gets :class:`_Command`."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[_F], _F]:
+        kwargs.setdefault("cls", _Command)
+        return super().command(*args, **kwargs)
+
+
+app = _App(
     name="contextree",
+    cls=_Group,
     help="Inspect, compact and navigate pi-compatible LLM agent sessions (JSONL trees).",
     no_args_is_help=True,
     add_completion=False,
@@ -116,9 +192,25 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from contextree import __version__
+
+        state.console.print(f"contextree {__version__}", markup=False)
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks on errors (anywhere on the line).")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_show_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
     state.debug = debug
 
@@ -268,7 +360,8 @@ def info(session: SessionArg) -> None:
 def tree(
     session: SessionArg,
     fold: Annotated[
-        int, typer.Option(help="Entries shown at each end of a linear run; 0 shows all.")
+        int,
+        typer.Option(min=0, help="Entries shown at each end of a linear run; 0 shows all."),
     ] = 6,
     interactive: Annotated[
         bool,
@@ -298,6 +391,11 @@ class ContextFormat(StrEnum):
     json = "json"
     openai = "openai"
     anthropic = "anthropic"
+
+
+class ListFormat(StrEnum):
+    text = "text"
+    json = "json"
 
 
 @app.command()
@@ -613,7 +711,7 @@ def sessions(
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=0, help="Show at most N sessions; 0 shows all.")
     ] = 20,
-    format: Annotated[ContextFormat, typer.Option("--format", "-f")] = ContextFormat.text,
+    format: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.text,
 ) -> None:
     """List session files, newest first: name, first message, entries, size."""
     from contextree.cli import render
@@ -633,7 +731,7 @@ def sessions(
         where = sessions_root() if all_ else sessions_dir(Path.cwd())
     files = session_files(where, nested=all_) if where.is_dir() else []
     summaries = list_sessions(files, limit=limit)
-    if format is ContextFormat.json:
+    if format is ListFormat.json:
         payload = [summary.to_json() for summary in summaries]
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return

@@ -45,7 +45,9 @@ def register(app: typer.Typer) -> None:
         target: Annotated[
             str,
             typer.Argument(
-                help="Entry id, or a unique prefix of one, to move to.", show_default=False
+                metavar="TARGET",
+                help="Entry id, or a unique prefix of one, to move to.",
+                show_default=False,
             ),
         ],
         summarize: Annotated[

@@ -14,7 +14,10 @@ import typer
 __all__ = ["BaseUrlOpt", "ChatModelOpt", "InstructionsOpt", "ModelOpt", "SessionArg"]
 
 SessionArg = Annotated[
-    Path, typer.Argument(help="Session file (.jsonl).", show_default=False, dir_okay=False)
+    Path,
+    typer.Argument(
+        metavar="SESSION", help="Session file (.jsonl).", show_default=False, dir_okay=False
+    ),
 ]
 ModelOpt = Annotated[
     str | None,
