@@ -376,3 +376,23 @@ def test_the_readme_names_the_tui_extra_and_the_tree_markers() -> None:
     assert '".[tui]"' in readme
     for marker in ("◀ leaf", "◆ branch", "◇ branch", "[compaction]", "more entries"):
         assert marker in readme
+
+
+def test_a_chat_command_error_is_printed_once(
+    fake_llm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # /compact on a new session: the compaction's end event printed the error, then the
+    # command printed it again.
+    from typer.testing import CliRunner
+
+    from contextree.cli.app import app
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    result = CliRunner().invoke(
+        app,
+        ["chat", "-m", "openai:x", "--base-url", fake_llm.url, "-s", str(tmp_path / "c.jsonl")],
+        input="/compact\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.count("Nothing to compact") == 1, result.output
+    assert fake_llm.requests == []

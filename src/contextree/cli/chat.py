@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
@@ -45,6 +45,9 @@ class ChatApp:
     make_client: Callable[[str], Any]
     show_settings: Callable[[], None]
     show_tree: Callable[[], None]
+    _last_error: str | None = field(default=None, init=False, repr=False)
+    """The error last printed from an event, so that the same error raised afterwards by the
+    command is not printed a second time."""
 
     def __post_init__(self) -> None:
         self.session.subscribe(self.render_event)
@@ -84,12 +87,9 @@ class ChatApp:
         role = message.get("role")
         if role == "assistant":
             if message.get("stopReason") in ("error", "aborted"):
-                self.console.print(
-                    Text(
-                        f"✗ {message.get('errorMessage') or message.get('stopReason')}",
-                        style="ct.error",
-                    )
-                )
+                error = str(message.get("errorMessage") or message.get("stopReason"))
+                self._last_error = error
+                self.console.print(Text(f"✗ {error}", style="ct.error"))
                 return
             content = message.get("content")
             for block in content if isinstance(content, list) else []:
@@ -109,6 +109,7 @@ class ChatApp:
 
     def _render_compaction_end(self, data: dict[str, Any]) -> None:
         if data.get("errorMessage"):
+            self._last_error = str(data["errorMessage"])
             self.console.print(Text(f"✗ {data['errorMessage']}", style="ct.error"))
         elif data.get("aborted"):
             self.console.print(
@@ -168,10 +169,12 @@ class ChatApp:
             return True
         command, _, rest = text[1:].partition(" ")
         rest = rest.strip()
+        self._last_error = None
         try:
             return await self._command(command, rest)
         except ContextreeError as exc:
-            self.console.print(Text(f"error: {exc}", style="ct.error"))
+            if str(exc) != self._last_error:  # else its event printed it already
+                self.console.print(Text(f"error: {exc}", style="ct.error"))
             return True
 
     async def _command(self, command: str, rest: str) -> bool:
