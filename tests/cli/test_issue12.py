@@ -396,3 +396,28 @@ def test_a_chat_command_error_is_printed_once(
     assert result.exit_code == 0, result.output
     assert result.output.count("Nothing to compact") == 1, result.output
     assert fake_llm.requests == []
+
+
+def test_the_agents_navigate_uses_the_redaction_settings(tmp_path: Path) -> None:
+    import asyncio
+
+    from contextree.llm.scripted import ScriptedClient
+    from contextree.runtime.agent import AgentSession
+    from contextree.security.redact import RedactionSettings
+    from contextree.session.tree import SessionTree
+    from contextree.settings.load import Settings
+
+    path = tmp_path / "s.jsonl"
+    target = _branch_with_secret(path)
+    client = ScriptedClient(default="A summary.")
+    agent = AgentSession(
+        SessionTree.open(path, create=False),
+        client,
+        model_spec="openai:gpt-4o-mini",
+        settings=Settings(redaction=RedactionSettings(patterns=("ACME-[0-9]{6}",))),
+    )
+    result = asyncio.run(agent.navigate_tree(target, summarize=True))
+    assert result.summary_entry is not None
+    prompt = repr(client.requests)
+    assert "ticket token" in prompt
+    assert "ACME-123456" not in prompt
