@@ -421,3 +421,12 @@ def test_the_agents_navigate_uses_the_redaction_settings(tmp_path: Path) -> None
     prompt = repr(client.requests)
     assert "ticket token" in prompt
     assert "ACME-123456" not in prompt
+
+
+def test_the_library_listing_example_works_without_a_sessions_folder(tmp_path: Path) -> None:
+    # docs/library.md lists this directory's sessions; before there were any it raised.
+    from contextree.session.listing import list_sessions, session_files
+
+    assert session_files(tmp_path / "missing") == []
+    assert session_files(tmp_path / "missing", nested=True) == []
+    assert list_sessions(session_files(tmp_path / "missing"), limit=10) == []

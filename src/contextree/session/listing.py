@@ -300,10 +300,14 @@ def _jsonl_files(folder: Path) -> list[Path]:
 def session_files(folder: Path, *, nested: bool = False) -> list[Path]:
     """The ``*.jsonl`` paths in ``folder`` (and with ``nested``, in each folder inside it).
 
-    Raises :class:`OSError` when ``folder`` cannot be listed; with ``nested``, folders inside
-    it that cannot be listed are skipped.
+    A missing ``folder`` has none (a directory with no session yet has no sessions folder).
+    Raises :class:`OSError` when ``folder`` exists but cannot be listed; with ``nested``,
+    folders inside it that cannot be listed are skipped.
     """
-    files = _jsonl_files(folder)
+    try:
+        files = _jsonl_files(folder)
+    except FileNotFoundError:
+        return []
     if nested:
         with os.scandir(folder) as found:
             children = sorted(Path(item.path) for item in found if _is_folder(item))
