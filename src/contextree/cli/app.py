@@ -332,9 +332,7 @@ def info(session: SessionArg) -> None:
         ("context", f"{plural(sent, 'message')}, ~{estimate.tokens:,} tokens"),
     ]
     if estimate.last_usage_index is not None:
-        pruned = (
-            f" - {estimate.pruned_tokens:,} pruned since" if estimate.pruned_tokens else ""
-        )
+        pruned = f" - {estimate.pruned_tokens:,} pruned since" if estimate.pruned_tokens else ""
         rows.append(
             (
                 "",
