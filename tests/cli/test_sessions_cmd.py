@@ -410,7 +410,7 @@ def test_damaged_session_info_lines_are_skipped(tmp_path: Path) -> None:
     summary = summarize_session_file(path)
     assert summary.name == "good name"
     assert summary.first_message == 'says "session_info" and session_info'
-    assert summary.entries == 4
+    assert summary.entries == 3  # the torn line is skipped by a load, so not counted (issue 12)
 
 
 def test_entry_count_skips_blank_lines(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from contextree.compaction.prune import (
     decide_prune,
     prune_placeholder,
     prune_tool_outputs,
+    worth_pruning,
 )
 from contextree.context.convert import convert_to_llm
 from contextree.entries.types import Entry
@@ -109,13 +110,28 @@ def test_minimum_savings_counts_tokens_minus_the_placeholder() -> None:
     assert above.tokens_saved == 0
 
 
-def test_tiny_results_save_nothing_rather_than_a_negative_amount() -> None:
+def test_results_whose_placeholder_is_not_under_half_their_size_are_kept() -> None:
+    # Our deviation (docs/compatibility.md, row 15): pi also replaces a 1-token "(no output)"
+    # by the 8-token placeholder. A result is pruned only when 2 x placeholder < its tokens.
+    assert not worth_pruning(1)
+    assert not worth_pruning(16)
+    assert worth_pruning(17)
     chain = Chain()
-    _results(chain, 1, 40)
+    tiny, at_limit, small = _results(chain, 1, 16, 17)
     _results(chain, 120)
     decision = decide_prune(chain.entries, PruneSettings(protect_tokens=100, minimum_savings=1))
-    assert [c.tokens for c in decision.candidates] == [40, 1]
-    assert decision.tokens_saved == (40 - 8) + 0
+    assert _ids([c.entry for c in decision.candidates]) == [small["id"]]
+    assert decision.tokens_saved == 17 - 8
+    assert tiny["id"] not in _ids([c.entry for c in decision.candidates])
+    assert at_limit["id"] not in _ids([c.entry for c in decision.candidates])
+
+
+def test_kept_small_results_still_fill_the_protect_window() -> None:
+    chain = Chain()
+    old = _results(chain, 60)[0]
+    _results(chain, *([10] * 12))  # 120 tokens of results too small to prune
+    decision = decide_prune(chain.entries, SMALL)
+    assert _ids([c.entry for c in decision.candidates]) == [old["id"]]
 
 
 def test_default_settings_match_the_fork() -> None:
@@ -230,7 +246,7 @@ def test_only_the_current_context_is_pruned() -> None:
     forgotten = _results(chain, 80, 80, 80)
     chain.msg(user("next task"))
     kept_start = chain.entries[-1]["id"]
-    kept = _results(chain, 5)
+    kept = _results(chain, 25)
     chain.add(
         "compaction",
         summary="s",
@@ -244,3 +260,17 @@ def test_only_the_current_context_is_pruned() -> None:
     chosen = _ids([c.entry for c in decision.candidates])
     assert chosen == _ids(recent[:1]) + _ids(kept)
     assert not set(chosen) & set(_ids(forgotten))
+
+
+def test_no_placeholder_on_pis_fixture_is_as_long_as_its_output() -> None:
+    # Issue 12: on before-compaction, 31 of 117 pruned outputs got a placeholder at least as
+    # long as the original ("(no output)" -> "[Output truncated - 3 tokens]").
+    from pi_fixtures import pi_fixture
+
+    tree = SessionTree.open(pi_fixture("before-compaction.jsonl"), create=False)
+    everything = PruneSettings(protect_tokens=0, minimum_savings=0, protected_tools=())
+    decision, updated = prune_tool_outputs(tree.get_branch_view(), everything)
+    assert decision.candidates
+    assert len(updated) == decision.pruned_count
+    for candidate in decision.candidates:
+        assert 2 * math.ceil(len(prune_placeholder(candidate.tokens)) / 4) < candidate.tokens

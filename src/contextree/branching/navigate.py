@@ -34,6 +34,7 @@ from contextree.errors import BranchSummaryError, EntryNotFoundError, TreeError
 from contextree.hooks.events import BeforeTreeEvent, SessionTreeEvent
 from contextree.hooks.registry import BEFORE_TREE, TREE, HookRegistry, result_field
 from contextree.llm.base import ModelClient
+from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import BranchSummarySettings
 from contextree.tokens.estimate import TokenEstimator
@@ -164,6 +165,7 @@ async def navigate_tree(
     hooks: HookRegistry | None = None,
     prompts_dir: Path | None = None,
     estimator: TokenEstimator | None = None,
+    redactor: Redactor | None = DEFAULT_REDACTOR,
 ) -> NavigationResult:
     """Move the leaf of ``tree`` to ``target_id``; with ``summarize``, leave a branch summary.
 
@@ -177,6 +179,9 @@ async def navigate_tree(
         replace_instructions: send ``custom_instructions`` instead of the branch prompt.
         label: a label for the summary entry, or for the target when there is no summary.
         hooks: ``session_before_tree`` / ``session_tree`` handlers.
+        redactor: blanks secrets out of the branch before it is sent to ``client`` (default:
+            the built-in patterns; ``Redactor.from_settings(settings.redaction)`` adds
+            ``redaction.patterns``; ``None`` sends it as it is).
 
     A move without a summary changes only the in-memory leaf (a reload puts the leaf back on
     the last entry in the file); call :func:`persist_leaf` to keep it.
@@ -250,6 +255,7 @@ async def navigate_tree(
                 replace_instructions=replace_instructions,
                 prompts_dir=prompts_dir,
                 estimator=estimator,
+                redactor=redactor,
             )
         except asyncio.CancelledError:
             # pi aborts only the summary call and reports the move as cancelled. The

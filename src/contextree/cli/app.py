@@ -2,25 +2,104 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
+import typer.core
 from rich.console import Console
+from rich.text import Text
 
+from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
 from contextree.cli.theme import THEME
 from contextree.errors import ContextreeError
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
+try:  # typer >= 0.2x carries its own copy of click
+    from typer._click import exceptions as _click_errors
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click import exceptions as _click_errors  # type: ignore[no-redef]
+
+
+class _Command(typer.core.TyperCommand):
+    """A command whose usage line names its arguments as the help does (``SESSION``, not
+    typer's ``{session}``)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
+class _Group(typer.core.TyperGroup):
+    """The app's command group: ``--debug`` anywhere on the line, and a usage error as one
+    ``error:`` line (the README's promise), not click's three."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        words = list(sys.argv[1:] if args is None else args)
+        end = words.index("--") if "--" in words else len(words)
+        if "--debug" in words[1:end]:
+            # After the command name too: `contextree info FILE --debug`.
+            words = ["--debug", *(w for w in words[:end] if w != "--debug"), *words[end:]]
+        if not standalone_mode:
+            return super().main(words, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(words, prog_name, complete_var, False, **extra)
+        except _click_errors.NoArgsIsHelpError as exc:
+            exc.show()  # `contextree` alone: the help
+            sys.exit(exc.exit_code)
+        except _click_errors.UsageError as exc:
+            sys.exit(_usage_error(exc))
+        except _click_errors.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            state.errors.print("Aborted!", markup=False)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: Any) -> int:
+    """Print a usage error as one line, ``error: <message> (see contextree CMD --help)``."""
+    from rich.markup import escape
+
+    message = " ".join(str(exc.format_message()).split())
+    # The wording of typer's pydantic validation, e.g. for --format xml.
+    message = message.replace("Value error, ", "")
+    where = exc.ctx.command_path if exc.ctx is not None else "contextree"
+    text = f"{escape(message)} (see {escape(where)} --help)"
+    state.errors.print(f"[ct.error]error:[/] {text}", markup=True, highlight=False)
+    return int(exc.exit_code)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _App(typer.Typer):
+    """Every command gets :class:`_Command`."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[_F], _F]:
+        kwargs.setdefault("cls", _Command)
+        return super().command(*args, **kwargs)
+
+
+app = _App(
     name="contextree",
+    cls=_Group,
     help="Inspect, compact and navigate pi-compatible LLM agent sessions (JSONL trees).",
     no_args_is_help=True,
     add_completion=False,
@@ -39,25 +118,25 @@ class _State:
         self.loaded: list[tuple[Any, set[str]]] = []
         """Sessions whose load report this command printed, with the lines it printed."""
 
+    # markup=False: a string is printed as it is ("contextree[tui]" keeps its brackets); our
+    # own markup is passed with markup=True and escapes what it interpolates.
     @functools.cached_property
     def console(self) -> Console:
-        return Console(theme=THEME, highlight=False, soft_wrap=False)
+        return Console(theme=THEME, highlight=False, soft_wrap=False, markup=False)
 
     @functools.cached_property
     def errors(self) -> Console:
         # soft_wrap: an error or warning stays one line, however narrow the terminal.
-        return Console(theme=THEME, stderr=True, highlight=False, soft_wrap=True)
+        return Console(theme=THEME, stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 state = _State()
 
-SessionArg = Annotated[
-    Path, typer.Argument(help="Session file (.jsonl).", show_default=False, dir_okay=False)
-]
-
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
-    state.errors.print(f"[ct.error]error:[/] {message}", markup=True, highlight=False)
+    from rich.markup import escape
+
+    state.errors.print(f"[ct.error]error:[/] {escape(message)}", markup=True, highlight=False)
     return typer.Exit(code)
 
 
@@ -113,16 +192,44 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from contextree import __version__
+
+        state.console.print(f"contextree {__version__}", markup=False)
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks on errors (anywhere on the line).")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_show_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
     state.debug = debug
 
 
+def plural(count: int, word: str) -> str:
+    """``"1 message"``, ``"2 messages"``."""
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
+
+
 def _open(path: Path) -> Any:
+    """The session in ``path`` for a command on an existing session. An empty file is refused
+    as ``sessions`` lists it ("not a session file: the file is empty"): reading one must not
+    invent a session id. (The library and ``chat`` start a new session in an empty file.)"""
+    from contextree.errors import SessionFileError
     from contextree.session.tree import SessionTree
 
+    with contextlib.suppress(OSError):
+        if path.is_file() and path.stat().st_size == 0:
+            raise SessionFileError(path, "not a session file: the file is empty")
     return SessionTree.open(path, create=False)
 
 
@@ -156,8 +263,11 @@ def _settings(**overrides: Any) -> Any:
     from contextree.settings.load import load_settings
 
     loaded = load_settings(overrides={k: v for k, v in overrides.items() if v is not None})
+    from rich.markup import escape
+
     for warning in loaded.warnings:
-        state.errors.print(f"[ct.warning]warning:[/] {warning}", markup=True, highlight=False)
+        text = escape(str(warning))
+        state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
     return loaded
 
 
@@ -185,6 +295,7 @@ def _library_warnings_to_stderr() -> None:
 def info(session: SessionArg) -> None:
     """Summarize a session: entries, branches, model, context size."""
     from contextree.cli import render
+    from contextree.context.convert import convert_to_llm
     from contextree.session.check import UNDECODABLE, count_types
     from contextree.tokens.usage import estimate_current_tokens
 
@@ -193,6 +304,9 @@ def info(session: SessionArg) -> None:
     counts = count_types(tree)
     ctx = tree.build_session_context()
     estimate = estimate_current_tokens(ctx.messages)
+    # The messages the model is sent, as `context` counts them (a `!!` command's output and
+    # other messages kept out of the context are not among them).
+    sent = len(convert_to_llm(ctx.messages))
     leaves = len(tree.leaves())
     names = [r.entry.get("name") for r in tree.records() if r.type == "session_info"]
     version = str(tree.header.get("version"))
@@ -215,13 +329,14 @@ def info(session: SessionArg) -> None:
         ("leaf", str(tree.leaf_id)),
         ("model", ctx.model.spec if ctx.model else "-"),
         ("thinking level", ctx.thinking_level),
-        ("context", f"{len(ctx.messages)} messages, ~{estimate.tokens:,} tokens"),
+        ("context", f"{plural(sent, 'message')}, ~{estimate.tokens:,} tokens"),
     ]
     if estimate.last_usage_index is not None:
+        pruned = f" - {estimate.pruned_tokens:,} pruned since" if estimate.pruned_tokens else ""
         rows.append(
             (
                 "",
-                f"{estimate.usage_tokens:,} measured by the provider + "
+                f"{estimate.usage_tokens:,} measured by the provider{pruned} + "
                 f"{estimate.trailing_tokens:,} estimated after it",
             )
         )
@@ -243,7 +358,8 @@ def info(session: SessionArg) -> None:
 def tree(
     session: SessionArg,
     fold: Annotated[
-        int, typer.Option(help="Entries shown at each end of a linear run; 0 shows all.")
+        int,
+        typer.Option(min=0, help="Entries shown at each end of a linear run; 0 shows all."),
     ] = 6,
     interactive: Annotated[
         bool,
@@ -273,6 +389,11 @@ class ContextFormat(StrEnum):
     json = "json"
     openai = "openai"
     anthropic = "anthropic"
+
+
+class ListFormat(StrEnum):
+    text = "text"
+    json = "json"
 
 
 @app.command()
@@ -321,10 +442,13 @@ def context(
     else:
         state.console.file.write(render.context_plain(messages))
     tokens = estimate_current_tokens(ctx.messages).tokens
+    model_spec = ctx.model.spec if ctx.model else "-"
     state.console.print(
-        f"[ct.meta]{len(messages)} messages, ~{tokens:,} tokens, thinking {ctx.thinking_level}, "
-        f"model {ctx.model.spec if ctx.model else '-'}[/]",
-        markup=True,
+        Text(
+            f"{plural(len(messages), 'message')}, ~{tokens:,} tokens, "
+            f"thinking {ctx.thinking_level}, model {model_spec}",
+            style="ct.meta",
+        )
     )
 
 
@@ -379,18 +503,20 @@ def check(
         raise typer.Exit(1)
 
 
-ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        "-m",
-        help="provider:model (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, "
-        "ollama:llama3.1, remote:URL); default: the built-in offline summarizer.",
-    ),
-]
-BaseUrlOpt = Annotated[
-    str | None, typer.Option(help="Server root for OpenAI-compatible / Anthropic providers.")
-]
+def summary_model(settings: Any) -> str | None:
+    """The summarizing model ``settings`` select: ``model`` (flag, CONTEXTREE_MODEL or a
+    settings file), else ``compaction.remoteEndpoint``; ``None`` means the offline summarizer.
+    ``compact`` and ``navigate --summarize`` both choose this way."""
+    endpoint = settings.compaction.remote_endpoint
+    return str(settings.model) if settings.model else (f"remote:{endpoint}" if endpoint else None)
+
+
+def summary_redactor(settings: Any) -> Any:
+    """The redactor for anything sent to a summarizer: ``redaction.*`` plus the values of
+    secret-looking environment variables (``None`` when redaction is disabled)."""
+    from contextree.security.redact import Redactor, environment_secrets
+
+    return Redactor.from_settings(settings.redaction, literals=environment_secrets(os.environ))
 
 
 @app.command()
@@ -400,9 +526,7 @@ def compact(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the plan; write nothing, call no model.")
     ] = False,
-    instructions: Annotated[
-        str | None, typer.Option("--instructions", "-i", help="What the summary should focus on.")
-    ] = None,
+    instructions: InstructionsOpt = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     keep_recent: Annotated[
@@ -444,7 +568,6 @@ def compact(
     from contextree.compaction.prepare import NothingToCompact, prepare_compaction
     from contextree.compaction.run import compact_session
     from contextree.llm.registry import context_window
-    from contextree.security.redact import Redactor, environment_secrets
 
     loaded = _settings(
         **{
@@ -458,9 +581,7 @@ def compact(
         }
     ).settings
     settings = loaded.compaction
-    model = loaded.model or (
-        f"remote:{settings.remote_endpoint}" if settings.remote_endpoint else None
-    )
+    model = summary_model(loaded)
     prompts_dir = Path(loaded.prompts_dir) if loaded.prompts_dir else None
     # The offline summarizer has no window; a model's window plans the summary windows.
     window = context_window(model, loaded.context_windows) if model else None
@@ -470,7 +591,7 @@ def compact(
         path = session_tree.get_branch_view()
         prep = prepare_compaction(path, settings)
         if isinstance(prep, NothingToCompact):
-            state.console.print(f"Nothing to do: {prep.message}.")
+            state.console.print(f"Nothing to do: {prep.message}.", markup=False)
             return
         budget = summary_token_budget(settings, context_window=window)
         state.console.print(render.compaction_plan(prep, path, summary_budget=budget))
@@ -486,14 +607,12 @@ def compact(
                 custom_instructions=instructions,
                 turn_prefix_summarizer=turn_prefix_client(model, client),
                 prompts_dir=prompts_dir,
-                redactor=Redactor.from_settings(
-                    loaded.redaction, literals=environment_secrets(os.environ)
-                ),
+                redactor=summary_redactor(loaded),
                 context_window=window,
             )
         )
     if isinstance(outcome, NothingToCompact):
-        state.console.print(f"Nothing to do: {outcome.message}.")
+        state.console.print(f"Nothing to do: {outcome.message}.", markup=False)
         return
     state.console.print(render.compaction_outcome(outcome, show_summary=not quiet))
 
@@ -548,7 +667,9 @@ def serve(
             host=host, port=port, token=token, max_body_bytes=max_body_bytes, model_timeout=timeout
         ),
     )
-    state.errors.print(f"serving {client.name} summaries at {server.url} (Ctrl-C stops)")
+    state.errors.print(
+        f"serving {client.name} summaries at {server.url} (Ctrl-C stops)", markup=False
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -588,7 +709,7 @@ def sessions(
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=0, help="Show at most N sessions; 0 shows all.")
     ] = 20,
-    format: Annotated[ContextFormat, typer.Option("--format", "-f")] = ContextFormat.text,
+    format: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.text,
 ) -> None:
     """List session files, newest first: name, first message, entries, size."""
     from contextree.cli import render
@@ -608,7 +729,7 @@ def sessions(
         where = sessions_root() if all_ else sessions_dir(Path.cwd())
     files = session_files(where, nested=all_) if where.is_dir() else []
     summaries = list_sessions(files, limit=limit)
-    if format is ContextFormat.json:
+    if format is ListFormat.json:
         payload = [summary.to_json() for summary in summaries]
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return

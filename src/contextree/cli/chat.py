@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
@@ -45,6 +45,9 @@ class ChatApp:
     make_client: Callable[[str], Any]
     show_settings: Callable[[], None]
     show_tree: Callable[[], None]
+    _last_error: str | None = field(default=None, init=False, repr=False)
+    """The error last printed from an event, so that the same error raised afterwards by the
+    command is not printed a second time."""
 
     def __post_init__(self) -> None:
         self.session.subscribe(self.render_event)
@@ -58,34 +61,35 @@ class ChatApp:
             self._render_message(data["message"])
         elif kind == "auto_compaction_start":
             self.console.print(
-                f"[ct.compaction]⟳ context {data['reason']}: compacting...[/]", markup=True
+                Text(f"⟳ context {data['reason']}: compacting...", style="ct.compaction")
             )
         elif kind in ("auto_compaction_end", "compaction_end"):
             self._render_compaction_end(data)
         elif kind == "compaction_start":
-            self.console.print("[ct.compaction]⟳ compacting...[/]", markup=True)
+            self.console.print(Text("⟳ compacting...", style="ct.compaction"))
         elif kind == "retry":
             self.console.print(
-                f"[ct.warning]model call failed; retrying in {data['delayMs'] / 1000:.1f} s[/]",
-                markup=True,
+                Text(
+                    f"model call failed; retrying in {data['delayMs'] / 1000:.1f} s",
+                    style="ct.warning",
+                )
             )
         elif kind == "prune":
             self.console.print(
-                f"[ct.meta]pruned {data['prunedCount']} old tool output(s), "
-                f"~{data['tokensSaved']:,} tokens[/]",
-                markup=True,
+                Text(
+                    f"pruned {data['prunedCount']} old tool output(s), "
+                    f"~{data['tokensSaved']:,} tokens",
+                    style="ct.meta",
+                )
             )
 
     def _render_message(self, message: dict[str, Any]) -> None:
         role = message.get("role")
         if role == "assistant":
             if message.get("stopReason") in ("error", "aborted"):
-                self.console.print(
-                    Text(
-                        f"✗ {message.get('errorMessage') or message.get('stopReason')}",
-                        style="ct.error",
-                    )
-                )
+                error = str(message.get("errorMessage") or message.get("stopReason"))
+                self._last_error = error
+                self.console.print(Text(f"✗ {error}", style="ct.error"))
                 return
             content = message.get("content")
             for block in content if isinstance(content, list) else []:
@@ -105,6 +109,7 @@ class ChatApp:
 
     def _render_compaction_end(self, data: dict[str, Any]) -> None:
         if data.get("errorMessage"):
+            self._last_error = str(data["errorMessage"])
             self.console.print(Text(f"✗ {data['errorMessage']}", style="ct.error"))
         elif data.get("aborted"):
             self.console.print(
@@ -164,17 +169,19 @@ class ChatApp:
             return True
         command, _, rest = text[1:].partition(" ")
         rest = rest.strip()
+        self._last_error = None
         try:
             return await self._command(command, rest)
         except ContextreeError as exc:
-            self.console.print(Text(f"error: {exc}", style="ct.error"))
+            if str(exc) != self._last_error:  # else its event printed it already
+                self.console.print(Text(f"error: {exc}", style="ct.error"))
             return True
 
     async def _command(self, command: str, rest: str) -> bool:
         if command in ("quit", "exit", "q"):
             return False
         if command == "help":
-            self.console.print(HELP)
+            self.console.print(Text(HELP))
         elif command == "compact":
             await self.run_turn(lambda: self.session.compact(rest or None))
             self.console.print(self.status_line())
@@ -184,12 +191,12 @@ class ChatApp:
             await self._navigate(rest)
         elif command == "model":
             if not rest:
-                self.console.print(f"model: {self.session.model_spec}")
+                self.console.print(Text(f"model: {self.session.model_spec}"))
             else:
                 self.session.client = self.make_client(rest)
                 self.session.model_spec = rest
                 self.session._context_window = None
-                self.console.print(f"model: {rest}")
+                self.console.print(Text(f"model: {rest}"))
         elif command == "settings":
             self.show_settings()
         elif command == "status":
@@ -207,7 +214,7 @@ class ChatApp:
         summarize = "--summarize" in words
         targets = [w for w in words if not w.startswith("--")]
         if not targets:
-            self.console.print("usage: /navigate ID [--summarize]")
+            self.console.print(Text("usage: /navigate ID [--summarize]"))
             return
         target = resolve_entry_id(self.session.tree, targets[0])
         result = await self.run_turn(
@@ -218,7 +225,7 @@ class ChatApp:
             return
         if result.summary_entry is None:
             persist_leaf(self.session.tree)
-        self.console.print(f"leaf: {self.session.tree.leaf_id}")
+        self.console.print(Text(f"leaf: {self.session.tree.leaf_id}"))
         if result.editor_text:
             self.console.print(
                 Text(f"(your earlier message, to edit and resend)\n{result.editor_text}")

@@ -5,16 +5,18 @@ from typing import Annotated, Any
 
 import typer
 
+from contextree.cli.options import BaseUrlOpt, ChatModelOpt
+
 __all__ = ["register"]
 
 
 def register(app: typer.Typer) -> None:
-    from contextree.cli.app import BaseUrlOpt, ModelOpt, _fail, _settings, handles_errors, state
+    from contextree.cli.app import _fail, _settings, handles_errors, state
 
     @app.command()
     @handles_errors
     def chat(
-        model: ModelOpt = None,
+        model: ChatModelOpt = None,
         base_url: BaseUrlOpt = None,
         session: Annotated[
             Path | None, typer.Option("--session", "-s", help="Session file to use or create.")
@@ -30,8 +32,10 @@ def register(app: typer.Typer) -> None:
         """An interactive agent that compacts its own context as it goes."""
         import asyncio
 
+        from rich.text import Text
+
         from contextree.cli.chat import ChatApp, read_line
-        from contextree.cli.models import make_client
+        from contextree.cli.models import make_client, missing_api_key
         from contextree.entries.ids import new_session_id
         from contextree.llm.registry import parse_model_spec
         from contextree.runtime.agent import AgentSession
@@ -50,6 +54,15 @@ def register(app: typer.Typer) -> None:
                 "(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, ollama:llama3.1) or set "
                 '"model" in settings'
             )
+        client = make_client(spec, base_url=base_url)
+        # Before any request: without a key every call would fail, after three retries and
+        # ~15 s, as "cannot reach".
+        env = missing_api_key(client)
+        if env:
+            raise _fail(
+                f"{spec} needs an API key: set {env} (or pass --base-url for a server that needs "
+                "none, e.g. a local one)"
+            )
         cwd = Path.cwd()
         path = session
         if path is None and continue_:
@@ -58,7 +71,6 @@ def register(app: typer.Typer) -> None:
         if path is None:
             path = new_session_path(cwd, session_id)
         tree = SessionTree.open(path, cwd=str(cwd), fsync=settings.fsync, session_id=session_id)
-        client = make_client(spec, base_url=base_url)
         tools = builtin_tools()
         summarizer: Any = None
         if settings.compaction.remote_endpoint:
@@ -99,7 +111,7 @@ def register(app: typer.Typer) -> None:
 
         async def interactive() -> None:
             state.console.print(
-                f"[ct.meta]session {path} - {spec} - /help for commands[/]", markup=True
+                Text(f"session {path} - {spec} - /help for commands", style="ct.meta")
             )
             while True:
                 line = await read_line("› ")

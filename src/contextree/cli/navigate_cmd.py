@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -19,18 +21,22 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-# The same argument as app.py's; declared here because typer resolves the annotations in this
-# module's namespace.
-SessionArg = Annotated[
-    Path, typer.Argument(help="Session file (.jsonl).", show_default=False, dir_okay=False)
-]
-
 
 def register(app: typer.Typer) -> None:
     """Add the ``navigate`` command to ``app``."""
     # Imported here, not at module level: app.py registers this command at its end, and a
     # module-level import of app.py from here would be circular.
-    from contextree.cli.app import _fail, _open, _report_load, handles_errors, state
+    from contextree.cli.app import (
+        _fail,
+        _library_warnings_to_stderr,
+        _open,
+        _report_load,
+        _settings,
+        handles_errors,
+        state,
+        summary_model,
+        summary_redactor,
+    )
 
     @app.command()
     @handles_errors
@@ -39,15 +45,15 @@ def register(app: typer.Typer) -> None:
         target: Annotated[
             str,
             typer.Argument(
-                help="Entry id, or a unique prefix of one, to move to.", show_default=False
+                metavar="TARGET",
+                help="Entry id, or a unique prefix of one, to move to.",
+                show_default=False,
             ),
         ],
         summarize: Annotated[
             bool, typer.Option("--summarize", help="Summarize the branch being left.")
         ] = False,
-        instructions: Annotated[
-            str | None, typer.Option(help="What the summary should focus on.")
-        ] = None,
+        instructions: InstructionsOpt = None,
         replace_instructions: Annotated[
             bool,
             typer.Option(
@@ -57,33 +63,40 @@ def register(app: typer.Typer) -> None:
         label: Annotated[
             str | None, typer.Option(help="Label the summary, or the target when there is none.")
         ] = None,
-        model: Annotated[
-            str, typer.Option(help='Summarizing model "provider:model"; default: built-in.')
-        ] = "offline",
+        model: ModelOpt = None,
+        base_url: BaseUrlOpt = None,
     ) -> None:
         """Move the leaf to TARGET; with --summarize, leave a summary of the branch left."""
         import asyncio
 
         from contextree.branching.navigate import navigate_tree, persist_leaf, resolve_entry_id
-        from contextree.compaction.offline import OfflineSummarizer
-        from contextree.llm.registry import context_window, create_client
+        from contextree.cli.models import make_client
+        from contextree.llm.registry import context_window
 
+        # The same settings and model choice as compact: flags, then CONTEXTREE_* and files.
+        loaded = _settings(model=model).settings
+        spec = summary_model(loaded)
         tree = _open(session)
         _report_load(tree)
         target_id = resolve_entry_id(tree, target)
-        client = create_client(model, offline_factory=OfflineSummarizer) if summarize else None
+        client = make_client(spec, base_url=base_url) if summarize else None
+        window = context_window(spec, loaded.context_windows) if spec else None
+        _library_warnings_to_stderr()
         move = navigate_tree(
             tree,
             target_id,
             summarize=summarize,
             client=client,
-            context_window=context_window(model),
+            context_window=window,
+            settings=loaded.branch_summary,
             custom_instructions=instructions,
             replace_instructions=replace_instructions,
             label=label,
+            prompts_dir=Path(loaded.prompts_dir) if loaded.prompts_dir else None,
+            redactor=summary_redactor(loaded),
         )
-        if summarize:
-            with state.console.status("Summarizing the branch..."):
+        if summarize and client is not None:
+            with state.console.status(f"Summarizing the branch with {client.name}..."):
                 result = asyncio.run(move)
         else:
             result = asyncio.run(move)
@@ -98,22 +111,22 @@ def register(app: typer.Typer) -> None:
 
 
 def _print_result(console: Console, result: NavigationResult, recorded: str | None) -> None:
+    from rich.text import Text
+
     position = result.new_leaf_id or "the start of the session (before the first entry)"
     if result.summary_entry is not None:
         position = str(result.summary_entry.get("parentId") or "the start of the session")
     console.print(f"Moved the leaf from {result.old_leaf_id or '-'} to {position}.", markup=False)
     if recorded is not None:
-        console.print(
-            f"[ct.meta]Recorded on disk as contextree.leaf entry {recorded}.[/]", markup=True
-        )
+        console.print(Text(f"Recorded on disk as contextree.leaf entry {recorded}.", "ct.meta"))
     if result.label_entry_id is not None:
-        console.print(f"[ct.meta]Label entry {result.label_entry_id}.[/]", markup=True)
+        console.print(Text(f"Label entry {result.label_entry_id}.", "ct.meta"))
     if result.editor_text is not None:
         console.print("[ct.heading]Message to edit and send again:[/]", markup=True)
         console.print(result.editor_text, markup=False, highlight=False, soft_wrap=True)
     if result.summary_entry is not None:
         summary_id = result.summary_entry.get("id")
-        console.print(f"[ct.branch_summary]Branch summary {summary_id}:[/]", markup=True)
+        console.print(Text(f"Branch summary {summary_id}:", "ct.branch_summary"))
         console.print(
             str(result.summary_entry.get("summary", "")),
             markup=False,

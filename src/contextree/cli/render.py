@@ -85,7 +85,8 @@ def entry_tree(tree: SessionTree, *, fold: int = 6, title: str | None = None) ->
                     hidden += 1
                     continue
                 if hidden:
-                    target.add(Text(f"… {hidden} more entries …", style="ct.fold"))
+                    noun = "entry" if hidden == 1 else "entries"
+                    target.add(Text(f"… {hidden} more {noun} …", style="ct.fold"))
                     hidden = 0
                 last = target.add(_entry_label(node, leaf_id, on_path))
             children = run[-1].children

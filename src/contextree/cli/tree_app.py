@@ -522,8 +522,12 @@ class TreeApp(App[None]):
         )
 
     async def _navigate(self, target_id: str, *, summarize: bool) -> None:
+        import os
+        from pathlib import Path
+
         from contextree.branching.navigate import navigate_tree, persist_leaf
         from contextree.llm.registry import context_window
+        from contextree.security.redact import Redactor, environment_secrets
 
         focus: str | None = target_id
         try:
@@ -538,6 +542,12 @@ class TreeApp(App[None]):
                 client=client,
                 context_window=window,
                 settings=self.app_settings.branch_summary,
+                prompts_dir=Path(self.app_settings.prompts_dir)
+                if self.app_settings.prompts_dir
+                else None,
+                redactor=Redactor.from_settings(
+                    self.app_settings.redaction, literals=environment_secrets(os.environ)
+                ),
             )
             if result.cancelled:
                 self._say("Summary cancelled; nothing was written.", "warning")

@@ -32,7 +32,10 @@ class SummaryChoice(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(f"Move the leaf to {self.target_id}. Summarize the branch you leave?")
+            yield Label(
+                f"Move the leaf to {self.target_id}. Summarize the branch you leave?",
+                markup=False,
+            )
             with Horizontal(classes="choices"):
                 yield Button("Summarize", id=SUMMARIZE, variant="primary")
                 yield Button("Just move", id=JUST_MOVE)
@@ -57,7 +60,10 @@ class LabelPrompt(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(f"Label for {self.entry_id} (enter saves, empty clears, escape cancels)")
+            yield Label(
+                f"Label for {self.entry_id} (enter saves, empty clears, escape cancels)",
+                markup=False,
+            )
             yield Input(value=self.current or "", placeholder="label")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -29,9 +29,11 @@ __all__ = [
     "PruneDecision",
     "apply_prune",
     "decide_prune",
+    "placeholder_tokens",
     "prune_placeholder",
     "prune_session",
     "prune_tool_outputs",
+    "worth_pruning",
 ]
 
 
@@ -58,6 +60,18 @@ class PruneDecision:
 def prune_placeholder(tokens: int) -> str:
     """The text a pruned tool result shows the model."""
     return f"[Output truncated - {tokens} tokens]"
+
+
+def placeholder_tokens(tokens: int) -> int:
+    """The estimated tokens of the placeholder for a ``tokens``-token result (chars / 4)."""
+    return math.ceil(len(prune_placeholder(tokens)) / 4)
+
+
+def worth_pruning(tokens: int) -> bool:
+    """Whether a ``tokens``-token result shrinks clearly: its placeholder must be under half
+    its size (our deviation from pi, which also replaces "(no output)" by a longer placeholder).
+    With the 8-token placeholder, results of 16 tokens or fewer are kept."""
+    return 2 * placeholder_tokens(tokens) < tokens
 
 
 def decide_prune(
@@ -92,11 +106,12 @@ def decide_prune(
         if accumulated < settings.protect_tokens or message.get("toolName") in protected:
             accumulated += tokens
             continue
+        if not worth_pruning(tokens):
+            accumulated += tokens  # still sent as it is, so it fills the window like any other
+            continue
         candidates.append(PruneCandidate(entry, tokens))
         accumulated += tokens
-    saved = sum(
-        max(0, c.tokens - math.ceil(len(prune_placeholder(c.tokens)) / 4)) for c in candidates
-    )
+    saved = sum(c.tokens - placeholder_tokens(c.tokens) for c in candidates)
     if not candidates or saved < settings.minimum_savings:
         return PruneDecision()
     return PruneDecision(candidates, saved)

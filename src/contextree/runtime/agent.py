@@ -589,6 +589,7 @@ class AgentSession:
             raise CompactionError("Cannot navigate while the agent is running; abort it first")
         self._branch_summarizing = bool(options.get("summarize"))
         try:
+            options.setdefault("redactor", Redactor.from_settings(self.settings.redaction))
             return await navigate_tree(
                 self.tree,
                 target_id,

@@ -3,14 +3,14 @@
 A listing may cover hundreds of files, some of them 100 MB: each file is read once and only a
 few of its lines are decoded - the header, the lines that may hold the latest ``session_info``
 (found by searching backwards) and the lines up to the first user message. Entries are counted
-as non-blank lines after the header, without decoding any. A file that is not a session (no
-header, unreadable, a directory) gets a summary with a ``problem`` instead of raising.
+as the lines after the header that hold a JSON object, without decoding any. A file that is not
+a session (no header, unreadable, a directory) gets a summary with a ``problem`` instead of
+raising.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -128,8 +128,6 @@ def _probe(decoder: msgspec.json.Decoder[_T], line: memoryview) -> _T | None:
 
 _INFO_TOKEN = b'"session_info"'
 _MESSAGE_TOKEN = b'"message"'
-_WHITESPACE = b" \t\r\n\x0b\x0c"
-_BLANK_SUSPECT = re.compile(rb"\n[ \t\r\n\x0b\x0c]")
 """A line starting with white space: the only kind that may be blank."""
 
 
@@ -146,23 +144,31 @@ def _line_at(data: bytes, position: int) -> tuple[int, int]:
 
 
 def _count_entries(data: bytes, start: int) -> int:
-    """Non-blank lines from ``start`` on, counting newlines (no line is decoded)."""
+    """Lines from ``start`` on that hold a JSON object (``{`` ... ``}``), without decoding any.
+
+    Blank lines and lines a load skips as unreadable (a truncated last line, text, an array)
+    are not counted, so the count is ``info``'s for every file whose objects decode.
+    """
     size = len(data)
     if start >= size:
         return 0
-    lines = data.count(b"\n", start) + (0 if data.endswith(b"\n") else 1)
-    # pi never writes blank lines; look for one cheaply before counting them one by one.
-    if data[start] not in _WHITESPACE and _BLANK_SUSPECT.search(data, start) is None:
+    ended = data.endswith(b"\n")
+    lines = data.count(b"\n", start) + (0 if ended else 1)
+    # pi writes one object a line: check cheaply that every line starts with { and ends with }.
+    starts = (data[start] == 0x7B) + data.count(b"\n{", start)
+    ends = data.count(b"}\n", start) + (0 if ended else data.endswith(b"}"))
+    if starts == lines and ends == lines:
         return lines
-    blank = 0
+    count = 0
     position = start
     while position < size:
         newline = data.find(b"\n", position)
         end = size if newline < 0 else newline
-        if position == end or (data[position] in _WHITESPACE and data[position:end].isspace()):
-            blank += 1
+        line = data[position:end].strip()
+        if line.startswith(b"{") and line.endswith(b"}"):
+            count += 1
         position = end + 1
-    return lines - blank
+    return count
 
 
 def _latest_name(data: bytes, start: int) -> str | None:
@@ -254,9 +260,10 @@ def _not_a_session(reason: str) -> str:
 def summarize_session_file(path: Path, *, preview_chars: int = PREVIEW_CHARS) -> SessionSummary:
     """Summarize one session file, reading it once and decoding only the lines needed.
 
-    ``entries`` counts the non-blank lines after the header, so a damaged line counts too
-    (``len(SessionTree)`` leaves those out). Never raises for a bad file: the summary's
-    ``problem`` says what is wrong with it.
+    ``entries`` counts the lines after the header that hold a JSON object, as ``info`` does
+    (``len(SessionTree)``) for a file without damage inside an object; a line that is not an
+    object (a truncated last line, text) is not counted, by either. Never raises for a bad
+    file: the summary's ``problem`` says what is wrong with it.
     """
     try:
         info = path.stat()
@@ -305,10 +312,14 @@ def _jsonl_files(folder: Path) -> list[Path]:
 def session_files(folder: Path, *, nested: bool = False) -> list[Path]:
     """The ``*.jsonl`` paths in ``folder`` (and with ``nested``, in each folder inside it).
 
-    Raises :class:`OSError` when ``folder`` cannot be listed; with ``nested``, folders inside
-    it that cannot be listed are skipped.
+    A missing ``folder`` has none (a directory with no session yet has no sessions folder).
+    Raises :class:`OSError` when ``folder`` exists but cannot be listed; with ``nested``,
+    folders inside it that cannot be listed are skipped.
     """
-    files = _jsonl_files(folder)
+    try:
+        files = _jsonl_files(folder)
+    except FileNotFoundError:
+        return []
     if nested:
         with os.scandir(folder) as found:
             children = sorted(Path(item.path) for item in found if _is_folder(item))

@@ -32,13 +32,16 @@ class ContextEstimate:
     """How many tokens a list of messages takes, and where the number comes from."""
 
     tokens: int
-    """``usage_tokens + trailing_tokens``."""
+    """``usage_tokens - pruned_tokens + trailing_tokens``."""
     usage_tokens: int
     """Context tokens of the last valid assistant usage, 0 when there is none."""
     trailing_tokens: int
     """Estimated tokens of the messages after that usage (of all messages without one)."""
     last_usage_index: int | None
     """Index of the assistant message whose usage was used, ``None`` when there is none."""
+    pruned_tokens: int = 0
+    """What pruning after that usage was measured saved (set by
+    :func:`estimate_current_tokens` only): the measured usage still counted the originals."""
 
 
 def _count(value: object) -> int:
@@ -118,15 +121,45 @@ def estimate_current_tokens(
     messages: Sequence[AgentMessage], estimator: TokenEstimator | None = None
 ) -> ContextEstimate:
     """Like :func:`estimate_context_tokens`, but a usage measured before the compaction that
-    starts ``messages`` is stale (it counted the history the summary replaced) and is ignored.
+    starts ``messages`` is stale (it counted the history the summary replaced) and is ignored,
+    and what pruning saved after the usage was measured is subtracted (``pruned_tokens``).
     """
     if not messages or messages[0].get("role") != "compactionSummary":
-        return estimate_context_tokens(messages, estimator)
+        return _minus_later_pruning(
+            messages, estimate_context_tokens(messages, estimator), estimator
+        )
     since = _count(messages[0].get("timestamp"))
     for index in range(len(messages) - 1, 0, -1):
         message = messages[index]
         if _valid_usage(message) is not None and _count(message.get("timestamp")) > since:
-            return estimate_context_tokens(messages, estimator)
+            estimate = estimate_context_tokens(messages, estimator)
+            return _minus_later_pruning(messages, estimate, estimator)
     counter = estimator if estimator is not None else PiEstimator()
     estimated = sum(counter.estimate(message) for message in messages)
     return ContextEstimate(estimated, 0, estimated, None)
+
+
+def _minus_later_pruning(
+    messages: Sequence[AgentMessage], estimate: ContextEstimate, estimator: TokenEstimator | None
+) -> ContextEstimate:
+    """``estimate`` less what tool results pruned after its usage was measured saved (their
+    originals, kept in ``prunedContent``, were in the measured prompt; now a placeholder is)."""
+    index = estimate.last_usage_index
+    if index is None:
+        return estimate
+    measured_at = _count(messages[index].get("timestamp"))
+    counter = estimator if estimator is not None else PiEstimator()
+    saved = 0
+    for message in messages[:index]:
+        if message.get("role") != "toolResult" or "prunedContent" not in message:
+            continue
+        if _count(message.get("prunedAt")) <= measured_at:
+            continue  # pruned before the request the usage measured
+        original = {**message, "content": message["prunedContent"]}
+        saved += max(0, counter.estimate(original) - counter.estimate(message))
+    if not saved:
+        return estimate
+    saved = min(saved, estimate.usage_tokens)
+    return ContextEstimate(
+        estimate.tokens - saved, estimate.usage_tokens, estimate.trailing_tokens, index, saved
+    )

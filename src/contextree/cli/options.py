@@ -1,0 +1,47 @@
+"""Arguments and options shared by several commands.
+
+Their own module: typer resolves a command's annotations in the namespace of the module that
+defines it, so ``navigate_cmd`` and ``chat_cmd`` import these at module level.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["BaseUrlOpt", "ChatModelOpt", "InstructionsOpt", "ModelOpt", "SessionArg"]
+
+SessionArg = Annotated[
+    Path,
+    typer.Argument(
+        metavar="SESSION", help="Session file (.jsonl).", show_default=False, dir_okay=False
+    ),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="provider:model (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, "
+        'ollama:llama3.1, remote:URL); default: "model" in settings (CONTEXTREE_MODEL), '
+        "else compaction.remoteEndpoint, else the built-in offline summarizer.",
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None, typer.Option(help="Server root for OpenAI-compatible / Anthropic providers.")
+]
+InstructionsOpt = Annotated[
+    str | None, typer.Option("--instructions", "-i", help="What the summary should focus on.")
+]
+ChatModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="provider:model that holds the conversation (openai:gpt-4o-mini, "
+        'anthropic:claude-sonnet-4-5, ollama:llama3.1); default: "model" in settings '
+        "(CONTEXTREE_MODEL); required, offline and remote cannot chat.",
+    ),
+]
