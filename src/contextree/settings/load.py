@@ -4,7 +4,10 @@ Keys are pi's dotted camelCase names (``compaction.reserveTokens``). Files:
 
 - user: pi's ``~/.pi/agent/settings.json``, then ``$CONTEXTREE_HOME/settings.toml``
   (``CONTEXTREE_HOME`` defaults to ``~/.config/contextree``);
-- project: ``<cwd>/.pi/settings.json``, then ``<cwd>/.contextree/settings.toml``;
+- project: ``<cwd>/.pi/settings.json``, then ``<cwd>/.contextree/settings.toml``; these may
+  not choose a model or endpoint, turn redaction off or let tools outside the project unless
+  the user's own settings say ``security.trustProjectSettings = true`` (a cloned repository
+  must not send the session anywhere on its own);
 - environment: ``CONTEXTREE_<SECTION>_<KEY>`` in upper snake case, e.g.
   ``CONTEXTREE_COMPACTION_RESERVE_TOKENS=8000``, ``CONTEXTREE_MODEL=openai:gpt-4o-mini``.
 
@@ -52,6 +55,10 @@ class Settings:
     allow_outside_cwd: bool = False
     redaction: RedactionSettings = field(default_factory=RedactionSettings)
     """What is blanked out of text sent to a summarizer (``redaction.*``)."""
+    trust_project_settings: bool = False
+    """``security.trustProjectSettings``, honoured from user files, the environment and the
+    command line only: lets a project's files choose models and endpoints, turn redaction off
+    and let tools outside the project."""
 
 
 Validator = Callable[[Any], Any]
@@ -65,6 +72,13 @@ def _bool(value: Any) -> bool:
     if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
         return False
     raise ValueError(f"expected true or false, found {value!r}")
+
+
+def _bool_or_false(value: Any) -> bool:
+    try:
+        return _bool(value)
+    except ValueError:
+        return False
 
 
 def _int(minimum: int | None = None) -> Validator:
@@ -166,6 +180,7 @@ KEYS: dict[str, tuple[str, str, Validator]] = {
     "tools.allowOutsideCwd": ("", "allow_outside_cwd", _bool),
     "redaction.enabled": ("redaction", "enabled", _bool),
     "redaction.patterns": ("redaction", "patterns", _patterns),
+    "security.trustProjectSettings": ("", "trust_project_settings", _bool),
 }
 """Every settings key we read, with where it lands and how it is validated."""
 
@@ -237,6 +252,24 @@ def _read_file(kind: str, path: Path) -> dict[str, Any]:
     return _flatten(data)
 
 
+def _unsafe_from_a_project(key: str, raw: Any) -> bool:
+    """Whether a project file's value would send session data off the machine, turn
+    redaction off or widen tool access: a cloned repository must not decide that alone."""
+    if key in ("model",):
+        return raw not in (None, "", "offline")
+    if key in ("compaction.remoteEndpoint", "retry.fallbackModels"):
+        return bool(raw)
+    if key == "redaction.enabled":
+        return raw in (False, "false", "0", 0, "no", "off")
+    if key == "tools.allowOutsideCwd":
+        return raw not in (False, "false", "0", 0, "no", "off", None)
+    return key == "security.trustProjectSettings"
+
+
+def _is_project_file(path: Path, cwd: Path) -> bool:
+    return path.parent.parent == cwd and path.parent.name in (".pi", ".contextree")
+
+
 def load_settings(
     *,
     cwd: Path | None = None,
@@ -250,11 +283,15 @@ def load_settings(
     cwd = cwd or Path.cwd()
     values: dict[str, tuple[Any, str]] = {}
     warnings: list[str] = []
+    held: list[tuple[str, Any, Path]] = []  # unsafe project values, honoured only if trusted
     for kind, path in files if files is not None else settings_files(cwd, home, env):
         if not path.is_file():
             continue
+        project = _is_project_file(path, cwd)
         for key, value in _read_file(kind, path).items():
-            if key in KEYS:
+            if key in KEYS and project and _unsafe_from_a_project(key, value):
+                held.append((key, value, path))
+            elif key in KEYS:
                 values[key] = (value, str(path))
             elif kind != "pi":
                 warnings.append(f"{path}: unknown setting {key!r} ignored")
@@ -266,6 +303,24 @@ def load_settings(
             raise SettingsError("command line", key, "unknown setting")
         if value is not None:
             values[key] = (value, "command line")
+    trusted = "security.trustProjectSettings" in values and _bool_or_false(
+        values["security.trustProjectSettings"][0]
+    )
+    for key, value, path in held:
+        if key == "security.trustProjectSettings":
+            warnings.append(f"{path}: {key} is read from user settings only; ignored")
+        elif trusted:
+            # Over the user's files, as any project value; the environment and the command
+            # line still win.
+            existing = values.get(key)
+            if existing is None or not existing[1].startswith(("env ", "command line")):
+                values[key] = (value, str(path))
+        else:
+            warnings.append(
+                f"{path}: {key} = {value!r} ignored: a project's settings may not choose where "
+                "session data is sent, turn redaction off or widen tool access (set "
+                "security.trustProjectSettings = true in your user settings to allow it)"
+            )
 
     sections: dict[str, dict[str, Any]] = {}
     top: dict[str, Any] = {}
