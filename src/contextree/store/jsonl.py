@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Final
 
 from contextree.errors import SessionFileError, SessionLockedError
 
@@ -77,7 +78,7 @@ class _FileTransaction:
 
     def replace(self, data: bytes) -> None:
         self._check_open()
-        self._store._replace_with(self._fd, data)
+        self._store._replace_with(self._fd, data, read_up_to=self._size)
         self._closed = True
 
     def _check_open(self) -> None:
@@ -206,12 +207,33 @@ class JsonlFileStore:
             os.close(fd)
             self._fd = None
 
+    def _carry_over(self, old_fd: int, target: Path, read_up_to: int) -> None:
+        """Append to the new file what was appended to the old one after we read it.
+
+        pi takes no lock: an append it started before our rename lands in the old inode, which
+        the rename unlinked. Those bytes are copied over, whole lines only, a few times over a
+        few milliseconds so an append in flight is caught too.
+        """
+        carried = read_up_to
+        for check in range(_CARRY_CHECKS):
+            extra = _carry_over_bytes(old_fd, carried)
+            whole = extra[: extra.rfind(b"\n") + 1]
+            if whole:
+                with open(target, "ab") as handle:
+                    handle.write(whole)
+                    handle.flush()
+                    if self.fsync:
+                        os.fsync(handle.fileno())
+                carried += len(whole)
+            if check < _CARRY_CHECKS - 1:
+                time.sleep(_CARRY_PAUSE_S)
+
     def _target(self) -> Path:
         """The file a rewrite replaces: through a symlink, the file it points to (renaming
         over the link would leave the target stale and turn the link into a copy)."""
         return Path(os.path.realpath(self.path))
 
-    def _replace_with(self, locked_fd: int, data: bytes) -> None:
+    def _replace_with(self, locked_fd: int, data: bytes, *, read_up_to: int) -> None:
         target = self._target()
         directory = target.parent
         temp = directory / f".{target.name}.{secrets.token_hex(4)}.tmp"
@@ -240,11 +262,23 @@ class JsonlFileStore:
             temp.unlink(missing_ok=True)
             raise SessionFileError(self.path, f"atomic rename failed ({exc.strerror})") from None
         fsync_dir(directory)
+        self._carry_over(locked_fd, target, read_up_to)
         # Our lock lived on the old inode; release it and write to the new file from now on.
         fcntl.flock(locked_fd, fcntl.LOCK_UN)
         os.close(locked_fd)
         self._fd = None
         self._identity = (new_stat.st_dev, new_stat.st_ino)
+
+
+_CARRY_CHECKS: Final = 3
+_CARRY_PAUSE_S: Final = 0.005
+
+
+def _carry_over_bytes(old_fd: int, start: int) -> bytes:
+    size = os.fstat(old_fd).st_size
+    if size <= start:
+        return b""
+    return os.pread(old_fd, size - start, start)
 
 
 def remove_stale_temps(file: Path) -> list[Path]:
