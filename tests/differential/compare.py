@@ -7,6 +7,8 @@ from pi or oh-my-pi on purpose (docs/compatibility.md), the helpers here say so 
 - :func:`pi_wording`: our summary wrappers are in our own words; with pi's wording put in,
   ``convert_to_llm`` and ``serialize_conversation`` must give pi's output byte for byte;
 - :func:`for_pi`: pi 0.73.1 has no ``shortSummary`` on a compaction summary message (the fork's);
+- :func:`pruned_as_sent`: pi has no pruning; its ``convertToLlm`` passes a pruned tool result on
+  as stored, with the ``prunedContent`` we keep (decision 6), where ours sends the fork's form;
 - :func:`omp_view`: oh-my-pi 18's ``buildSessionContext`` also does some of the send-time
   cleanup that contextree does in ``provider_messages`` (failed replies and unanswered tool
   calls leave the context) and adds display fields to the compaction summary.
@@ -71,6 +73,24 @@ def for_pi(messages: Sequence[Json]) -> list[Json]:
     for message in messages:
         if message.get("role") == "compactionSummary" and "shortSummary" in message:
             message = {k: v for k, v in message.items() if k != "shortSummary"}
+        out.append(message)
+    return out
+
+
+def pruned_as_sent(llm_messages: Sequence[Json]) -> list[Json]:
+    """pi's LLM messages with each pruned tool result (``prunedAt``) as contextree sends it:
+    its text only (or the fork's placeholder) and no ``prunedContent``. pi's provider layer
+    sends only ``content`` of a tool result, so the model sees the same either way."""
+    out = []
+    for message in llm_messages:
+        if message.get("role") == "toolResult" and message.get("prunedAt") is not None:
+            text = "".join(
+                b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text"
+            )
+            message = {k: v for k, v in message.items() if k != "prunedContent"}
+            message["content"] = [
+                {"type": "text", "text": text or convert.PRUNED_OUTPUT_PLACEHOLDER}
+            ]
         out.append(message)
     return out
 

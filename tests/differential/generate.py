@@ -42,8 +42,9 @@ _PATHS = ("src/app.py", "src/util/io.py", "README.md", "tests/test_app.py", "doc
 
 
 class _Gen:
-    def __init__(self, seed: int, path: Path) -> None:
+    def __init__(self, seed: int, path: Path, resets: bool) -> None:
         self.rng = random.Random(seed)
+        self.resets = resets
         self.clock = itertools.count(1)
         ids = itertools.count(1)
 
@@ -53,6 +54,7 @@ class _Gen:
                 if not exists(candidate):
                     return candidate
 
+        self.new_id = new_id
         self.tree = SessionTree(
             JsonlFileStore(path),
             cwd="/work/project",
@@ -272,6 +274,16 @@ class _Gen:
             tree.branch_with_summary(self.pick(), summary, details, rng.random() < 0.1)
         elif roll < 0.82:
             self.compact()
+        elif self.resets and roll < 0.86:
+            # oh-my-pi's /clear (pi does not know the entry).
+            tree.append_entry(
+                {
+                    "type": "reset_boundary",
+                    "id": self.new_id(tree.has_entry),
+                    "parentId": tree.leaf_id,
+                    "timestamp": ms_to_iso(self.ms()),
+                }
+            )
         else:
             kind = rng.choice(("thinking", "model", "label", "custom", "info"))
             if kind == "thinking":
@@ -288,9 +300,15 @@ class _Gen:
                 tree.append_session_info("Generated session")
 
 
-def generate_session(seed: int, path: Path, steps: int | None = None) -> SessionTree:
-    """Write the session of ``seed`` to ``path`` (a new file) and return its tree."""
-    gen = _Gen(seed, path)
+def generate_session(
+    seed: int, path: Path, *, steps: int | None = None, resets: bool = False
+) -> SessionTree:
+    """Write the session of ``seed`` to ``path`` (a new file) and return its tree.
+
+    ``resets`` also adds oh-my-pi's ``reset_boundary`` entries (for oh-my-pi only: pi 0.73.1
+    does not know them).
+    """
+    gen = _Gen(seed, path, resets)
     gen.turn()
     for _ in range(steps if steps is not None else gen.rng.randrange(15, 45)):
         gen.step()

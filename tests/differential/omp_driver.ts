@@ -178,5 +178,6 @@ for (const job of command.jobs) {
 		results.push({ error: String(error?.stack ?? error) });
 	}
 }
-process.stdout.write(JSON.stringify({ results }));
+// Exit once stdout is drained: oh-my-pi leaves handles open, and exiting early cuts the pipe.
+await new Promise<void>((done) => process.stdout.write(JSON.stringify({ results }), () => done()));
 process.exit(0);

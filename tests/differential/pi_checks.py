@@ -19,7 +19,14 @@ from contextree.context import build_session_context, convert_to_llm
 from contextree.entries.types import Entry
 from contextree.session import SessionTree
 from contextree.settings import CompactionSettings
-from differential.compare import first_difference, for_pi, pi_wording, resolve, text_hash
+from differential.compare import (
+    first_difference,
+    for_pi,
+    pi_wording,
+    pruned_as_sent,
+    resolve,
+    text_hash,
+)
 
 Json = dict[str, Any]
 
@@ -63,7 +70,7 @@ def check_contexts(
         assert ours_model == model, f"model of {leaf}"
         with pi_wording():
             llm = convert_to_llm(context.messages)
-            llm_expected = resolve(theirs["llm"], stored)
+            llm_expected = pruned_as_sent(resolve(theirs["llm"], stored))
             assert llm == llm_expected, (
                 f"LLM messages of {leaf}: {first_difference(llm, llm_expected)}"
             )
