@@ -222,9 +222,13 @@ class _Gen:
                 "readFiles": rng.sample(_PATHS, rng.randrange(3)),
                 "modifiedFiles": rng.sample(_PATHS, rng.randrange(3)),
             }
+        first_kept = plan.first_kept_entry_id
+        if rng.random() < 0.05:
+            # A first kept entry that is not on the path (a hook's mistake): nothing is kept.
+            first_kept = rng.choice([str(e["id"]) for e in tree.get_entries()] + ["0badc0de"])
         tree.append_compaction(
             summary,
-            plan.first_kept_entry_id,
+            first_kept,
             plan.tokens_before,
             details,
             from_extension=rng.random() < 0.15,
