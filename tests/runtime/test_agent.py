@@ -1142,3 +1142,19 @@ async def test_a_reply_or_tool_output_holding_a_secret_is_redacted_before_it_is_
     assert result["content"][0]["text"] == "db.password=[REDACTED:assigned_secret]"
     assert PLANTED_KEY in stored  # only in the user's own message
     assert stored.count(PLANTED_KEY) == 1
+
+
+async def test_the_agents_compaction_redacts_the_environments_secret_values(
+    make_run: MakeRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEPLOY_TOKEN", "deploy-token-value-0042")
+    run = make_run()
+    run.fake.enqueue_text("Answer 1.")
+    run.fake.enqueue_text("Answer 2.")
+    run.enqueue_summary()
+    await run.session.prompt("The deploy token is deploy-token-value-0042, keep it in mind.")
+    await run.session.prompt(ask(2))
+    await run.session.compact()
+    sent = json.dumps(run.summary_bodies())
+    assert run.summary_bodies() and "deploy-token-value-0042" not in sent
+    assert "[REDACTED:secret]" in sent

@@ -120,6 +120,8 @@ class AgentSession:
         self.max_tokens = max_tokens
         self.sleep = sleep
         self._clock = now
+        # One redactor (configured patterns and the environment's secret values) for what is
+        # stored and for every summary, compaction and branch alike.
         self._stored_redactor = Redactor.from_settings(
             self.settings.redaction, literals=environment_secrets(os.environ)
         )
@@ -500,7 +502,7 @@ class AgentSession:
                 hooks=self.hooks,
                 custom_instructions=instructions,
                 reason=reason,
-                redactor=Redactor.from_settings(self.settings.redaction),
+                redactor=self._stored_redactor,
                 context_window=window,
             )
         )
@@ -589,7 +591,7 @@ class AgentSession:
             raise CompactionError("Cannot navigate while the agent is running; abort it first")
         self._branch_summarizing = bool(options.get("summarize"))
         try:
-            options.setdefault("redactor", Redactor.from_settings(self.settings.redaction))
+            options.setdefault("redactor", self._stored_redactor)
             return await navigate_tree(
                 self.tree,
                 target_id,
