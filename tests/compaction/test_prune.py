@@ -274,3 +274,21 @@ def test_no_placeholder_on_pis_fixture_is_as_long_as_its_output() -> None:
     assert len(updated) == decision.pruned_count
     for candidate in decision.candidates:
         assert 2 * math.ceil(len(prune_placeholder(candidate.tokens)) / 4) < candidate.tokens
+
+
+def test_a_saved_original_is_never_overwritten_when_prunedat_was_lost() -> None:
+    # issue 15 item 8: a line with prunedContent but no prunedAt (edited by hand, or by a tool
+    # that kept only pi's keys) is already pruned; pruning it again would replace the saved
+    # original with the placeholder.
+    chain = Chain()
+    old = _results(chain, 60)[0]
+    old["message"]["prunedContent"] = [{"type": "text", "text": "the real original"}]
+    _results(chain, 120)
+    decision = decide_prune(chain.entries, SMALL)
+    assert old["id"] not in _ids([c.entry for c in decision.candidates])
+    # And apply_prune, given such an entry anyway, keeps the original it holds.
+    from contextree.compaction.prune import PruneCandidate, PruneDecision
+
+    (updated,) = apply_prune(PruneDecision([PruneCandidate(old, 60)], 50))
+    assert updated["message"]["prunedContent"] == [{"type": "text", "text": "the real original"}]
+    assert updated["message"]["prunedAt"] is not None

@@ -99,7 +99,8 @@ def decide_prune(
         if not isinstance(message, dict) or message.get("role") != "toolResult":
             continue
         tokens = estimate(message)
-        if message.get("prunedAt") is not None:
+        # Already pruned: pi's mark, or our saved original (a line may have lost prunedAt).
+        if message.get("prunedAt") is not None or "prunedContent" in message:
             accumulated += tokens
             continue
         # The window is checked before adding: the result that crosses it is still protected.
@@ -124,7 +125,8 @@ def apply_prune(decision: PruneDecision, *, now: Callable[[], int] = now_ms) -> 
     for candidate in decision.candidates:
         entry = copy.deepcopy(candidate.entry)
         message = entry["message"]
-        message["prunedContent"] = message.get("content")
+        # An original saved before is never replaced by what is now in ``content``.
+        message.setdefault("prunedContent", message.get("content"))
         message["content"] = [{"type": "text", "text": prune_placeholder(candidate.tokens)}]
         message["prunedAt"] = stamp
         updated.append(entry)
