@@ -400,7 +400,10 @@ class ListFormat(StrEnum):
 @handles_errors
 def context(
     session: SessionArg,
-    leaf: Annotated[str | None, typer.Option(help="Entry id to build the context for.")] = None,
+    leaf: Annotated[
+        str | None,
+        typer.Option(help="Entry id, or a unique prefix of one, to build the context for."),
+    ] = None,
     format: Annotated[
         ContextFormat,
         typer.Option(
@@ -419,18 +422,28 @@ def context(
 
     session_tree = _open(session)
     _report_load(session_tree)
+    if leaf is not None:
+        from contextree.branching.navigate import resolve_entry_id
+
+        leaf = resolve_entry_id(session_tree, leaf)  # a unique prefix, as navigate takes
     ctx = session_tree.build_session_context(leaf)
     messages = convert_to_llm(ctx.messages)
     if format in (ContextFormat.openai, ContextFormat.anthropic):
         _print_provider_messages(messages, format)
         return
     if format is ContextFormat.json:
+        # Each message with the id of the entry it comes from (first key; the message's own
+        # keys follow unchanged).
+        sent: list[dict[str, Any]] = []
+        for message, entry_id in zip(ctx.messages, ctx.entry_ids, strict=False):
+            for llm_message in convert_to_llm([message]):
+                sent.append({"entryId": entry_id, **llm_message})
         payload = {
             "thinkingLevel": ctx.thinking_level,
             "model": {"provider": ctx.model.provider, "modelId": ctx.model.model_id}
             if ctx.model
             else None,
-            "messages": messages,
+            "messages": sent,
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
