@@ -66,3 +66,39 @@ def test_context_leaf_prefix_errors_are_one_line(tmp_path: Path) -> None:
     assert 'prefix "ab" matches 4 entries' in result.stderr
     missing = invoke("context", path, "--leaf", "zz")
     assert missing.exit_code == 1 and missing.stderr.count("\n") == 1
+
+
+# -- e. prune's settings as options -----------------------------------------------------------
+
+
+def _would_prune(result_text: str) -> int:
+    words = result_text.split()
+    return int(words[2]) if words[:2] == ["would", "prune"] else 0
+
+
+def test_prune_options_set_the_pruning_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from pi_fixtures import pi_fixture
+
+    path = tmp_path / "s.jsonl"
+    shutil.copyfile(pi_fixture("before-compaction.jsonl"), path)
+    by_options = ok(
+        "prune", path, "--dry-run", "--protect-tokens", "2000", "--minimum-savings", "1000"
+    ).stdout
+    assert _would_prune(by_options) > 0
+    monkeypatch.setenv("CONTEXTREE_PRUNING_PROTECT_TOKENS", "2000")
+    monkeypatch.setenv("CONTEXTREE_PRUNING_MINIMUM_SAVINGS", "1000")
+    assert ok("prune", path, "--dry-run").stdout == by_options  # the same as the settings
+    # An option wins over the environment (as compact's do).
+    assert ok("prune", path, "--dry-run", "--minimum-savings", "10000000").stdout.startswith(
+        "Nothing to prune"
+    )
+    none_protected = _would_prune(ok("prune", path, "--dry-run", "--protected-tools", "").stdout)
+    all_protected = ok("prune", path, "--dry-run", "--protected-tools", "read,bash,skill,edit")
+    assert none_protected >= _would_prune(by_options) >= _would_prune(all_protected.stdout)
+    assert none_protected > _would_prune(all_protected.stdout)
+    assert path.read_bytes() == pi_fixture("before-compaction.jsonl").read_bytes()
+    assert invoke("prune", path, "--protect-tokens", "-5").exit_code == 2

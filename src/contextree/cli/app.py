@@ -635,12 +635,40 @@ def compact(
 def prune(
     session: SessionArg,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be pruned.")] = False,
+    protect_tokens: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Tokens of the newest tool outputs never pruned (pruning.protectTokens).",
+        ),
+    ] = None,
+    minimum_savings: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Prune only when it saves at least this many tokens (pruning.minimumSavings).",
+        ),
+    ] = None,
+    protected_tools: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAMES",
+            help="Comma-separated tools whose outputs are never pruned; empty for none "
+            "(pruning.protectedTools).",
+        ),
+    ] = None,
 ) -> None:
     """Replace old tool outputs with a placeholder for the model (originals are kept)."""
     from contextree.cli import render
     from contextree.compaction.prune import prune_session
 
-    settings = _settings().settings
+    settings = _settings(
+        **{
+            "pruning.protectTokens": protect_tokens,
+            "pruning.minimumSavings": minimum_savings,
+            "pruning.protectedTools": protected_tools,  # "" protects none
+        }
+    ).settings
     session_tree = _open(session)
     _report_load(session_tree)
     decision = prune_session(session_tree, settings.prune, dry_run=dry_run)
