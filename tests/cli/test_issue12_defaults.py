@@ -102,3 +102,82 @@ def test_prune_options_set_the_pruning_settings(
     assert none_protected > _would_prune(all_protected.stdout)
     assert path.read_bytes() == pi_fixture("before-compaction.jsonl").read_bytes()
     assert invoke("prune", path, "--protect-tokens", "-5").exit_code == 2
+
+
+# -- b. pi's defaultProvider / defaultModel -----------------------------------------------------
+
+
+def _write_json(path: Path, data: dict[str, object]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_pis_default_model_is_the_default_and_config_names_its_file() -> None:
+    home = Path.home()
+    pi_user = _write_json(
+        home / ".pi" / "agent" / "settings.json",
+        {"defaultProvider": "anthropic", "defaultModel": "claude-sonnet-4-5", "theme": "dark"},
+    )
+    from contextree.settings.load import load_settings
+
+    loaded = load_settings()
+    assert loaded.settings.model == "anthropic:claude-sonnet-4-5"
+    assert str(pi_user) in loaded.origins["model"]
+    assert "defaultProvider" in loaded.origins["model"]
+    assert loaded.warnings == []  # pi's own keys are not reported
+    shown = "".join(ok("config").stdout.replace("│", "").split())
+    assert "anthropic:claude-sonnet-4-5" in shown
+    assert "(pi'sdefaultProvider,defaultModel)" in shown
+
+    # The project's .pi/settings.json overrides pi's user file, key by key.
+    pi_project = _write_json(Path.cwd() / ".pi" / "settings.json", {"defaultModel": "claude-x"})
+    loaded = load_settings()
+    assert loaded.settings.model == "anthropic:claude-x"
+    assert str(pi_user) in loaded.origins["model"] and str(pi_project) in loaded.origins["model"]
+
+
+def test_contextree_settings_win_over_pis_default_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contextree.settings.load import load_settings
+
+    _write_json(
+        Path.home() / ".pi" / "agent" / "settings.json",
+        {"defaultProvider": "openai", "defaultModel": "gpt-4o-mini"},
+    )
+    assert load_settings().settings.model == "openai:gpt-4o-mini"
+    ours = Path.home() / ".config" / "contextree" / "settings.toml"
+    ours.parent.mkdir(parents=True)
+    ours.write_text('model = "ollama:llama3"\n', encoding="utf-8")
+    assert load_settings().settings.model == "ollama:llama3"
+    ours.write_text('model = ""\n', encoding="utf-8")  # explicitly none: the offline summarizer
+    assert load_settings().settings.model is None
+    ours.unlink()
+    monkeypatch.setenv("CONTEXTREE_MODEL", "anthropic:claude-haiku-4-5")
+    assert load_settings().settings.model == "anthropic:claude-haiku-4-5"
+    assert load_settings(overrides={"model": "openai:gpt-4.1"}).settings.model == "openai:gpt-4.1"
+
+
+@pytest.mark.parametrize(
+    "pi_settings",
+    [
+        {"defaultProvider": "google", "defaultModel": "gemini-2.5-pro"},  # we cannot call it
+        {"defaultProvider": "openai"},  # no model
+        {"defaultModel": "gpt-4o"},  # no provider
+        {"defaultProvider": "offline", "defaultModel": "x"},
+    ],
+)
+def test_pis_default_model_we_cannot_use_is_ignored(pi_settings: dict[str, object]) -> None:
+    from contextree.settings.load import load_settings
+
+    _write_json(Path.home() / ".pi" / "agent" / "settings.json", pi_settings)
+    loaded = load_settings()
+    assert loaded.settings.model is None
+    assert loaded.origins["model"] == "default"
+    assert loaded.warnings == []
+
+
+def test_pi_default_providers_are_the_ones_we_can_call() -> None:
+    from contextree.llm.registry import PROVIDERS
+    from contextree.settings.load import PI_DEFAULT_PROVIDERS
+
+    assert set(PI_DEFAULT_PROVIDERS) == set(PROVIDERS) - {"offline", "remote"}
