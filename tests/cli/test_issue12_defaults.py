@@ -11,6 +11,7 @@ import pytest
 
 from cli_env import clean_cli_env, invoke, ok, reset_consoles
 from core_helpers import Chain, assistant, header, jsonl, user
+from fakes.fake_llm import FakeLLMServer
 
 
 @pytest.fixture(autouse=True)
@@ -181,3 +182,76 @@ def test_pi_default_providers_are_the_ones_we_can_call() -> None:
     from contextree.settings.load import PI_DEFAULT_PROVIDERS
 
     assert set(PI_DEFAULT_PROVIDERS) == set(PROVIDERS) - {"offline", "remote"}
+
+
+# -- a. pi's session folder for this directory -----------------------------------------------
+
+
+def _session_file(folder: Path, stamp: str, first: str, mtime: float) -> Path:
+    import os
+
+    from contextree.session.tree import SessionTree
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"2026-01-01T{stamp}-000Z_{first.replace(' ', '-')}.jsonl"
+    tree = SessionTree.open(path, cwd=str(Path.cwd()))
+    tree.append_message(user(first))
+    tree.append_message(assistant("ok"))
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_pi_session_folder_encodes_the_cwd_as_pi_does() -> None:
+    from contextree.session.paths import pi_sessions_dir, sessions_dir
+
+    env = {"HOME": "/home/me", "CONTEXTREE_HOME": "/ct"}
+    assert pi_sessions_dir(Path("/work/my:proj"), env) == Path(
+        "/home/me/.pi/agent/sessions/--work-my-proj--"
+    )
+    assert sessions_dir(Path("/work/my:proj"), env).name == "--work-my-proj--"
+
+
+def test_sessions_lists_ours_and_pis_for_this_directory() -> None:
+    from contextree.session.paths import pi_sessions_dir, sessions_dir
+
+    cwd = Path.cwd()
+    ours = _session_file(sessions_dir(cwd), "10-00-00", "ours old", 1_767_225_600)
+    pis = _session_file(pi_sessions_dir(cwd), "11-00-00", "from pi", 1_767_225_700)
+    listed = json.loads(ok("sessions", "--format", "json").stdout)
+    assert [item["path"] for item in listed] == [str(pis), str(ours)]  # newest first
+    output = ok("sessions").stdout
+    squashed = "".join(output.split())
+    # Two folders: the title names both and each session shows its whole path.
+    assert "".join(f"Sessions in {sessions_dir(cwd)} and {pi_sessions_dir(cwd)}:".split()) in (
+        squashed
+    )
+    assert str(pis) in squashed and str(ours) in squashed
+
+
+def test_sessions_with_only_pis_folder() -> None:
+    from contextree.session.paths import pi_sessions_dir, pi_sessions_root
+
+    pis = _session_file(pi_sessions_dir(Path.cwd()), "11-00-00", "from pi", 1_767_225_700)
+    assert [item["path"] for item in json.loads(ok("sessions", "-f", "json").stdout)] == [str(pis)]
+    everything = json.loads(ok("sessions", "--all", "-f", "json").stdout)
+    assert [item["path"] for item in everything] == [str(pis)]
+    assert str(pi_sessions_root()) in "".join(ok("sessions", "--all").stdout.split())
+
+
+def test_chat_continue_takes_the_newest_of_ours_and_pis(fake_llm: FakeLLMServer) -> None:
+    from contextree.session.paths import latest_session, pi_sessions_dir, sessions_dir
+
+    cwd = Path.cwd()
+    ours = _session_file(sessions_dir(cwd), "10-00-00", "ours", 1_767_225_600)
+    assert latest_session(cwd) == ours
+    pis = _session_file(pi_sessions_dir(cwd), "11-00-00", "from pi", 1_767_225_700)
+    assert latest_session(cwd) == pis
+
+    fake_llm.enqueue_text("Continued.")
+    url = fake_llm.url
+    result = invoke("chat", "--model", "openai:gpt-x", "--base-url", url, "-c", "-p", "Next?")
+    assert result.exit_code == 0, result.output
+    sent = fake_llm.requests[0].body["messages"][1:]
+    assert sent[0]["content"] == "from pi"
+    assert b"Continued." in pis.read_bytes()
+    assert b"Continued." not in ours.read_bytes()

@@ -735,7 +735,7 @@ def sessions(
         typer.Argument(
             metavar="DIR",
             help="A folder of session files, e.g. pi's ~/.pi/agent/sessions/--work--/ "
-            "(default: this directory's sessions folder).",
+            "(default: this directory's sessions folder, and pi's when it has one).",
             show_default=False,
         ),
     ] = None,
@@ -744,7 +744,8 @@ def sessions(
         typer.Option(
             "--all",
             "-a",
-            help="Every session folder under <home>/sessions (or the folders inside DIR).",
+            help="Every session folder under <home>/sessions and pi's ~/.pi/agent/sessions "
+            "(or the folders inside DIR).",
         ),
     ] = False,
     limit: Annotated[
@@ -755,7 +756,7 @@ def sessions(
     """List session files, newest first: name, first message, entries, size."""
     from contextree.cli import render
     from contextree.session.listing import list_sessions, session_files
-    from contextree.session.paths import sessions_dir, sessions_root
+    from contextree.session.paths import pi_sessions_root, session_dirs, sessions_root
 
     if folder is not None:
         if not folder.exists():
@@ -765,20 +766,27 @@ def sessions(
                 f"{folder}: not a directory; give the folder that holds the session files "
                 "(contextree info FILE describes one session)"
             )
-        where = folder
+        folders = [folder]
+    elif all_:
+        # Ours, and pi's ~/.pi/agent/sessions when it exists (and is another folder).
+        pi_root = pi_sessions_root()
+        folders = [sessions_root()]
+        if pi_root.is_dir() and pi_root.resolve() != folders[0].resolve():
+            folders.append(pi_root)
     else:
-        where = sessions_root() if all_ else sessions_dir(Path.cwd())
-    files = session_files(where, nested=all_) if where.is_dir() else []
+        folders = session_dirs(Path.cwd())  # ours, then pi's folder for this directory
+    files = [f for where in folders if where.is_dir() for f in session_files(where, nested=all_)]
     summaries = list_sessions(files, limit=limit)
     if format is ListFormat.json:
         payload = [summary.to_json() for summary in summaries]
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
+    where_text = " and ".join(str(where) for where in folders)
     if not summaries:
         if folder is None and not all_:
-            message = f"No sessions for this directory yet (looked in {where})."
+            message = f"No sessions for this directory yet (looked in {where_text})."
         else:
-            message = f"No session files {'under' if all_ else 'in'} {where}."
+            message = f"No session files {'under' if all_ else 'in'} {where_text}."
         state.console.print(message, markup=False, soft_wrap=True)
         return
     shown = (
@@ -789,9 +797,10 @@ def sessions(
     state.console.print(
         render.session_list(
             summaries,
-            title=f"Sessions {'under' if all_ else 'in'} {where}: {shown}",
+            title=f"Sessions {'under' if all_ else 'in'} {where_text}: {shown}",
             width=state.console.width,
-            full_paths=all_,
+            # Whole paths when the files come from several folders: each says where it is.
+            full_paths=all_ or len(folders) > 1,
         ),
         soft_wrap=True,
     )
