@@ -255,3 +255,36 @@ def test_chat_continue_takes_the_newest_of_ours_and_pis(fake_llm: FakeLLMServer)
     assert sent[0]["content"] == "from pi"
     assert b"Continued." in pis.read_bytes()
     assert b"Continued." not in ours.read_bytes()
+
+
+# -- point 8: --help imports no more than it needs (its time is a benchmark row, not a test) ----
+
+
+def test_help_does_not_import_rich_or_the_session_layer() -> None:
+    import os
+    import subprocess
+    import sys
+
+    import contextree
+
+    src = str(Path(contextree.__file__).resolve().parent.parent)
+    code = (
+        "import sys, runpy\n"
+        "sys.argv = ['contextree', '--help']\n"
+        "try:\n"
+        "    runpy.run_module('contextree', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'httpx', 'msgspec')"
+        " or m.startswith('contextree.session'))\n"
+        "print('HEAVY', heavy)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": src},
+        check=True,
+    )
+    assert result.stdout.startswith("Usage: ")
+    assert "HEAVY []" in result.stdout

@@ -10,16 +10,19 @@ import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 import typer.core
-from rich.console import Console
-from rich.text import Text
 
 from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
-from contextree.cli.theme import THEME
 from contextree.errors import ContextreeError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# rich is imported by the commands that print, not here: `contextree --help` needs only typer
+# (bench "contextree --help" startup).
 
 __all__ = ["app", "main"]
 
@@ -122,10 +125,18 @@ class _State:
     # own markup is passed with markup=True and escapes what it interpolates.
     @functools.cached_property
     def console(self) -> Console:
+        from rich.console import Console
+
+        from contextree.cli.theme import THEME
+
         return Console(theme=THEME, highlight=False, soft_wrap=False, markup=False)
 
     @functools.cached_property
     def errors(self) -> Console:
+        from rich.console import Console
+
+        from contextree.cli.theme import THEME
+
         # soft_wrap: an error or warning stays one line, however narrow the terminal.
         return Console(theme=THEME, stderr=True, highlight=False, soft_wrap=True, markup=False)
 
@@ -416,6 +427,8 @@ def context(
     ] = ContextFormat.text,
 ) -> None:
     """Print what the LLM sees at the leaf (or at --leaf)."""
+    from rich.text import Text
+
     from contextree.cli import render
     from contextree.context.convert import convert_to_llm
     from contextree.tokens.usage import estimate_current_tokens
