@@ -88,5 +88,5 @@ def test_the_json_context_has_the_summary_wrapper_first_then_the_kept_messages(
     tree = SessionTree.open(fixture_copy)
     last = next(e for e in reversed(tree.get_entries()) if e["type"] == "message")
     assert last["message"]["role"] == "bashExecution"
-    assert messages[-1] == convert_to_llm([last["message"]])[0]
+    assert messages[-1] == {"entryId": last["id"], **convert_to_llm([last["message"]])[0]}
     assert fixture_copy.read_bytes() == pi_fixture("before-compaction.jsonl").read_bytes()

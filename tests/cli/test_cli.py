@@ -124,6 +124,7 @@ def test_context_of_before_compaction_starts_with_the_summary(tmp_path: Path) ->
     tree = SessionTree.open(path)
     compaction = next(e for e in reversed(tree.get_branch()) if e["type"] == "compaction")
     assert messages[0] == {
+        "entryId": compaction["id"],
         "role": "user",
         "content": [{"type": "text", "text": compaction_summary_text(compaction["summary"])}],
         "timestamp": messages[0]["timestamp"],

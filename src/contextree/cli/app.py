@@ -10,16 +10,19 @@ import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 import typer.core
-from rich.console import Console
-from rich.text import Text
 
 from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
-from contextree.cli.theme import THEME
 from contextree.errors import ContextreeError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# rich is imported by the commands that print, not here: `contextree --help` needs only typer
+# (bench "contextree --help" startup).
 
 __all__ = ["app", "main"]
 
@@ -122,10 +125,18 @@ class _State:
     # own markup is passed with markup=True and escapes what it interpolates.
     @functools.cached_property
     def console(self) -> Console:
+        from rich.console import Console
+
+        from contextree.cli.theme import THEME
+
         return Console(theme=THEME, highlight=False, soft_wrap=False, markup=False)
 
     @functools.cached_property
     def errors(self) -> Console:
+        from rich.console import Console
+
+        from contextree.cli.theme import THEME
+
         # soft_wrap: an error or warning stays one line, however narrow the terminal.
         return Console(theme=THEME, stderr=True, highlight=False, soft_wrap=True, markup=False)
 
@@ -400,7 +411,10 @@ class ListFormat(StrEnum):
 @handles_errors
 def context(
     session: SessionArg,
-    leaf: Annotated[str | None, typer.Option(help="Entry id to build the context for.")] = None,
+    leaf: Annotated[
+        str | None,
+        typer.Option(help="Entry id, or a unique prefix of one, to build the context for."),
+    ] = None,
     format: Annotated[
         ContextFormat,
         typer.Option(
@@ -413,24 +427,36 @@ def context(
     ] = ContextFormat.text,
 ) -> None:
     """Print what the LLM sees at the leaf (or at --leaf)."""
+    from rich.text import Text
+
     from contextree.cli import render
     from contextree.context.convert import convert_to_llm
     from contextree.tokens.usage import estimate_current_tokens
 
     session_tree = _open(session)
     _report_load(session_tree)
+    if leaf is not None:
+        from contextree.branching.navigate import resolve_entry_id
+
+        leaf = resolve_entry_id(session_tree, leaf)  # a unique prefix, as navigate takes
     ctx = session_tree.build_session_context(leaf)
     messages = convert_to_llm(ctx.messages)
     if format in (ContextFormat.openai, ContextFormat.anthropic):
         _print_provider_messages(messages, format)
         return
     if format is ContextFormat.json:
+        # Each message with the id of the entry it comes from (first key; the message's own
+        # keys follow unchanged).
+        sent: list[dict[str, Any]] = []
+        for message, entry_id in zip(ctx.messages, ctx.entry_ids, strict=False):
+            for llm_message in convert_to_llm([message]):
+                sent.append({"entryId": entry_id, **llm_message})
         payload = {
             "thinkingLevel": ctx.thinking_level,
             "model": {"provider": ctx.model.provider, "modelId": ctx.model.model_id}
             if ctx.model
             else None,
-            "messages": messages,
+            "messages": sent,
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
@@ -622,12 +648,40 @@ def compact(
 def prune(
     session: SessionArg,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be pruned.")] = False,
+    protect_tokens: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Tokens of the newest tool outputs never pruned (pruning.protectTokens).",
+        ),
+    ] = None,
+    minimum_savings: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Prune only when it saves at least this many tokens (pruning.minimumSavings).",
+        ),
+    ] = None,
+    protected_tools: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAMES",
+            help="Comma-separated tools whose outputs are never pruned; empty for none "
+            "(pruning.protectedTools).",
+        ),
+    ] = None,
 ) -> None:
     """Replace old tool outputs with a placeholder for the model (originals are kept)."""
     from contextree.cli import render
     from contextree.compaction.prune import prune_session
 
-    settings = _settings().settings
+    settings = _settings(
+        **{
+            "pruning.protectTokens": protect_tokens,
+            "pruning.minimumSavings": minimum_savings,
+            "pruning.protectedTools": protected_tools,  # "" protects none
+        }
+    ).settings
     session_tree = _open(session)
     _report_load(session_tree)
     decision = prune_session(session_tree, settings.prune, dry_run=dry_run)
@@ -694,7 +748,7 @@ def sessions(
         typer.Argument(
             metavar="DIR",
             help="A folder of session files, e.g. pi's ~/.pi/agent/sessions/--work--/ "
-            "(default: this directory's sessions folder).",
+            "(default: this directory's sessions folder, and pi's when it has one).",
             show_default=False,
         ),
     ] = None,
@@ -703,7 +757,8 @@ def sessions(
         typer.Option(
             "--all",
             "-a",
-            help="Every session folder under <home>/sessions (or the folders inside DIR).",
+            help="Every session folder under <home>/sessions and pi's ~/.pi/agent/sessions "
+            "(or the folders inside DIR).",
         ),
     ] = False,
     limit: Annotated[
@@ -714,7 +769,7 @@ def sessions(
     """List session files, newest first: name, first message, entries, size."""
     from contextree.cli import render
     from contextree.session.listing import list_sessions, session_files
-    from contextree.session.paths import sessions_dir, sessions_root
+    from contextree.session.paths import pi_sessions_root, session_dirs, sessions_root
 
     if folder is not None:
         if not folder.exists():
@@ -724,20 +779,27 @@ def sessions(
                 f"{folder}: not a directory; give the folder that holds the session files "
                 "(contextree info FILE describes one session)"
             )
-        where = folder
+        folders = [folder]
+    elif all_:
+        # Ours, and pi's ~/.pi/agent/sessions when it exists (and is another folder).
+        pi_root = pi_sessions_root()
+        folders = [sessions_root()]
+        if pi_root.is_dir() and pi_root.resolve() != folders[0].resolve():
+            folders.append(pi_root)
     else:
-        where = sessions_root() if all_ else sessions_dir(Path.cwd())
-    files = session_files(where, nested=all_) if where.is_dir() else []
+        folders = session_dirs(Path.cwd())  # ours, then pi's folder for this directory
+    files = [f for where in folders if where.is_dir() for f in session_files(where, nested=all_)]
     summaries = list_sessions(files, limit=limit)
     if format is ListFormat.json:
         payload = [summary.to_json() for summary in summaries]
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
+    where_text = " and ".join(str(where) for where in folders)
     if not summaries:
         if folder is None and not all_:
-            message = f"No sessions for this directory yet (looked in {where})."
+            message = f"No sessions for this directory yet (looked in {where_text})."
         else:
-            message = f"No session files {'under' if all_ else 'in'} {where}."
+            message = f"No session files {'under' if all_ else 'in'} {where_text}."
         state.console.print(message, markup=False, soft_wrap=True)
         return
     shown = (
@@ -748,9 +810,10 @@ def sessions(
     state.console.print(
         render.session_list(
             summaries,
-            title=f"Sessions {'under' if all_ else 'in'} {where}: {shown}",
+            title=f"Sessions {'under' if all_ else 'in'} {where_text}: {shown}",
             width=state.console.width,
-            full_paths=all_,
+            # Whole paths when the files come from several folders: each says where it is.
+            full_paths=all_ or len(folders) > 1,
         ),
         soft_wrap=True,
     )

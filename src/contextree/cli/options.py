@@ -26,7 +26,8 @@ ModelOpt = Annotated[
         "-m",
         help="provider:model (openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, "
         'ollama:llama3.1, remote:URL); default: "model" in settings (CONTEXTREE_MODEL), '
-        "else compaction.remoteEndpoint, else the built-in offline summarizer.",
+        "else pi's defaultProvider:defaultModel, else compaction.remoteEndpoint, else the "
+        "built-in offline summarizer.",
     ),
 ]
 BaseUrlOpt = Annotated[
@@ -42,6 +43,7 @@ ChatModelOpt = Annotated[
         "-m",
         help="provider:model that holds the conversation (openai:gpt-4o-mini, "
         'anthropic:claude-sonnet-4-5, ollama:llama3.1); default: "model" in settings '
-        "(CONTEXTREE_MODEL); required, offline and remote cannot chat.",
+        "(CONTEXTREE_MODEL), else pi's defaultProvider:defaultModel; required, offline and "
+        "remote cannot chat.",
     ),
 ]

@@ -62,6 +62,9 @@ class SessionContext:
     messages: list[AgentMessage] = field(default_factory=list)
     thinking_level: str = "off"
     model: ModelRef | None = None
+    entry_ids: list[str | None] = field(default_factory=list)
+    """The id of the entry each of ``messages`` comes from, in the same order (the
+    compaction's id for its summary)."""
 
 
 def message_from_entry(entry: Entry, *, for_context: bool = True) -> AgentMessage | None:
@@ -244,18 +247,20 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
     model = _model(path)
 
     messages: list[AgentMessage] = []
+    entry_ids: list[str | None] = []
 
     def emit(entries: Sequence[Entry]) -> None:
         for entry in entries:
             message = message_from_entry(entry)
             if message is not None:
                 messages.append(message)
+                entry_ids.append(_entry_id(entry))
 
     if compaction_index < 0:
         # oh-my-pi's /clear: the context starts after the latest boundary, unless a later
         # compaction superseded it (pi writes none and treats the type as unknown).
         emit(path[reset_index + 1 :])
-        return SessionContext(messages, thinking, model)
+        return SessionContext(messages, thinking, model, entry_ids)
 
     compaction = path[compaction_index]
     summary = compaction_summary_message(compaction)
@@ -263,6 +268,7 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
     if payload is not None:
         summary["providerPayload"] = payload
     messages.append(summary)
+    entry_ids.append(_entry_id(compaction))
     if payload is None:
         first_kept = compaction.get("firstKeptEntryId")
         # The kept entry sits shortly before the compaction: search backwards from it.
@@ -272,7 +278,12 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
                 emit(path[index:compaction_index])
                 break
     emit(path[compaction_index + 1 :])
-    return SessionContext(messages, thinking, model)
+    return SessionContext(messages, thinking, model, entry_ids)
+
+
+def _entry_id(entry: Entry) -> str | None:
+    entry_id = entry.get("id")
+    return entry_id if isinstance(entry_id, str) else None
 
 
 def path_to(leaf_id: str, by_id: Mapping[str, Entry]) -> list[Entry]:

@@ -13,6 +13,9 @@ __all__ = [
     "contextree_home",
     "latest_session",
     "new_session_path",
+    "pi_sessions_dir",
+    "pi_sessions_root",
+    "session_dirs",
     "sessions_dir",
     "sessions_root",
 ]
@@ -33,8 +36,37 @@ def sessions_root(env: Mapping[str, str] | None = None) -> Path:
 
 def sessions_dir(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
     """``<home>/sessions/--<cwd with / \\ : as ->--/`` (pi's directory naming)."""
-    slug = re.sub(r"[/\\:]", "-", str(cwd).lstrip("/\\"))
-    return contextree_home(env) / "sessions" / f"--{slug}--"
+    return contextree_home(env) / "sessions" / _slug(cwd)
+
+
+def _slug(cwd: Path) -> str:
+    return "--" + re.sub(r"[/\\:]", "-", str(cwd).lstrip("/\\")) + "--"
+
+
+def pi_sessions_root(env: Mapping[str, str] | None = None) -> Path:
+    """pi's ``~/.pi/agent/sessions`` (pi-behaviour §1.1)."""
+    env = os.environ if env is None else env
+    return Path(env.get("HOME", str(Path.home()))) / ".pi" / "agent" / "sessions"
+
+
+def pi_sessions_dir(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
+    """pi's session folder for ``cwd``: ``~/.pi/agent/sessions/--<cwd, / \\ : as ->--/``."""
+    return pi_sessions_root(env) / _slug(cwd)
+
+
+def session_dirs(cwd: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+    """Where ``cwd``'s sessions are: :func:`sessions_dir`, then pi's folder for ``cwd`` when it
+    exists and is another folder."""
+    ours = sessions_dir(cwd, env)
+    pi = pi_sessions_dir(cwd, env)
+    return [ours, pi] if pi.is_dir() and not _same(ours, pi) else [ours]
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b
 
 
 def new_session_path(cwd: Path, session_id: str, env: Mapping[str, str] | None = None) -> Path:
@@ -44,9 +76,13 @@ def new_session_path(cwd: Path, session_id: str, env: Mapping[str, str] | None =
 
 
 def latest_session(cwd: Path, env: Mapping[str, str] | None = None) -> Path | None:
-    """The most recently modified session file for ``cwd``, or ``None``."""
-    folder = sessions_dir(cwd, env)
-    if not folder.is_dir():
-        return None
-    files = [p for p in folder.glob("*.jsonl") if p.is_file()]
+    """The most recently modified session file for ``cwd`` in :func:`session_dirs` (ours and
+    pi's), or ``None``."""
+    files = [
+        p
+        for folder in session_dirs(cwd, env)
+        if folder.is_dir()
+        for p in folder.glob("*.jsonl")
+        if p.is_file()
+    ]
     return max(files, key=lambda p: p.stat().st_mtime) if files else None

@@ -12,7 +12,9 @@ Keys are pi's dotted camelCase names (``compaction.reserveTokens``). Files:
   ``CONTEXTREE_COMPACTION_RESERVE_TOKENS=8000``, ``CONTEXTREE_MODEL=openai:gpt-4o-mini``.
 
 Values are validated with errors that name the source and key. pi's files hold many keys we do
-not use; those are ignored. Unknown keys in our own files are reported as warnings.
+not use; those are ignored, except pi's ``defaultProvider`` and ``defaultModel``: when no source
+sets ``model``, they give it (``<defaultProvider>:<defaultModel>``, for a provider we can call).
+Unknown keys in our own files are reported as warnings.
 """
 
 from __future__ import annotations
@@ -236,6 +238,29 @@ def settings_files(cwd: Path, home: Path | None, env: Mapping[str, str]) -> list
     ]
 
 
+_PI_DEFAULT_KEYS = ("defaultProvider", "defaultModel")
+"""pi's default model, read from pi's settings files when contextree has no ``model``."""
+
+PI_DEFAULT_PROVIDERS = ("openai", "anthropic", "vllm", "ollama", "llamacpp")
+"""pi ``defaultProvider`` values we can call: ``contextree.llm.registry.PROVIDERS`` without
+``offline`` and ``remote`` (not imported here: it would load the HTTP clients)."""
+
+
+def _pi_default_model(found: Mapping[str, tuple[Any, str]]) -> tuple[str, str] | None:
+    """``(provider:model, source)`` from pi's ``defaultProvider`` and ``defaultModel``, or
+    ``None`` when either is missing or the provider is not one contextree can call."""
+    if not all(key in found for key in _PI_DEFAULT_KEYS):
+        return None
+    (provider, provider_source), (model, model_source) = (found[k] for k in _PI_DEFAULT_KEYS)
+    if not isinstance(provider, str) or not isinstance(model, str) or not model.strip():
+        return None
+    if provider.strip().lower() not in PI_DEFAULT_PROVIDERS:
+        return None
+    paths = dict.fromkeys((provider_source, model_source))  # one path, or both in order
+    source = f"{' + '.join(paths)} (pi's defaultProvider, defaultModel)"
+    return f"{provider.strip().lower()}:{model.strip()}", source
+
+
 def _read_file(kind: str, path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -284,6 +309,8 @@ def load_settings(
     values: dict[str, tuple[Any, str]] = {}
     warnings: list[str] = []
     held: list[tuple[str, Any, Path]] = []  # unsafe project values, honoured only if trusted
+    pi_default: dict[str, tuple[Any, str]] = {}
+    project_pi_default: dict[str, tuple[Any, str]] = {}  # a model too: held like the above
     for kind, path in files if files is not None else settings_files(cwd, home, env):
         if not path.is_file():
             continue
@@ -293,6 +320,8 @@ def load_settings(
                 held.append((key, value, path))
             elif key in KEYS:
                 values[key] = (value, str(path))
+            elif kind == "pi" and key in _PI_DEFAULT_KEYS:
+                (project_pi_default if project else pi_default)[key] = (value, str(path))
             elif kind != "pi":
                 warnings.append(f"{path}: unknown setting {key!r} ignored")
     for name, key in ENV_NAMES.items():
@@ -321,6 +350,20 @@ def load_settings(
                 "session data is sent, turn redaction off or widen tool access (set "
                 "security.trustProjectSettings = true in your user settings to allow it)"
             )
+    if project_pi_default:
+        if trusted:
+            pi_default.update(project_pi_default)
+        else:
+            where = ", ".join(dict.fromkeys(source for _, source in project_pi_default.values()))
+            warnings.append(
+                f"{where}: pi's defaultProvider/defaultModel ignored: a project's settings may "
+                "not choose where session data is sent (set security.trustProjectSettings = "
+                "true in your user settings to allow it)"
+            )
+    if "model" not in values:
+        found = _pi_default_model(pi_default)
+        if found is not None:
+            values["model"] = found
 
     sections: dict[str, dict[str, Any]] = {}
     top: dict[str, Any] = {}
