@@ -98,3 +98,28 @@ def test_a_plain_compact_in_a_hostile_project_stays_offline(
     entry = json.loads(target.read_bytes().splitlines()[-1])
     assert entry["details"]["method"] == "offline"
     assert "ignored: a project's settings may not choose" in outcome.stderr
+
+
+def test_a_compaction_that_leaves_the_machine_says_where_it_goes() -> None:
+    from contextree.cli.models import destination, make_client
+
+    assert destination(make_client("offline")) is None
+    assert destination(make_client("llamacpp:m", base_url="http://127.0.0.1:8080")) is None
+    remote = make_client("remote:https://summaries.example/summarize")
+    assert destination(remote) == "https://summaries.example/summarize"
+    cloud = make_client("openai:gpt-4o-mini", base_url="https://api.example.com")
+    assert destination(cloud) == "https://api.example.com/v1/chat/completions"
+
+
+def test_compact_prints_the_destination_of_a_remote_summarizer(tmp_path: Path) -> None:
+    session = Path(__file__).resolve().parents[2] / "examples" / "todo-api-session.jsonl"
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(session.read_bytes())
+    # An unreachable address (TEST-NET-1, refused by the loopback guard): the note comes first,
+    # then the fallback says the model failed.
+    outcome = run_cli(
+        ["compact", str(target), "--model", "remote:http://192.0.2.1:9/summarize", "--quiet"]
+    )
+    assert outcome.stderr.splitlines()[0] == (
+        "note: the conversation is sent to remote at http://192.0.2.1:9/summarize"
+    )

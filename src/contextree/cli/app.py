@@ -21,6 +21,8 @@ from contextree.errors import ContextreeError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from contextree.llm.base import ModelClient
+
 # rich is imported by the commands that print, not here: `contextree --help` needs only typer
 # (bench "contextree --help" startup).
 
@@ -280,6 +282,16 @@ def _settings(**overrides: Any) -> Any:
         text = escape(str(warning))
         state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
     return loaded
+
+
+def _say_where_it_goes(client: ModelClient) -> None:
+    """One stderr line whenever the conversation leaves this machine: which model, where."""
+    from contextree.cli.models import destination
+
+    url = destination(client)
+    if url is not None:
+        note = f"note: the conversation is sent to {client.name} at {url}"
+        state.errors.print(note, markup=False)
 
 
 def _library_warnings_to_stderr() -> None:
@@ -624,6 +636,7 @@ def compact(
         return
     client = make_client(model, base_url=base_url)
     _library_warnings_to_stderr()
+    _say_where_it_goes(client)
     with state.console.status(f"Summarizing with {client.name}..."):
         outcome = asyncio.run(
             compact_session(

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from contextree.llm.base import ModelClient
 
-__all__ = ["DEFAULT_MODEL", "make_client", "missing_api_key", "turn_prefix_client"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "destination",
+    "make_client",
+    "missing_api_key",
+    "turn_prefix_client",
+]
 
 DEFAULT_MODEL = "offline"
 
@@ -58,3 +64,17 @@ def missing_api_key(client: ModelClient) -> str | None:
     if client._api_key or client.base_url.rstrip("/") != default:
         return None
     return client._api_key_env
+
+
+def destination(client: ModelClient) -> str | None:
+    """The URL ``client`` sends the conversation to when that is off this machine (``None``
+    for the offline summarizer and servers on the loopback interface)."""
+    from urllib.parse import urlsplit
+
+    from contextree.serve import is_loopback
+
+    url = getattr(client, "url", None) or getattr(client, "endpoint", None)
+    if not isinstance(url, str):
+        return None
+    host = urlsplit(url).hostname or ""
+    return None if is_loopback(host) else url

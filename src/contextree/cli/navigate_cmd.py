@@ -31,6 +31,7 @@ def register(app: typer.Typer) -> None:
         _library_warnings_to_stderr,
         _open,
         _report_load,
+        _say_where_it_goes,
         _settings,
         handles_errors,
         state,
@@ -82,6 +83,8 @@ def register(app: typer.Typer) -> None:
         client = make_client(spec, base_url=base_url) if summarize else None
         window = context_window(spec, loaded.context_windows) if spec else None
         _library_warnings_to_stderr()
+        if client is not None:
+            _say_where_it_goes(client)
         move = navigate_tree(
             tree,
             target_id,
