@@ -322,7 +322,7 @@ async def test_the_settings_reach_navigate_tree(
     async with app.run_test(size=SIZE) as pilot:
         await press_on(pilot, session.ids["a3"], "s")
         await settle(pilot)
-    assert seen["settings"].reserve_tokens == 1234
+    assert seen["options"].branch_reserve_tokens == 1234
     assert seen["summarize"] is True and seen["client"].name == "offline"
 
 

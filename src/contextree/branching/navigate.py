@@ -23,21 +23,19 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Final
+from dataclasses import dataclass, replace
+from typing import Any, Final, Unpack
 
 from contextree.branching.collect import collect_entries_for_branch_summary
 from contextree.branching.summarize import BranchSummaryResult, generate_branch_summary
+from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
 from contextree.entries.types import Entry
 from contextree.errors import BranchSummaryError, EntryNotFoundError, TreeError
 from contextree.hooks.events import BeforeTreeEvent, SessionTreeEvent
 from contextree.hooks.registry import BEFORE_TREE, TREE, HookRegistry, result_field
 from contextree.llm.base import ModelClient
-from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import BranchSummarySettings
-from contextree.tokens.estimate import TokenEstimator
 
 __all__ = [
     "LEAF_CUSTOM_TYPE",
@@ -157,31 +155,32 @@ async def navigate_tree(
     *,
     summarize: bool = False,
     client: ModelClient | None = None,
-    context_window: int | None = None,
+    options: SummaryOptions | None = None,
     settings: BranchSummarySettings | None = None,
-    custom_instructions: str | None = None,
-    replace_instructions: bool = False,
     label: str | None = None,
     hooks: HookRegistry | None = None,
-    prompts_dir: Path | None = None,
-    estimator: TokenEstimator | None = None,
-    redactor: Redactor | None = DEFAULT_REDACTOR,
+    **keywords: Unpack[SummaryKeywords],
 ) -> NavigationResult:
     """Move the leaf of ``tree`` to ``target_id``; with ``summarize``, leave a branch summary.
 
     Args:
         summarize: summarize the abandoned branch with ``client`` (or a hook's summary).
         client: the summarizing model; required with ``summarize``.
-        context_window: the model's window; default looked up from ``client.name``.
-        settings: ``branchSummary.*`` (``reserve_tokens``). ``enabled`` only gates offering
-            summaries in a UI; an explicit ``summarize`` is always honoured.
-        custom_instructions: what the summary should focus on.
-        replace_instructions: send ``custom_instructions`` instead of the branch prompt.
+        options: how the summary is asked for
+            (:class:`~contextree.compaction.options.SummaryOptions`, e.g. built with
+            :func:`~contextree.compaction.options.summary_options`): ``custom_instructions``
+            (what to focus on), ``replace_instructions`` (send them instead of the branch
+            prompt), ``prompts_dir``, ``context_window`` (default looked up from
+            ``client.name``), ``branch_reserve_tokens``, ``estimator`` and ``redactor``
+            (blanks secrets out of the branch before it is sent; default the built-in
+            patterns, ``None`` sends it as it is).
+        settings: ``branchSummary.*``; when given, its ``reserve_tokens`` wins over the
+            options'. ``enabled`` only gates offering summaries in a UI; an explicit
+            ``summarize`` is always honoured.
         label: a label for the summary entry, or for the target when there is no summary.
         hooks: ``session_before_tree`` / ``session_tree`` handlers.
-        redactor: blanks secrets out of the branch before it is sent to ``client`` (default:
-            the built-in patterns; ``Redactor.from_settings(settings.redaction)`` adds
-            ``redaction.patterns``; ``None`` sends it as it is).
+        keywords: the options' fields one by one (the older spelling), applied over
+            ``options``.
 
     A move without a summary changes only the in-memory leaf (a reload puts the leaf back on
     the last entry in the file); call :func:`persist_leaf` to keep it.
@@ -199,7 +198,11 @@ async def navigate_tree(
     target = tree.get_entry(target_id)
     if target is None:
         raise EntryNotFoundError(target_id)
-    settings = settings or BranchSummarySettings()
+    opts = resolve_options(options, keywords)
+    if settings is not None:
+        opts = replace(opts, branch_reserve_tokens=settings.reserve_tokens)
+    custom_instructions = opts.custom_instructions
+    replace_instructions = opts.replace_instructions
     hooks = hooks or HookRegistry()
     collection = collect_entries_for_branch_summary(tree, old_leaf_id, target_id)
     preparation = TreePreparation(
@@ -240,7 +243,7 @@ async def navigate_tree(
         from_extension = True
     elif summarize and any(not _is_leaf_marker(e) for e in collection.entries):
         assert client is not None
-        window = context_window
+        window = opts.context_window
         if window is None:
             from contextree.llm.registry import context_window as lookup_window
 
@@ -250,12 +253,12 @@ async def navigate_tree(
                 collection.entries,
                 client,
                 context_window=window,
-                reserve_tokens=settings.reserve_tokens,
+                reserve_tokens=opts.branch_reserve_tokens,
                 custom_instructions=custom_instructions,
                 replace_instructions=replace_instructions,
-                prompts_dir=prompts_dir,
-                estimator=estimator,
-                redactor=redactor,
+                prompts_dir=opts.prompts_dir,
+                estimator=opts.estimator,
+                redactor=opts.redactor,
             )
         except asyncio.CancelledError:
             # pi aborts only the summary call and reports the move as cancelled. The

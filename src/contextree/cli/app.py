@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
@@ -541,22 +540,6 @@ def check(
         raise typer.Exit(1)
 
 
-def summary_model(settings: Any) -> str | None:
-    """The summarizing model ``settings`` select: ``model`` (flag, CONTEXTREE_MODEL or a
-    settings file), else ``compaction.remoteEndpoint``; ``None`` means the offline summarizer.
-    ``compact`` and ``navigate --summarize`` both choose this way."""
-    endpoint = settings.compaction.remote_endpoint
-    return str(settings.model) if settings.model else (f"remote:{endpoint}" if endpoint else None)
-
-
-def summary_redactor(settings: Any) -> Any:
-    """The redactor for anything sent to a summarizer: ``redaction.*`` plus the values of
-    secret-looking environment variables (``None`` when redaction is disabled)."""
-    from contextree.security.redact import Redactor, environment_secrets
-
-    return Redactor.from_settings(settings.redaction, literals=environment_secrets(os.environ))
-
-
 @app.command()
 @handles_errors
 def compact(
@@ -603,9 +586,9 @@ def compact(
     from contextree.cli import render
     from contextree.cli.models import make_client, turn_prefix_client
     from contextree.compaction.budget import summary_token_budget
+    from contextree.compaction.options import summary_model, summary_options
     from contextree.compaction.prepare import NothingToCompact, prepare_compaction
     from contextree.compaction.run import compact_session
-    from contextree.llm.registry import context_window
 
     loaded = _settings(
         **{
@@ -620,9 +603,7 @@ def compact(
     ).settings
     settings = loaded.compaction
     model = summary_model(loaded)
-    prompts_dir = Path(loaded.prompts_dir) if loaded.prompts_dir else None
-    # The offline summarizer has no window; a model's window plans the summary windows.
-    window = context_window(model, loaded.context_windows) if model else None
+    options = summary_options(loaded, model=model, custom_instructions=instructions)
     session_tree = _open(session)
     _report_load(session_tree)
     if dry_run:
@@ -631,7 +612,7 @@ def compact(
         if isinstance(prep, NothingToCompact):
             state.console.print(f"Nothing to do: {prep.message}.", markup=False)
             return
-        budget = summary_token_budget(settings, context_window=window)
+        budget = summary_token_budget(settings, context_window=options.context_window)
         state.console.print(render.compaction_plan(prep, path, summary_budget=budget))
         return
     client = make_client(model, base_url=base_url)
@@ -643,11 +624,8 @@ def compact(
                 session_tree,
                 client,
                 settings=settings,
-                custom_instructions=instructions,
+                options=options,
                 turn_prefix_summarizer=turn_prefix_client(model, client),
-                prompts_dir=prompts_dir,
-                redactor=summary_redactor(loaded),
-                context_window=window,
             )
         )
     if isinstance(outcome, NothingToCompact):

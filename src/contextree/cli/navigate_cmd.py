@@ -7,7 +7,6 @@ disk with a ``contextree.leaf`` entry (DESIGN decision 8).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -35,8 +34,6 @@ def register(app: typer.Typer) -> None:
         _settings,
         handles_errors,
         state,
-        summary_model,
-        summary_redactor,
     )
 
     @app.command()
@@ -72,7 +69,7 @@ def register(app: typer.Typer) -> None:
 
         from contextree.branching.navigate import navigate_tree, persist_leaf, resolve_entry_id
         from contextree.cli.models import make_client
-        from contextree.llm.registry import context_window
+        from contextree.compaction.options import summary_model, summary_options
 
         # The same settings and model choice as compact: flags, then CONTEXTREE_* and files.
         loaded = _settings(model=model).settings
@@ -81,7 +78,12 @@ def register(app: typer.Typer) -> None:
         _report_load(tree)
         target_id = resolve_entry_id(tree, target)
         client = make_client(spec, base_url=base_url) if summarize else None
-        window = context_window(spec, loaded.context_windows) if spec else None
+        options = summary_options(
+            loaded,
+            model=spec,
+            custom_instructions=instructions,
+            replace_instructions=replace_instructions,
+        )
         _library_warnings_to_stderr()
         if client is not None:
             _say_where_it_goes(client)
@@ -90,13 +92,8 @@ def register(app: typer.Typer) -> None:
             target_id,
             summarize=summarize,
             client=client,
-            context_window=window,
-            settings=loaded.branch_summary,
-            custom_instructions=instructions,
-            replace_instructions=replace_instructions,
+            options=options,
             label=label,
-            prompts_dir=Path(loaded.prompts_dir) if loaded.prompts_dir else None,
-            redactor=summary_redactor(loaded),
         )
         if summarize and client is not None:
             with state.console.status(f"Summarizing the branch with {client.name}..."):

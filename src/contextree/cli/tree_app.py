@@ -522,31 +522,19 @@ class TreeApp(App[None]):
         )
 
     async def _navigate(self, target_id: str, *, summarize: bool) -> None:
-        import os
-        from pathlib import Path
-
         from contextree.branching.navigate import navigate_tree, persist_leaf
-        from contextree.llm.registry import context_window
-        from contextree.security.redact import Redactor, environment_secrets
+        from contextree.compaction.options import summary_options
 
         focus: str | None = target_id
         try:
             client = self.client_factory() if summarize else None
-            window = (
-                context_window(client.name, self.app_settings.context_windows) if client else None
-            )
             result = await navigate_tree(
                 self.session_tree,
                 target_id,
                 summarize=summarize,
                 client=client,
-                context_window=window,
-                settings=self.app_settings.branch_summary,
-                prompts_dir=Path(self.app_settings.prompts_dir)
-                if self.app_settings.prompts_dir
-                else None,
-                redactor=Redactor.from_settings(
-                    self.app_settings.redaction, literals=environment_secrets(os.environ)
+                options=summary_options(
+                    self.app_settings, model=client.name if client is not None else None
                 ),
             )
             if result.cancelled:

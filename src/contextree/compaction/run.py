@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
+from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
 from contextree.compaction.prepare import (
     CompactionPreparation,
     NothingToCompact,
@@ -34,10 +34,8 @@ from contextree.hooks.registry import (
     result_field,
 )
 from contextree.llm.base import ModelClient
-from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import CompactionSettings
-from contextree.tokens.estimate import TokenEstimator
 
 __all__ = ["CompactionOutcome", "compact_session", "result_from_hook"]
 
@@ -88,37 +86,36 @@ async def compact_session(
     summarizer: ModelClient,
     *,
     settings: CompactionSettings | None = None,
+    options: SummaryOptions | None = None,
     hooks: HookRegistry | None = None,
-    custom_instructions: str | None = None,
     turn_prefix_summarizer: ModelClient | None = None,
-    reasoning: str | None = None,
-    prompts_dir: Path | None = None,
-    estimator: TokenEstimator | None = None,
     reason: str = "manual",
     extra_context: Sequence[str] = (),
-    redactor: Redactor | None = DEFAULT_REDACTOR,
-    context_window: int | None = None,
+    **keywords: Unpack[SummaryKeywords],
 ) -> CompactionOutcome | NothingToCompact:
     """Compact the current branch of ``tree`` and append the compaction entry.
 
-    The summary budget, the offline fallback and the recorded facts follow ``settings``
-    (``summaryTokens``, ``fallbackToOffline``, ``recordFacts``); ``context_window`` is the
-    summarizer's window when known (see :func:`~contextree.compaction.summarize.compact`).
+    ``settings`` (``compaction.*``) choose what is summarized; ``options`` how
+    (:class:`~contextree.compaction.options.SummaryOptions`, e.g.
+    ``summary_options(load_settings().settings)``; its ``None`` budget, fallback and facts
+    follow ``settings``). ``keywords`` are the options' fields one by one (the older
+    spelling), applied over ``options``; see :func:`~contextree.compaction.summarize.compact`.
 
     Returns :class:`NothingToCompact` when there is nothing to do. Raises
     :class:`CompactionCancelledError` when a hook cancels, ``CompactionError`` when a
     summarization call fails (and the fallback is off); in both cases nothing is written.
     """
+    opts = resolve_options(options, keywords)
     settings = settings or CompactionSettings()
     hooks = hooks or HookRegistry()
     path = tree.get_branch_view()
-    preparation = prepare_compaction(path, settings, estimator=estimator)
+    preparation = prepare_compaction(path, settings, estimator=opts.estimator)
     if isinstance(preparation, NothingToCompact):
         return preparation
 
     decision = await hooks.run_before(
         BEFORE_COMPACT,
-        BeforeCompactEvent(preparation, path, custom_instructions, reason),
+        BeforeCompactEvent(preparation, path, opts.custom_instructions, reason),
     )
     if decision is not None and result_field(decision, "cancel"):
         raise CompactionCancelledError()
@@ -144,15 +141,10 @@ async def compact_session(
         result = await compact(
             preparation,
             summarizer,
-            custom_instructions=custom_instructions,
+            options=opts,
             turn_prefix_summarizer=turn_prefix_summarizer,
             prompt_override=prompt,
             extra_context=lines,
-            reasoning=reasoning,
-            prompts_dir=prompts_dir,
-            estimator=estimator,
-            redactor=redactor,
-            context_window=context_window,
         )
 
     preserve_data = result.preserve_data

@@ -31,10 +31,11 @@ import math
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, Unpack, runtime_checkable
 
 from contextree.compaction.budget import summary_token_budget
 from contextree.compaction.file_ops import compute_file_lists, upsert_file_tags
+from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
 from contextree.compaction.prepare import CompactionPreparation
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.serialize import serialize_conversation
@@ -44,7 +45,7 @@ from contextree.entries.types import AgentMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ModelError
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
-from contextree.tokens.estimate import TokenEstimator, get_estimator, utf16_len
+from contextree.tokens.estimate import get_estimator, utf16_len
 
 __all__ = [
     "SPLIT_TURN_SEPARATOR",
@@ -435,68 +436,60 @@ async def compact(
     preparation: CompactionPreparation,
     summarizer: ModelClient,
     *,
-    custom_instructions: str | None = None,
+    options: SummaryOptions | None = None,
     turn_prefix_summarizer: ModelClient | None = None,
     short_summarizer: ModelClient | None = None,
     prompt_override: str | None = None,
     extra_context: Sequence[str] = (),
-    reasoning: str | None = None,
-    prompts_dir: Path | None = None,
-    short_summary: bool = True,
-    estimator: TokenEstimator | None = None,
-    redactor: Redactor | None = DEFAULT_REDACTOR,
-    summary_tokens: int | None = None,
-    context_window: int | None = None,
-    fallback_to_offline: bool | None = None,
-    record_facts: bool | None = None,
+    **keywords: Unpack[SummaryKeywords],
 ) -> CompactionResult:
     """Summarize what ``preparation`` selected; cancel by cancelling the awaiting task.
 
     Args:
         summarizer: the model (or the offline summarizer, or a remote endpoint) for the history.
+        options: instructions, prompts, redactor, window and budgets
+            (:class:`~contextree.compaction.options.SummaryOptions`; build one from settings
+            with :func:`~contextree.compaction.options.summary_options`). Its
+            ``summary_tokens``, ``fallback_to_offline`` and ``record_facts`` default to the
+            preparation's settings; ``context_window`` plans windows for history beyond it (an
+            overflow reply halves a window either way); ``redactor`` blanks secrets out of
+            every prompt (see :func:`build_summary_prompt`).
         turn_prefix_summarizer: the model for a split turn's prefix; default ``summarizer``. The
             remote endpoint never summarizes the prefix (§7.6); callers pass a local one.
         short_summarizer: the model for the short display summary; default ``summarizer``.
         prompt_override: replaces the initial/update prompt (a ``session.compacting`` hook).
         extra_context: lines for the ``<additional-context>`` block (hooks).
-        prompts_dir: a directory whose ``<name>.md`` files override our prompts.
-        short_summary: also write the short display summary (failures only log).
-        redactor: blanks secrets out of every prompt (see :func:`build_summary_prompt`);
-            default the built-in patterns, ``None`` for none.
-        summary_tokens: the summary budget; default from the preparation's settings and
-            ``context_window`` (:func:`~contextree.compaction.budget.summary_token_budget`).
-        context_window: the summarizer model's window in tokens, when known: history beyond
-            it is summarized window by window (an overflow reply halves a window either way).
-        fallback_to_offline: when the model fails, summarize offline instead of raising;
-            default ``compaction.fallbackToOffline``.
-        record_facts: append the recorded facts to a model's summary; default
-            ``compaction.recordFacts``.
+        keywords: the options' fields one by one (the older spelling), applied over
+            ``options``.
 
     Raises:
         CompactionError: a summarization call failed and the fallback is off.
     """
+    opts = resolve_options(options, keywords)
     settings = preparation.settings
-    if fallback_to_offline is None:
-        fallback_to_offline = settings.fallback_to_offline
-    if record_facts is None:
-        record_facts = settings.record_facts
+    fallback_to_offline = (
+        settings.fallback_to_offline
+        if opts.fallback_to_offline is None
+        else opts.fallback_to_offline
+    )
+    record_facts = settings.record_facts if opts.record_facts is None else opts.record_facts
     budget = (
-        summary_tokens
-        if summary_tokens is not None and summary_tokens > 0
-        else summary_token_budget(settings, context_window=context_window)
+        opts.summary_tokens
+        if opts.summary_tokens is not None and opts.summary_tokens > 0
+        else summary_token_budget(settings, context_window=opts.context_window)
     )
     read_files, modified_files = compute_file_lists(preparation.file_ops)
     tags, listed = _file_tags(read_files, modified_files, budget)
     text_budget = budget - (text_tokens(tags) + 1 if tags else 0)
     job = _Summarizing(
         preparation,
-        custom_instructions=custom_instructions,
+        custom_instructions=opts.custom_instructions,
         prompt_override=prompt_override,
         extra_context=extra_context,
-        reasoning=reasoning,
-        prompts_dir=prompts_dir,
-        redactor=redactor,
-        context_window=context_window,
+        reasoning=opts.reasoning,
+        prompts_dir=opts.prompts_dir,
+        redactor=opts.redactor,
+        context_window=opts.context_window,
     )
     offline = isinstance(summarizer, StructuredSummarizer)
     method: SummaryMethod = "offline" if offline else "model"
@@ -528,7 +521,7 @@ async def compact(
         method = "offline-fallback"
 
     short: str | None = None
-    if short_summary:
+    if opts.short_summary:
         short = await _short_summary(
             job,
             short_summarizer
@@ -542,7 +535,7 @@ async def compact(
     # Tags that do not fit their share are left out of the text; details keep the lists.
     listed_read, listed_modified = (read_files, modified_files) if tags else ([], [])
     summary = upsert_file_tags(text, listed_read, listed_modified, max_listed=listed)
-    estimate = (estimator or get_estimator("pi")).estimate
+    estimate = (opts.estimator or get_estimator("pi")).estimate
     tokens_after = estimate({"role": "compactionSummary", "summary": summary}) + sum(
         estimate(m) for m in preparation.recent_messages
     )

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contextree.compaction.options import summary_options
 from contextree.compaction.prepare import NothingToCompact
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.prune import prune_session
@@ -499,11 +500,14 @@ class AgentSession:
                 self.tree,
                 client,
                 settings=self.settings.compaction,
+                options=summary_options(
+                    self.settings,
+                    custom_instructions=instructions,
+                    context_window=window,
+                    redactor=self._stored_redactor,
+                ),
                 hooks=self.hooks,
-                custom_instructions=instructions,
                 reason=reason,
-                redactor=self._stored_redactor,
-                context_window=window,
             )
         )
         self._compaction_task = task
@@ -592,12 +596,12 @@ class AgentSession:
         self._branch_summarizing = bool(options.get("summarize"))
         try:
             options.setdefault("redactor", self._stored_redactor)
+            options.setdefault("context_window", self.context_window or None)
             return await navigate_tree(
                 self.tree,
                 target_id,
                 client=self.summarizer or self.client,
-                context_window=self.context_window or None,
-                settings=self.settings.branch_summary,
+                options=summary_options(self.settings),
                 hooks=self.hooks,
                 **options,
             )

@@ -1,0 +1,136 @@
+"""One set of summary options for every summary: compactions and branch summaries alike.
+
+``compact()``, ``compact_session()`` and ``navigate_tree()`` take a :class:`SummaryOptions`;
+:func:`summary_options` builds it from :class:`~contextree.settings.load.Settings` (plus what a
+command line or a caller overrides), so the CLI's ``compact``, ``navigate``, the tree browser
+and the agent runtime choose the model window, the prompts, the redactor and the budgets the
+same way (issue 12 point 3: they had drifted apart).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TypedDict
+
+from contextree.security.redact import DEFAULT_REDACTOR, Redactor, environment_secrets
+
+if TYPE_CHECKING:
+    from contextree.settings.load import Settings
+    from contextree.tokens.estimate import TokenEstimator
+
+__all__ = [
+    "SummaryKeywords",
+    "SummaryOptions",
+    "summary_model",
+    "summary_options",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryOptions:
+    """How a summary is asked for; the defaults are the library's (built-in redaction only).
+
+    ``None`` in ``summary_tokens``, ``fallback_to_offline`` and ``record_facts`` means "as the
+    preparation's ``compaction.*`` settings say".
+    """
+
+    custom_instructions: str | None = None
+    """What the summary should focus on (``Additional focus: ...``)."""
+    replace_instructions: bool = False
+    """Branch summaries: send ``custom_instructions`` instead of the branch prompt."""
+    prompts_dir: Path | None = None
+    """A directory whose ``<name>.md`` files override our prompts."""
+    redactor: Redactor | None = DEFAULT_REDACTOR
+    """Blanks secrets out of everything sent to a summarizer; ``None`` sends it as it is."""
+    context_window: int | None = None
+    """The summarizing model's window in tokens; ``None``: looked up (branch) or unknown."""
+    reasoning: str | None = None
+    """Reasoning effort asked of the summarizing model, if it has one."""
+    estimator: TokenEstimator | None = None
+    """Token estimator for budgets; default pi's chars/4."""
+    summary_tokens: int | None = None
+    """The compaction summary's budget (``max_tokens``); ``None`` or ``<= 0``: computed."""
+    fallback_to_offline: bool | None = None
+    """When the model fails, summarize offline instead of raising."""
+    record_facts: bool | None = None
+    """Append the offline summarizer's recorded facts to a model's summary."""
+    short_summary: bool = True
+    """Also write the short display summary of a compaction."""
+    branch_reserve_tokens: int = 16384
+    """``branchSummary.reserveTokens``: room kept for the branch prompt and the answer."""
+
+
+class SummaryKeywords(TypedDict, total=False):
+    """The separate keywords ``compact()`` and friends took before :class:`SummaryOptions`;
+    still accepted, and applied on top of ``options``."""
+
+    custom_instructions: str | None
+    replace_instructions: bool
+    prompts_dir: Path | None
+    redactor: Redactor | None
+    context_window: int | None
+    reasoning: str | None
+    estimator: TokenEstimator | None
+    summary_tokens: int | None
+    fallback_to_offline: bool | None
+    record_facts: bool | None
+    short_summary: bool
+
+
+def resolve_options(options: SummaryOptions | None, keywords: SummaryKeywords) -> SummaryOptions:
+    """``options`` (default :class:`SummaryOptions`) with the old-style keywords applied."""
+    base = options or SummaryOptions()
+    return replace(base, **keywords) if keywords else base
+
+
+def summary_model(settings: Settings) -> str | None:
+    """The summarizing model ``settings`` select: ``model`` (flag, ``CONTEXTREE_MODEL`` or a
+    settings file), else ``compaction.remoteEndpoint``; ``None`` means the offline summarizer."""
+    if settings.model:
+        return str(settings.model)
+    endpoint = settings.compaction.remote_endpoint
+    return f"remote:{endpoint}" if endpoint else None
+
+
+def summary_options(
+    settings: Settings,
+    *,
+    model: str | None = None,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    context_window: int | None = None,
+    redactor: Redactor | Literal["settings"] | None = "settings",
+    environ: Mapping[str, str] | None = None,
+) -> SummaryOptions:
+    """The summary options ``settings`` ask for.
+
+    Args:
+        model: the summarizing model's spec; its window (``contextWindows`` first, then the
+            registry) plans the summary when ``context_window`` is not given; ``None`` (the
+            offline summarizer): no window.
+        redactor: ``"settings"`` (default) builds it from ``redaction.*`` plus the values of
+            secret-looking variables in ``environ`` (default ``os.environ``); ``None`` when
+            ``redaction.enabled`` is off. A :class:`Redactor` or ``None`` is used as given.
+    """
+    if context_window is None and model:
+        from contextree.llm.registry import context_window as lookup_window
+
+        context_window = lookup_window(model, settings.context_windows)
+    if redactor == "settings":
+        env = os.environ if environ is None else environ
+        redactor = Redactor.from_settings(settings.redaction, literals=environment_secrets(env))
+    compaction = settings.compaction
+    return SummaryOptions(
+        custom_instructions=custom_instructions,
+        replace_instructions=replace_instructions,
+        prompts_dir=Path(settings.prompts_dir) if settings.prompts_dir else None,
+        redactor=redactor,
+        context_window=context_window,
+        summary_tokens=compaction.summary_tokens if compaction.summary_tokens > 0 else None,
+        fallback_to_offline=compaction.fallback_to_offline,
+        record_facts=compaction.record_facts,
+        branch_reserve_tokens=settings.branch_summary.reserve_tokens,
+    )
