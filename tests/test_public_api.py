@@ -1,29 +1,253 @@
-"""Every name a package exports exists, so ``__all__`` and the real exports cannot drift."""
+"""Every name a package exports exists, and every package's ``__all__`` is pinned here, so
+``__all__`` and the real exports cannot drift and an addition to the public API is deliberate
+(update :data:`EXPECTED` with it)."""
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 
 import pytest
 
-PACKAGES = [
-    "contextree",
-    "contextree.entries",
-    "contextree.store",
-    "contextree.session",
-    "contextree.context",
-    "contextree.tokens",
-    "contextree.settings",
-    "contextree.hooks",
-    "contextree.llm",
-    "contextree.compaction",
-    "contextree.branching",
-    "contextree.runtime.tools",
-    "contextree.errors",
-]
+import contextree
+
+NOT_LIBRARY_API = {"contextree.cli"}
+"""The command line is an application, not an API: it exports nothing."""
+
+EXPECTED: dict[str, set[str]] = {
+    "contextree": {
+        "ContextreeError",
+        "EntryNotFoundError",
+        "SessionFileError",
+        "SessionTree",
+        "TreeNode",
+        "__version__",
+    },
+    "contextree.branching": {
+        "BranchCollection",
+        "BranchPreparation",
+        "BranchSummaryResult",
+        "LEAF_CUSTOM_TYPE",
+        "NavigationResult",
+        "TreePreparation",
+        "collect_entries_for_branch_summary",
+        "generate_branch_summary",
+        "navigate_tree",
+        "persist_leaf",
+        "prepare_branch_entries",
+        "resolve_entry_id",
+    },
+    "contextree.compaction": {
+        "CompactionPreparation",
+        "CompactionResult",
+        "CutPoint",
+        "FileOps",
+        "NothingToCompact",
+        "OfflineSummarizer",
+        "PruneDecision",
+        "SummaryOptions",
+        "apply_prune",
+        "compact",
+        "compact_session",
+        "compute_file_lists",
+        "decide_prune",
+        "find_cut_point",
+        "find_turn_start_index",
+        "find_valid_cut_points",
+        "prepare_compaction",
+        "prune_session",
+        "prune_tool_outputs",
+        "serialize_conversation",
+        "summary_model",
+        "summary_options",
+        "upsert_file_tags",
+    },
+    "contextree.compaction.offline": {
+        "HandoffFacts",
+        "OfflineSummarizer",
+        "RECORDED_FACTS_HEADING",
+        "SUMMARY_KINDS",
+        "SummaryKind",
+        "SummaryPrompt",
+        "extract_facts",
+        "parse_summary_prompt",
+        "render_key_facts",
+    },
+    "contextree.context": {
+        "DROPPED_STOP_REASONS",
+        "MISSING_RESULT_TEXT",
+        "ModelRef",
+        "SessionContext",
+        "bash_execution_to_text",
+        "branch_summary_text",
+        "build_context_from_path",
+        "build_session_context",
+        "compaction_summary_text",
+        "convert_to_llm",
+        "message_from_entry",
+        "provider_messages",
+    },
+    "contextree.entries": {
+        "AgentMessage",
+        "CURRENT_SESSION_VERSION",
+        "ContentBlock",
+        "ENTRY_TYPES",
+        "Entry",
+        "Header",
+        "JsonDict",
+        "LlmMessage",
+        "MESSAGE_ROLES",
+        "Usage",
+        "decode_object",
+        "encode_line",
+        "iso_now",
+        "new_entry_id",
+        "new_session_id",
+    },
+    "contextree.hooks": {
+        "BEFORE_COMPACT",
+        "BEFORE_TREE",
+        "COMPACT",
+        "COMPACTING",
+        "EVENTS",
+        "HookFailure",
+        "HookRegistry",
+        "TREE",
+        "result_field",
+    },
+    "contextree.llm": {
+        "AnthropicClient",
+        "AnthropicSDKClient",
+        "Completion",
+        "CompletionRequest",
+        "DEFAULT_CONTEXT_WINDOW",
+        "ErrorKind",
+        "ModelClient",
+        "OpenAIClient",
+        "OpenAISDKClient",
+        "RemoteSummaryClient",
+        "ScriptedClient",
+        "ToolSpec",
+        "classify",
+        "context_window",
+        "create_client",
+        "is_auth_error",
+        "is_context_overflow",
+        "is_overflow_text",
+        "is_retryable_error",
+        "make_usage",
+        "parse_model_spec",
+        "parse_retry_after",
+        "supports_reasoning",
+    },
+    "contextree.runtime": {
+        "AgentEvent",
+        "AgentSession",
+        "EVENT_TYPES",
+        "EventListener",
+        "FallbackClient",
+        "OVERFLOW_RETRY_FAILED",
+        "TurnOutcome",
+        "default_system_prompt",
+    },
+    "contextree.runtime.tools": {
+        "BashTool",
+        "CommandOutput",
+        "DEFAULT_READ_LIMIT",
+        "EditTool",
+        "JsonSchema",
+        "ReadTool",
+        "Tool",
+        "ToolArguments",
+        "ToolContext",
+        "ToolError",
+        "ToolResult",
+        "WriteTool",
+        "builtin_tools",
+        "resolve_path",
+        "run_command",
+        "run_tool_call",
+        "tool_result_message",
+        "tool_spec",
+        "validate_arguments",
+    },
+    "contextree.security": {
+        "BUILTIN_PATTERNS",
+        "DEFAULT_REDACTOR",
+        "RedactionSettings",
+        "Redactor",
+        "environment_secrets",
+    },
+    "contextree.session": {
+        "SessionTree",
+        "TreeNode",
+    },
+    "contextree.settings": {
+        "BranchSummarySettings",
+        "CompactionSettings",
+        "KEYS",
+        "LoadedSettings",
+        "PruneSettings",
+        "RetrySettings",
+        "Settings",
+        "load_settings",
+    },
+    "contextree.store": {
+        "BadLine",
+        "JsonlFileStore",
+        "LoadReport",
+        "MemoryStore",
+        "ParsedSession",
+        "Record",
+        "SessionStore",
+        "StoreTransaction",
+        "migrate",
+        "parse_session",
+    },
+    "contextree.tokens": {
+        "ContextEstimate",
+        "IMAGE_CHARS",
+        "PiEstimator",
+        "TokenEstimator",
+        "Utf8Estimator",
+        "calculate_context_tokens",
+        "calculate_prompt_tokens",
+        "estimate_context_tokens",
+        "estimate_current_tokens",
+        "estimate_tokens",
+        "get_estimator",
+        "get_last_assistant_usage",
+        "get_last_assistant_usage_index",
+        "js_object_entries",
+        "js_stringify",
+        "resolve_threshold_tokens",
+        "should_compact",
+        "utf16_len",
+    },
+    "contextree.errors": {
+        "BranchSummaryError",
+        "CompactionCancelledError",
+        "CompactionError",
+        "ContextOverflowError",
+        "ContextreeError",
+        "EntryNotFoundError",
+        "HookError",
+        "ModelError",
+        "ModelHTTPError",
+        "ModelResponseError",
+        "ModelSpecError",
+        "ModelTimeoutError",
+        "SessionFileError",
+        "SessionLockedError",
+        "SettingsError",
+        "ToolError",
+        "TreeError",
+        "UnsupportedVersionError",
+    },
+}
 
 
-@pytest.mark.parametrize("name", PACKAGES)
+@pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_every_exported_name_resolves(name: str) -> None:
     module = importlib.import_module(name)
     exported = getattr(module, "__all__", None)
@@ -74,3 +298,27 @@ def test_the_design_api_names_exist() -> None:
             AgentSession,
         )
     )
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_the_exported_names_are_the_pinned_ones(name: str) -> None:
+    exported = set(importlib.import_module(name).__all__)
+    assert exported - EXPECTED[name] == set(), f"new in {name}.__all__: pin them in EXPECTED"
+    assert EXPECTED[name] - exported == set(), f"gone from {name}.__all__"
+
+
+def test_every_package_is_pinned() -> None:
+    packages = {
+        info.name
+        for info in pkgutil.walk_packages(contextree.__path__, "contextree.")
+        if info.ispkg
+    }
+    unpinned = packages - set(EXPECTED) - NOT_LIBRARY_API
+    assert unpinned == set(), f"packages whose __all__ is not pinned in EXPECTED: {unpinned}"
+
+
+def test_the_runtime_package_exports_the_agent_session() -> None:
+    from contextree.runtime import AgentSession
+    from contextree.runtime.agent import AgentSession as Direct
+
+    assert AgentSession is Direct

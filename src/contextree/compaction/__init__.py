@@ -7,6 +7,7 @@ from contextree.compaction.cut_points import (
     find_valid_cut_points,
 )
 from contextree.compaction.file_ops import FileOps, compute_file_lists, upsert_file_tags
+from contextree.compaction.options import SummaryOptions, summary_model, summary_options
 from contextree.compaction.prepare import (
     CompactionPreparation,
     NothingToCompact,
@@ -29,6 +30,7 @@ __all__ = [
     "NothingToCompact",
     "OfflineSummarizer",
     "PruneDecision",
+    "SummaryOptions",
     "apply_prune",
     "compact",
     "compact_session",
@@ -41,6 +43,8 @@ __all__ = [
     "prune_session",
     "prune_tool_outputs",
     "serialize_conversation",
+    "summary_model",
+    "summary_options",
     "upsert_file_tags",
 ]
 
