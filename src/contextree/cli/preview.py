@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from contextree.entries.js_json import js_stringify
 from contextree.entries.types import Entry
-from contextree.tokens.estimate import js_stringify
 
 __all__ = [
     "CONTROL_CHARACTERS",

@@ -12,11 +12,12 @@ from rich.tree import Tree
 
 from contextree.cli.preview import entry_kind, entry_preview, kind_tag, one_line, printable
 from contextree.compaction.prepare import CompactionPreparation
+from contextree.entries.js_json import js_stringify
 from contextree.entries.types import Entry, LlmMessage
 from contextree.session.check import CheckReport
 from contextree.session.listing import SessionSummary
 from contextree.session.tree import SessionTree, TreeNode
-from contextree.tokens.estimate import estimate_tokens, js_stringify
+from contextree.tokens.estimate import estimate_tokens
 
 __all__ = [
     "check_report",

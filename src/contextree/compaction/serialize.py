@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from contextree.entries.js_json import js_object_entries, js_stringify
 from contextree.entries.types import LlmMessage
-from contextree.tokens.estimate import js_object_entries, js_stringify, utf16_len
+from contextree.tokens.estimate import utf16_len
 
 __all__ = ["TOOL_RESULT_MAX_CHARS", "TOOL_RESULT_TAIL_CHARS", "serialize_conversation"]
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from contextree.entries.js_json import js_stringify
 from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage
-from contextree.tokens.estimate import js_stringify
 
 __all__ = [
     "PRUNED_OUTPUT_PLACEHOLDER",

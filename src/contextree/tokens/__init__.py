@@ -1,5 +1,10 @@
-"""Token estimators, usage arithmetic and compaction thresholds (pi-behaviour.md §4)."""
+"""Token estimators, usage arithmetic and compaction thresholds (pi-behaviour.md §4).
 
+``js_stringify`` and ``js_object_entries`` live in :mod:`contextree.entries.js_json`; they are
+re-exported here for older imports.
+"""
+
+from contextree.entries.js_json import js_object_entries, js_stringify
 from contextree.tokens.estimate import (
     IMAGE_CHARS,
     PiEstimator,
@@ -7,8 +12,6 @@ from contextree.tokens.estimate import (
     Utf8Estimator,
     estimate_tokens,
     get_estimator,
-    js_object_entries,
-    js_stringify,
     utf16_len,
 )
 from contextree.tokens.thresholds import resolve_threshold_tokens, should_compact
