@@ -700,3 +700,33 @@ def test_resolve_entry_id_lists_candidates_when_ambiguous() -> None:
     with pytest.raises(TreeError, match=r'"abc" matches 2 entries \(abc00001, abc00002\)'):
         resolve_entry_id(tree, "abc")
     del u1
+
+
+# --- navigate_tree(persist=True): the one "move, then keep it on disk" ----------------------
+
+
+def test_persist_true_records_a_plain_move_on_disk(session_file: Path) -> None:
+    tree = SessionTree.open(session_file)
+    ids = two_branches(tree)
+    result = run(navigate_tree(tree, ids["a3"], persist=True))
+    assert result.new_leaf_id == ids["a3"]
+    assert result.leaf_entry_id is not None
+    entry = tree.get_entry(result.leaf_entry_id)
+    assert entry is not None and entry["customType"] == LEAF_CUSTOM_TYPE
+    assert SessionTree.open(session_file).leaf_id == result.leaf_entry_id
+    # without persist the move stays in memory (pi's behaviour)
+    plain = run(navigate_tree(tree, ids["a2"]))
+    assert plain.leaf_entry_id is None
+    assert SessionTree.open(session_file).leaf_id == result.leaf_entry_id
+
+
+def test_persist_true_writes_no_marker_after_a_summary_or_a_label(session_file: Path) -> None:
+    tree = SessionTree.open(session_file)
+    ids = two_branches(tree)
+    summarized = run(
+        navigate_tree(tree, ids["a3"], summarize=True, client=OfflineSummarizer(), persist=True)
+    )
+    assert summarized.summary_entry is not None and summarized.leaf_entry_id is None
+    labelled = run(navigate_tree(tree, ids["a1"], label="fork point", persist=True))
+    assert labelled.label_entry_id is not None and labelled.leaf_entry_id is None
+    assert SessionTree.open(session_file).leaf_id == labelled.label_entry_id

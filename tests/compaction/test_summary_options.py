@@ -40,9 +40,10 @@ def test_summary_options_follow_every_relevant_setting(tmp_path: Path) -> None:
     )
     assert options.prompts_dir == tmp_path / "prompts"
     assert options.context_window == 50_000
-    assert options.summary_tokens == 700
-    assert options.record_facts is False
-    assert options.fallback_to_offline is True
+    # the budgets follow the compaction settings the preparation is made with
+    assert options.summary_tokens is None and options.record_facts is None
+    assert options.summary_budget(loaded.compaction) == 700
+    assert options.summary_budget(CompactionSettings(summary_tokens=40_000)) == 50_000 // 4
     assert options.branch_reserve_tokens == 1234
     assert options.custom_instructions == "focus"
     assert options.redactor is not None
@@ -69,9 +70,8 @@ def test_a_compaction_uses_the_options_prompts_redactor_and_budget(tmp_path: Pat
     build_session(tree)
     client = ScriptedClient(default="## Goal\nsummary")
     options = summary_options(_settings(tmp_path), environ={})
-    outcome = asyncio.run(
-        compact_session(tree, client, settings=settings(KEEP_CLEAN), options=options)
-    )
+    compaction = settings(KEEP_CLEAN, summary_tokens=700)
+    outcome = asyncio.run(compact_session(tree, client, settings=compaction, options=options))
     assert isinstance(outcome, CompactionOutcome)
     request = client.requests[0]
     prompt = str(request.messages[0]["content"][0]["text"])
@@ -113,3 +113,30 @@ def test_default_options_keep_the_built_in_redaction() -> None:
     options = SummaryOptions()
     assert options.redactor is not None
     assert options.short_summary is True
+
+
+def test_the_dry_run_plan_is_the_run_s_cut_and_budget_and_writes_nothing(tmp_path: Path) -> None:
+    from contextree.compaction.budget import summary_token_budget
+    from contextree.compaction.prepare import NothingToCompact
+    from contextree.compaction.run import CompactionPlan, plan_compaction
+
+    path = tmp_path / "s.jsonl"
+    tree = open_session(path)
+    build_session(tree)
+    before = path.read_bytes()
+    compaction = settings(KEEP_CLEAN)
+    options = replace(SummaryOptions(), context_window=8_000)
+    plan = plan_compaction(tree, settings=compaction, options=options)
+    assert isinstance(plan, CompactionPlan)
+    assert path.read_bytes() == before
+    assert plan.summary_budget == summary_token_budget(compaction, context_window=8_000) == 2000
+    assert plan.path[plan.preparation.first_kept_entry_index]["id"] == (
+        plan.preparation.first_kept_entry_id
+    )
+    client = ScriptedClient(default="## Goal\nsummary")
+    outcome = asyncio.run(compact_session(tree, client, settings=compaction, options=options))
+    assert isinstance(outcome, CompactionOutcome)
+    assert outcome.entry["firstKeptEntryId"] == plan.preparation.first_kept_entry_id
+    assert client.requests[0].max_tokens <= plan.summary_budget
+    again = plan_compaction(tree, settings=compaction, options=options)
+    assert isinstance(again, NothingToCompact)

@@ -88,6 +88,8 @@ class NavigationResult:
     """The summary came from a ``session_before_tree`` hook."""
     label_entry_id: str | None = None
     """The ``label`` entry written, if a label was given."""
+    leaf_entry_id: str | None = None
+    """The ``contextree.leaf`` entry written by ``persist=True`` (:func:`persist_leaf`), if any."""
 
 
 def _text_blocks(content: object) -> str:
@@ -159,6 +161,7 @@ async def navigate_tree(
     settings: BranchSummarySettings | None = None,
     label: str | None = None,
     hooks: HookRegistry | None = None,
+    persist: bool = False,
     **keywords: Unpack[SummaryKeywords],
 ) -> NavigationResult:
     """Move the leaf of ``tree`` to ``target_id``; with ``summarize``, leave a branch summary.
@@ -179,11 +182,15 @@ async def navigate_tree(
             ``summarize`` is always honoured.
         label: a label for the summary entry, or for the target when there is no summary.
         hooks: ``session_before_tree`` / ``session_tree`` handlers.
+        persist: keep a move without a summary on disk too: a ``contextree.leaf`` entry is
+            appended when a reload would not land on the new leaf (:func:`persist_leaf`,
+            DESIGN decision 8); the command line, the tree browser and chat's ``/navigate``
+            all move this way.
         keywords: the options' fields one by one (the older spelling), applied over
             ``options``.
 
-    A move without a summary changes only the in-memory leaf (a reload puts the leaf back on
-    the last entry in the file); call :func:`persist_leaf` to keep it.
+    Without ``persist``, a move without a summary changes only the in-memory leaf (pi's
+    behaviour: a reload puts the leaf back on the last entry in the file).
 
     Raises:
         ValueError: ``summarize`` without a client.
@@ -290,22 +297,27 @@ async def navigate_tree(
             label_entry_id = tree.append_label(target_id, label)
 
     has_summary = summary_entry is not None
+    new_leaf_id = tree.leaf_id
     await hooks.emit(
         TREE,
         SessionTreeEvent(
-            new_leaf_id=tree.leaf_id,
+            new_leaf_id=new_leaf_id,
             old_leaf_id=old_leaf_id,
             summary_entry=summary_entry,
             from_extension=from_extension if has_summary else None,
         ),
     )
+    leaf_entry_id = None
+    if persist and not has_summary and new_leaf_id != old_leaf_id:
+        leaf_entry_id = persist_leaf(tree)  # decision 8: the move must survive the process
     return NavigationResult(
         editor_text=editor_text,
         summary_entry=summary_entry,
-        new_leaf_id=tree.leaf_id,
+        new_leaf_id=new_leaf_id,
         old_leaf_id=old_leaf_id,
         from_extension=from_extension and has_summary,
         label_entry_id=label_entry_id,
+        leaf_entry_id=leaf_entry_id,
     )
 
 

@@ -585,10 +585,9 @@ def compact(
 
     from contextree.cli import render
     from contextree.cli.models import make_client, turn_prefix_client
-    from contextree.compaction.budget import summary_token_budget
     from contextree.compaction.options import summary_model, summary_options
-    from contextree.compaction.prepare import NothingToCompact, prepare_compaction
-    from contextree.compaction.run import compact_session
+    from contextree.compaction.prepare import NothingToCompact
+    from contextree.compaction.run import compact_session, plan_compaction
 
     loaded = _settings(
         **{
@@ -607,13 +606,13 @@ def compact(
     session_tree = _open(session)
     _report_load(session_tree)
     if dry_run:
-        path = session_tree.get_branch_view()
-        prep = prepare_compaction(path, settings)
-        if isinstance(prep, NothingToCompact):
-            state.console.print(f"Nothing to do: {prep.message}.", markup=False)
+        plan = plan_compaction(session_tree, settings=settings, options=options)
+        if isinstance(plan, NothingToCompact):
+            state.console.print(f"Nothing to do: {plan.message}.", markup=False)
             return
-        budget = summary_token_budget(settings, context_window=options.context_window)
-        state.console.print(render.compaction_plan(prep, path, summary_budget=budget))
+        state.console.print(
+            render.compaction_plan(plan.preparation, plan.path, summary_budget=plan.summary_budget)
+        )
         return
     client = make_client(model, base_url=base_url)
     _library_warnings_to_stderr()

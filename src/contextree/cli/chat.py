@@ -208,7 +208,7 @@ class ChatApp:
         return True
 
     async def _navigate(self, rest: str) -> None:
-        from contextree.branching.navigate import persist_leaf, resolve_entry_id
+        from contextree.branching.navigate import resolve_entry_id
 
         words = rest.split()
         summarize = "--summarize" in words
@@ -218,13 +218,11 @@ class ChatApp:
             return
         target = resolve_entry_id(self.session.tree, targets[0])
         result = await self.run_turn(
-            lambda: self.session.navigate_tree(target, summarize=summarize)
+            lambda: self.session.navigate_tree(target, summarize=summarize, persist=True)
         )
         if result.cancelled:
             self.console.print(Text("navigation cancelled", style="ct.warning"))
             return
-        if result.summary_entry is None:
-            persist_leaf(self.session.tree)
         self.console.print(Text(f"leaf: {self.session.tree.leaf_id}"))
         if result.editor_text:
             self.console.print(

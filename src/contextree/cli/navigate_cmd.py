@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
         """Move the leaf to TARGET; with --summarize, leave a summary of the branch left."""
         import asyncio
 
-        from contextree.branching.navigate import navigate_tree, persist_leaf, resolve_entry_id
+        from contextree.branching.navigate import navigate_tree, resolve_entry_id
         from contextree.cli.models import make_client
         from contextree.compaction.options import summary_model, summary_options
 
@@ -94,6 +94,7 @@ def register(app: typer.Typer) -> None:
             client=client,
             options=options,
             label=label,
+            persist=True,  # decision 8: the move must survive the process
         )
         if summarize and client is not None:
             with state.console.status(f"Summarizing the branch with {client.name}..."):
@@ -102,21 +103,19 @@ def register(app: typer.Typer) -> None:
             result = asyncio.run(move)
         if result.cancelled:
             raise _fail("cancelled; nothing was written", 130 if result.aborted else 1)
-        recorded = None
-        if result.summary_entry is None and result.new_leaf_id != result.old_leaf_id:
-            recorded = persist_leaf(tree)  # decision 8: the move must survive the process
-        _print_result(state.console, result, recorded)
+        _print_result(state.console, result)
 
     del navigate  # registered on the app; the name is not needed here
 
 
-def _print_result(console: Console, result: NavigationResult, recorded: str | None) -> None:
+def _print_result(console: Console, result: NavigationResult) -> None:
     from rich.text import Text
 
     position = result.new_leaf_id or "the start of the session (before the first entry)"
     if result.summary_entry is not None:
         position = str(result.summary_entry.get("parentId") or "the start of the session")
     console.print(f"Moved the leaf from {result.old_leaf_id or '-'} to {position}.", markup=False)
+    recorded = result.leaf_entry_id
     if recorded is not None:
         console.print(Text(f"Recorded on disk as contextree.leaf entry {recorded}.", "ct.meta"))
     if result.label_entry_id is not None:

@@ -15,6 +15,7 @@ from contextree.compaction.prepare import CompactionPreparation
 from contextree.entries.js_json import js_stringify
 from contextree.entries.types import Entry, LlmMessage
 from contextree.session.check import CheckReport
+from contextree.session.folding import fold_run, linear_run
 from contextree.session.listing import SessionSummary
 from contextree.session.tree import SessionTree, TreeNode
 from contextree.tokens.estimate import estimate_tokens
@@ -50,14 +51,6 @@ def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text
     return text
 
 
-def _is_notable(node: TreeNode, leaf_id: str | None) -> bool:
-    return (
-        node.id == leaf_id
-        or node.label is not None
-        or node.type in ("compaction", "branch_summary", "reset_boundary")
-    )
-
-
 def entry_tree(tree: SessionTree, *, fold: int = 6, title: str | None = None) -> Tree:
     """The session as a tree: linear runs flat, branches indented, long runs folded.
 
@@ -69,35 +62,21 @@ def entry_tree(tree: SessionTree, *, fold: int = 6, title: str | None = None) ->
     root = Tree(Text(printable(title or f"session {tree.session_id}"), style="ct.heading"))
 
     def add_run(target: Tree, start: TreeNode) -> None:
-        while True:
-            run = [start]
-            while len(run[-1].children) == 1:
-                run.append(run[-1].children[0])
-            last: Tree | None = None
-            hidden = 0
-            for index, node in enumerate(run):
-                visible = (
-                    fold <= 0
-                    or index < fold
-                    or index >= len(run) - fold
-                    or _is_notable(node, leaf_id)
-                )
-                if not visible:
-                    hidden += 1
-                    continue
-                if hidden:
-                    noun = "entry" if hidden == 1 else "entries"
-                    target.add(Text(f"… {hidden} more {noun} …", style="ct.fold"))
-                    hidden = 0
-                last = target.add(_entry_label(node, leaf_id, on_path))
-            children = run[-1].children
-            if not children or last is None:
-                return
-            for number, child in enumerate(children, start=1):
-                marker = "◆" if str(child.id) in on_path else "◇"
-                branch = last.add(Text(f"{marker} branch {number}", style="ct.meta"))
-                add_run(branch, child)
+        run = linear_run(start)
+        last: Tree | None = None
+        for piece in fold_run(run, keep=fold, leaf_id=leaf_id):
+            if isinstance(piece, list):
+                noun = "entry" if len(piece) == 1 else "entries"
+                target.add(Text(f"… {len(piece)} more {noun} …", style="ct.fold"))
+            else:
+                last = target.add(_entry_label(piece, leaf_id, on_path))
+        children = run[-1].children
+        if not children or last is None:
             return
+        for number, child in enumerate(children, start=1):
+            marker = "◆" if str(child.id) in on_path else "◇"
+            branch = last.add(Text(f"{marker} branch {number}", style="ct.meta"))
+            add_run(branch, child)
 
     for node in tree.get_tree():
         add_run(root, node)

@@ -4,7 +4,8 @@ Keyboard only, so it works over SSH: move with the arrows or j/k, fold with ente
 preview the entry under the cursor, label it, and move the leaf there with or without a branch
 summary. ``branchSummary.enabled`` decides whether ``n`` first asks about a summary (pi asks
 only when summaries are on); ``s`` always summarizes. A move without a summary is recorded on
-disk with ``persist_leaf`` (DESIGN decision 8), as ``contextree navigate`` does.
+disk (``navigate_tree(..., persist=True)``, DESIGN decision 8), as ``contextree navigate`` does;
+the folding is :mod:`contextree.session.folding`'s, as for ``contextree tree --fold``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rich.text import Text
 from contextree.cli.entry_detail import entry_detail, entry_line, theme_style
 from contextree.errors import ContextreeError
 from contextree.llm.base import ModelClient
+from contextree.session.folding import fold_run, linear_run
 from contextree.session.tree import SessionTree, TreeNode
 from contextree.settings.load import Settings
 
@@ -58,7 +60,6 @@ DEFER_BRANCHES_OVER = 20
 """A folded branch heading over this many entries makes its entries only when unfolded."""
 FOLD_NOTABLE_MAX = 100
 """Most notable entries (the leaf, compactions, summaries, labelled) kept visible in one run."""
-_NOTABLE_TYPES: Final = frozenset({"compaction", "branch_summary", "reset_boundary"})
 
 
 def _entries(count: int, more: str = "") -> str:
@@ -232,9 +233,7 @@ class TreeApp(App[None]):
         sizes: dict[str, int],
         expanded: dict[str, bool],
     ) -> None:
-        run = [start]
-        while len(run[-1].children) == 1:
-            run.append(run[-1].children[0])
+        run = linear_run(start)
         last: UiNode[NodeData] | None = None
         for piece in self._fold_run(run):
             if isinstance(piece, list):
@@ -294,41 +293,16 @@ class TreeApp(App[None]):
         self._entry_nodes[entry_id] = added
         return added
 
-    def _fold_run(self, run: list[TreeNode]) -> Iterator[TreeNode | list[TreeNode]]:
+    def _fold_run(self, run: list[TreeNode]) -> list[TreeNode | list[TreeNode]]:
         """The run's entries to show, with the hidden stretches between them as lists."""
-        keep = max(FOLD_KEEP, 1)
-        if len(run) <= max(FOLD_RUNS_OVER, 2 * keep):
-            yield from run
-            return
-        yield from run[:keep]
-        middle = run[keep:-keep]
-        notable = self._notable(middle)
-        start = 0
-        for index in [*notable, len(middle)]:
-            gap = middle[start:index]
-            if len(gap) < 3:  # a fold of one or two entries saves nothing
-                yield from gap
-            else:
-                yield gap
-            if index < len(middle):
-                yield middle[index]
-            start = index + 1
-        yield from run[-keep:]
-
-    def _notable(self, nodes: list[TreeNode]) -> list[int]:
-        """Positions of the entries kept visible inside a folded stretch (oldest first)."""
-        leaf_id = self.session_tree.leaf_id
-        found: list[int] = []
-        leaf_at: int | None = None
-        for index, node in enumerate(nodes):
-            if node.id == leaf_id:
-                leaf_at = index
-            elif node.label is not None or node.type in _NOTABLE_TYPES:
-                found.append(index)
-        found = found[: max(FOLD_NOTABLE_MAX - (leaf_at is not None), 0)]
-        if leaf_at is not None:
-            found.append(leaf_at)
-        return sorted(found)
+        return fold_run(
+            run,
+            keep=max(FOLD_KEEP, 1),
+            leaf_id=self.session_tree.leaf_id,
+            fold_over=FOLD_RUNS_OVER,
+            min_fold=3,  # a fold of one or two entries saves nothing
+            notable_max=FOLD_NOTABLE_MAX,
+        )
 
     def _add_fold(
         self,
@@ -522,7 +496,7 @@ class TreeApp(App[None]):
         )
 
     async def _navigate(self, target_id: str, *, summarize: bool) -> None:
-        from contextree.branching.navigate import navigate_tree, persist_leaf
+        from contextree.branching.navigate import navigate_tree
         from contextree.compaction.options import summary_options
 
         focus: str | None = target_id
@@ -536,18 +510,16 @@ class TreeApp(App[None]):
                 options=summary_options(
                     self.app_settings, model=client.name if client is not None else None
                 ),
+                persist=True,  # decision 8
             )
             if result.cancelled:
                 self._say("Summary cancelled; nothing was written.", "warning")
             else:
-                recorded = None
-                if result.summary_entry is None and result.new_leaf_id != result.old_leaf_id:
-                    recorded = persist_leaf(self.session_tree)  # decision 8
                 focus = self.session_tree.leaf_id
                 self._say(
                     _describe_move(
                         result.new_leaf_id,
-                        recorded,
+                        result.leaf_entry_id,
                         result.editor_text,
                         result.summary_entry is not None,
                     )

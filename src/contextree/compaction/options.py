@@ -15,10 +15,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict
 
+from contextree.compaction.budget import summary_token_budget
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor, environment_secrets
 
 if TYPE_CHECKING:
     from contextree.settings.load import Settings
+    from contextree.settings.schema import CompactionSettings
     from contextree.tokens.estimate import TokenEstimator
 
 __all__ = [
@@ -61,6 +63,14 @@ class SummaryOptions:
     """Also write the short display summary of a compaction."""
     branch_reserve_tokens: int = 16384
     """``branchSummary.reserveTokens``: room kept for the branch prompt and the answer."""
+
+    def summary_budget(self, settings: CompactionSettings) -> int:
+        """The compaction summary's token budget: ``summary_tokens`` when set, else
+        :func:`~contextree.compaction.budget.summary_token_budget` of ``settings`` and the
+        window (what ``compact()`` asks for and ``compact --dry-run`` prints)."""
+        if self.summary_tokens is not None and self.summary_tokens > 0:
+            return self.summary_tokens
+        return summary_token_budget(settings, context_window=self.context_window)
 
 
 class SummaryKeywords(TypedDict, total=False):
@@ -122,15 +132,13 @@ def summary_options(
     if redactor == "settings":
         env = os.environ if environ is None else environ
         redactor = Redactor.from_settings(settings.redaction, literals=environment_secrets(env))
-    compaction = settings.compaction
     return SummaryOptions(
         custom_instructions=custom_instructions,
         replace_instructions=replace_instructions,
         prompts_dir=Path(settings.prompts_dir) if settings.prompts_dir else None,
         redactor=redactor,
         context_window=context_window,
-        summary_tokens=compaction.summary_tokens if compaction.summary_tokens > 0 else None,
-        fallback_to_offline=compaction.fallback_to_offline,
-        record_facts=compaction.record_facts,
+        # summary_tokens, fallback_to_offline and record_facts stay None: they follow the
+        # compaction settings the preparation was made with, so a plan and its run agree.
         branch_reserve_tokens=settings.branch_summary.reserve_tokens,
     )

@@ -37,7 +37,13 @@ from contextree.llm.base import ModelClient
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import CompactionSettings
 
-__all__ = ["CompactionOutcome", "compact_session", "result_from_hook"]
+__all__ = [
+    "CompactionOutcome",
+    "CompactionPlan",
+    "compact_session",
+    "plan_compaction",
+    "result_from_hook",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +54,37 @@ class CompactionOutcome:
     entry: Entry
     preparation: CompactionPreparation
     context: SessionContext
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """What a compaction would do (``compact --dry-run``): nothing written, no model called."""
+
+    preparation: CompactionPreparation
+    path: Sequence[Entry]
+    """The branch the preparation indexes into (root to leaf; decoded as it is read)."""
+    summary_budget: int
+    """The summary's token budget, as the run would ask for it."""
+
+
+def plan_compaction(
+    tree: SessionTree,
+    *,
+    settings: CompactionSettings | None = None,
+    options: SummaryOptions | None = None,
+) -> CompactionPlan | NothingToCompact:
+    """Plan a compaction of the current branch of ``tree`` without writing or summarizing.
+
+    The cut point and the budget are the ones :func:`compact_session` with the same
+    ``settings`` and ``options`` would use (hooks aside: they may cancel or replace the run).
+    """
+    settings = settings or CompactionSettings()
+    opts = options or SummaryOptions()
+    path = tree.get_branch_view()
+    preparation = prepare_compaction(path, settings, estimator=opts.estimator)
+    if isinstance(preparation, NothingToCompact):
+        return preparation
+    return CompactionPlan(preparation, path, opts.summary_budget(settings))
 
 
 def result_from_hook(value: Any, preparation: CompactionPreparation) -> CompactionResult:

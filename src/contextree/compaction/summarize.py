@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol, Unpack, runtime_checkable
 
-from contextree.compaction.budget import summary_token_budget
 from contextree.compaction.file_ops import compute_file_lists, upsert_file_tags
 from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
 from contextree.compaction.prepare import CompactionPreparation
@@ -473,11 +472,7 @@ async def compact(
         else opts.fallback_to_offline
     )
     record_facts = settings.record_facts if opts.record_facts is None else opts.record_facts
-    budget = (
-        opts.summary_tokens
-        if opts.summary_tokens is not None and opts.summary_tokens > 0
-        else summary_token_budget(settings, context_window=opts.context_window)
-    )
+    budget = opts.summary_budget(settings)
     read_files, modified_files = compute_file_lists(preparation.file_ops)
     tags, listed = _file_tags(read_files, modified_files, budget)
     text_budget = budget - (text_tokens(tags) + 1 if tags else 0)
