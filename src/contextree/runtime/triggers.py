@@ -22,7 +22,7 @@ from typing import Any, Literal
 from contextree.compaction.prepare import NothingToCompact
 from contextree.compaction.prune import prune_session
 from contextree.compaction.run import CompactionOutcome, compact_session
-from contextree.compaction.summarize import StructuredSummarizer
+from contextree.compaction.summarize import CompactionResult, StructuredSummarizer
 from contextree.entries.ids import iso_to_ms
 from contextree.entries.types import AgentMessage, Entry
 from contextree.errors import CompactionCancelledError, ContextreeError
@@ -96,6 +96,8 @@ class CompactionTriggers:
         self._aborting = aborting
         self.overflow_recovery_attempted = False
         self.task: asyncio.Task[Any] | None = None
+        self.last_result: CompactionResult | None = None
+        """The result of the latest compaction this object ran."""
 
     @property
     def settings(self) -> Settings:
@@ -262,6 +264,7 @@ class CompactionTriggers:
             if outcome.reason == "already_compacted":
                 raise CompactionSkipped("Already compacted")
             raise CompactionSkipped(outcome.message)
+        self.last_result = outcome.result
         return outcome
 
     async def run_auto(self, reason: str, *, will_retry: bool) -> bool:
