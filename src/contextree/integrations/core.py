@@ -26,12 +26,8 @@ from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import ModelClient
 from contextree.llm.registry import context_window as registry_context_window
 from contextree.llm.registry import parse_model_spec
-from contextree.runtime.events import AgentEvent, EventListener
-from contextree.runtime.triggers import (
-    OVERFLOW_RETRY_FAILED,
-    CompactionSkipped,
-    CompactionTriggers,
-)
+from contextree.runtime.events import EventHub, EventListener
+from contextree.runtime.triggers import CompactionSkipped, CompactionTriggers
 from contextree.security.redact import Redactor, environment_secrets, redact_stored_message
 from contextree.session.tree import SessionTree
 from contextree.settings.load import Settings
@@ -76,7 +72,7 @@ class ManagedSession:
         self.summarizer = summarizer or _offline_summarizer()
         self.hooks = hooks or HookRegistry()
         self._context_window = context_window
-        self._listeners: list[EventListener] = [listener] if listener is not None else []
+        self._events = EventHub(self.hooks, [listener] if listener is not None else [])
         # What is stored is sent again with every later request: a reply that echoes a key
         # or a tool that prints one is redacted before it is written, as in our own agent.
         self.redactor = Redactor.from_settings(
@@ -87,7 +83,7 @@ class ManagedSession:
             lambda: self.settings,
             hooks=self.hooks,
             redactor=self.redactor,
-            emit=self._emit,
+            emit=self._events.emit,
             model=lambda: self.provider_and_model,
             context_window=lambda: self.context_window,
             candidates=lambda: [self.summarizer],
@@ -121,15 +117,7 @@ class ManagedSession:
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         """Call ``listener`` with every event; returns an unsubscribe function."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    async def _emit(self, kind: str, **data: Any) -> None:
-        event = AgentEvent(kind, data)
-        for listener in list(self._listeners):
-            listener(event)
-        if self.hooks.has(kind):
-            await self.hooks.emit(kind, event)
+        return self._events.subscribe(listener)
 
     # -- the conversation -----------------------------------------------------------------------
 
@@ -171,17 +159,7 @@ class ManagedSession:
         if overflow:
             if not self.settings.compaction.enabled:
                 return None
-            if self._triggers.overflow_recovery_attempted:
-                await self._emit(
-                    "auto_compaction_end",
-                    result=None,
-                    aborted=False,
-                    willRetry=False,
-                    errorMessage=OVERFLOW_RETRY_FAILED,
-                )
-                return None
-            self._triggers.overflow_recovery_attempted = True
-            done = await self._triggers.run_auto("overflow", will_retry=True)
+            done = await self._triggers.recover_from_overflow()
         else:
             done = await self._triggers.before_request()
         return self._triggers.last_result if done else None

@@ -36,7 +36,7 @@ from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.llm.errors import is_context_overflow
 from contextree.llm.registry import context_window as registry_context_window
 from contextree.llm.registry import parse_model_spec
-from contextree.runtime.events import AgentEvent, EventListener
+from contextree.runtime.events import EventHub, EventListener
 from contextree.runtime.retry import FallbackClient, Sleep
 from contextree.runtime.tools.base import (
     Tool,
@@ -123,7 +123,7 @@ class AgentSession:
             self.settings.redaction, literals=environment_secrets(os.environ)
         )
         self._context_window = context_window
-        self._listeners: list[EventListener] = []
+        self._events = EventHub(self.hooks)
         self._queue: list[str] = []
         self._turn_task: asyncio.Task[None] | None = None
         self._abort_requested = False
@@ -176,15 +176,10 @@ class AgentSession:
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         """Call ``listener`` with every :class:`AgentEvent`; returns an unsubscribe function."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+        return self._events.subscribe(listener)
 
     async def _emit(self, kind: str, **data: Any) -> None:
-        event = AgentEvent(kind, data)
-        for listener in list(self._listeners):
-            listener(event)
-        if self.hooks.has(kind):
-            await self.hooks.emit(kind, event)
+        await self._events.emit(kind, **data)
 
     def context_messages(self) -> list[AgentMessage]:
         return self.tree.build_session_context().messages

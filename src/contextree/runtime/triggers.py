@@ -140,19 +140,8 @@ class CompactionTriggers:
         if same_model and is_context_overflow(message, self._context_window()):
             if not settings.enabled:
                 return None
-            if self.overflow_recovery_attempted:
-                if not skip_aborted_check:
-                    return None  # before a prompt: this failure was reported when it happened
-                await self._emit(
-                    "auto_compaction_end",
-                    result=None,
-                    aborted=False,
-                    willRetry=False,
-                    errorMessage=OVERFLOW_RETRY_FAILED,
-                )
-                return None
-            self.overflow_recovery_attempted = True
-            done = await self.run_auto("overflow", will_retry=True)
+            # Before a prompt, a repeated failure was already reported when it happened.
+            done = await self.recover_from_overflow(report_repeat=skip_aborted_check)
             return "retry" if done else None
         if not settings.enabled:
             return None
@@ -163,6 +152,26 @@ class CompactionTriggers:
         if done and settings.auto_continue:
             return "auto_continue"
         return None
+
+    async def recover_from_overflow(self, *, report_repeat: bool = True) -> bool:
+        """Compact for a prompt that did not fit; ``True`` when it compacted.
+
+        Once per prompt: until the host re-arms :attr:`overflow_recovery_attempted` (a good
+        reply, a new prompt), a second overflow only reports :data:`OVERFLOW_RETRY_FAILED`
+        (when ``report_repeat``), so a retry that overflows again cannot loop.
+        """
+        if self.overflow_recovery_attempted:
+            if report_repeat:
+                await self._emit(
+                    "auto_compaction_end",
+                    result=None,
+                    aborted=False,
+                    willRetry=False,
+                    errorMessage=OVERFLOW_RETRY_FAILED,
+                )
+            return False
+        self.overflow_recovery_attempted = True
+        return await self.run_auto("overflow", will_retry=True)
 
     async def before_request(self) -> bool:
         """The threshold trigger before a request is sent; ``True`` when it compacted.
