@@ -32,7 +32,8 @@ from contextree.compaction.options import SummaryKeywords, SummaryOptions, resol
 from contextree.entries.types import Entry
 from contextree.errors import BranchSummaryError, EntryNotFoundError, TreeError
 from contextree.hooks.events import BeforeTreeEvent, SessionTreeEvent
-from contextree.hooks.registry import BEFORE_TREE, TREE, HookRegistry, result_field
+from contextree.hooks.registry import BEFORE_TREE, TREE, HookRegistry
+from contextree.hooks.results import before_tree_result, hook_summary
 from contextree.llm.base import ModelClient
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import BranchSummarySettings
@@ -128,27 +129,11 @@ def _is_leaf_marker(entry: Entry) -> bool:
     return entry.get("type") == "custom" and entry.get("customType") == LEAF_CUSTOM_TYPE
 
 
-def _override(result: Any, camel: str, snake: str, current: Any) -> Any:
-    """A hook's override: a dict overrides when it has the key (even ``None``); an object when
-    its attribute is not ``None``."""
-    if isinstance(result, dict):
-        for key in (camel, snake):
-            if key in result:
-                return result[key]
-        return current
-    value = getattr(result, snake, None)
-    return current if value is None else value
-
-
-def _hook_summary(value: Any) -> tuple[str, Any]:
-    if isinstance(value, str):
-        return value, None
+def _hook_summary(value: object) -> tuple[str, Any]:
     if isinstance(value, BranchSummaryResult):
         return value.summary or "", value.details
-    text = result_field(value, "summary")
-    if not isinstance(text, str):
-        raise TypeError("a session_before_tree hook's summary needs a string summary")
-    return text, result_field(value, "details")
+    given = hook_summary(value)
+    return given.summary, given.details
 
 
 async def navigate_tree(
@@ -227,26 +212,27 @@ async def navigate_tree(
         cancelled=True, aborted=True, new_leaf_id=old_leaf_id, old_leaf_id=old_leaf_id
     )
 
-    hook_summary: Any = None
-    decision = await hooks.run_before(BEFORE_TREE, BeforeTreeEvent(preparation))
-    if decision is not None:
-        if result_field(decision, "cancel"):
+    supplied: Any = None
+    decided = await hooks.run_before(BEFORE_TREE, BeforeTreeEvent(preparation))
+    if decided is not None:
+        decision = before_tree_result(decided)
+        if decision.cancel:
             return unchanged
         if summarize:
-            hook_summary = result_field(decision, "summary")
-        custom_instructions = _override(
-            decision, "customInstructions", "custom_instructions", custom_instructions
-        )
-        replace_instructions = bool(
-            _override(decision, "replaceInstructions", "replace_instructions", replace_instructions)
-        )
-        label = _override(decision, "label", "label", label)
+            supplied = decision.summary
+        # None: not overridden; "" (a dict's explicit null): cleared.
+        if decision.custom_instructions is not None:
+            custom_instructions = decision.custom_instructions or None
+        if decision.replace_instructions is not None:
+            replace_instructions = decision.replace_instructions
+        if decision.label is not None:
+            label = decision.label or None
 
     summary_text: str | None = None
     details: Any = None
     from_extension = False
-    if hook_summary:
-        summary_text, details = _hook_summary(hook_summary)
+    if supplied:
+        summary_text, details = _hook_summary(supplied)
         from_extension = True
     elif summarize and any(not _is_leaf_marker(e) for e in collection.entries):
         assert client is not None

@@ -31,8 +31,8 @@ from contextree.hooks.registry import (
     COMPACT,
     COMPACTING,
     HookRegistry,
-    result_field,
 )
+from contextree.hooks.results import before_compact_result, compacting_result, hook_compaction
 from contextree.llm.base import ModelClient
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import CompactionSettings
@@ -88,7 +88,8 @@ def plan_compaction(
 
 
 def result_from_hook(value: Any, preparation: CompactionPreparation) -> CompactionResult:
-    """A hook-supplied compaction (dict with pi keys, or a result) used verbatim."""
+    """A hook-supplied compaction (dict with pi's camelCase keys, an object with snake_case
+    attributes, or a result) used verbatim."""
     if isinstance(value, CompactionResult):
         return CompactionResult(
             summary=value.summary,
@@ -101,18 +102,16 @@ def result_from_hook(value: Any, preparation: CompactionPreparation) -> Compacti
             from_extension=True,
             method="hook",
         )
-    summary = result_field(value, "summary")
-    if not isinstance(summary, str):
-        raise TypeError("a hook's compaction needs a string summary")
-    first_kept = result_field(value, "firstKeptEntryId", "first_kept_entry_id")
-    tokens = result_field(value, "tokensBefore", "tokens_before")
+    given = hook_compaction(value)
     return CompactionResult(
-        summary=summary,
-        first_kept_entry_id=str(first_kept or preparation.first_kept_entry_id),
-        tokens_before=int(tokens) if tokens is not None else preparation.tokens_before,
-        details=result_field(value, "details"),
-        short_summary=result_field(value, "shortSummary", "short_summary"),
-        preserve_data=result_field(value, "preserveData", "preserve_data"),
+        summary=given.summary,
+        first_kept_entry_id=given.first_kept_entry_id or preparation.first_kept_entry_id,
+        tokens_before=(
+            given.tokens_before if given.tokens_before is not None else preparation.tokens_before
+        ),
+        details=given.details,
+        short_summary=given.short_summary,
+        preserve_data=given.preserve_data,
         from_extension=True,
         method="hook",
     )
@@ -154,13 +153,14 @@ async def compact_session(
         BEFORE_COMPACT,
         BeforeCompactEvent(preparation, path, opts.custom_instructions, reason),
     )
-    if decision is not None and result_field(decision, "cancel"):
+    before = before_compact_result(decision) if decision is not None else None
+    if before is not None and before.cancel:
         raise CompactionCancelledError()
-    hook_compaction = result_field(decision, "compaction") if decision is not None else None
+    supplied = before.compaction if before is not None else None
 
     preserve: dict[str, Any] | None = None
-    if hook_compaction is not None:
-        result = result_from_hook(hook_compaction, preparation)
+    if supplied is not None:
+        result = result_from_hook(supplied, preparation)
     else:
         steer = await hooks.run_last_truthy(
             COMPACTING,
@@ -172,9 +172,10 @@ async def compact_session(
         lines = list(extra_context)
         prompt: str | None = None
         if steer is not None:
-            lines.extend(str(x) for x in result_field(steer, "context") or [])
-            prompt = result_field(steer, "prompt")
-            preserve = result_field(steer, "preserveData", "preserve_data")
+            steering = compacting_result(steer)
+            lines.extend(steering.context)
+            prompt = steering.prompt
+            preserve = steering.preserve_data
         result = await compact(
             preparation,
             summarizer,
