@@ -29,7 +29,14 @@ from typing import Any, Final, Unpack
 from contextree.branching.collect import collect_entries_for_branch_summary
 from contextree.branching.summarize import BranchSummaryResult, generate_branch_summary
 from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
-from contextree.entries.types import Entry
+from contextree.entries.types import (
+    Entry,
+    is_custom_entry,
+    is_custom_message_entry,
+    is_message_entry,
+    is_text_content,
+    is_user_message,
+)
 from contextree.errors import BranchSummaryError, EntryNotFoundError, TreeError
 from contextree.hooks.events import BeforeTreeEvent, SessionTreeEvent
 from contextree.hooks.registry import BEFORE_TREE, TREE, HookRegistry
@@ -98,21 +105,17 @@ def _text_blocks(content: object) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return "".join(
-        str(block.get("text", ""))
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
-    )
+    return "".join(str(block.get("text", "")) for block in content if is_text_content(block))
 
 
 def _position(tree: SessionTree, target: Entry, target_id: str) -> tuple[str | None, str | None]:
     """``(new_leaf_id, editor_text)`` for a move to ``target`` (§9.4 step 6)."""
-    message = target.get("message")
-    if target.get("type") == "message" and isinstance(message, dict):
-        if message.get("role") != "user":
+    if is_message_entry(target):
+        message = target["message"]
+        if not is_user_message(message):
             return target_id, None
         text = _text_blocks(message.get("content"))
-    elif target.get("type") == "custom_message":
+    elif is_custom_message_entry(target):
         text = _text_blocks(target.get("content"))
     else:
         return target_id, None
@@ -126,7 +129,7 @@ def _position(tree: SessionTree, target: Entry, target_id: str) -> tuple[str | N
 def _is_leaf_marker(entry: Entry) -> bool:
     # Our decision-8 bookkeeping is no content: a branch holding only such markers is not
     # summarized (pi would write "No content to summarize" for it).
-    return entry.get("type") == "custom" and entry.get("customType") == LEAF_CUSTOM_TYPE
+    return is_custom_entry(entry) and entry.get("customType") == LEAF_CUSTOM_TYPE
 
 
 def _hook_summary(value: object) -> tuple[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from contextree.compaction.file_ops import FileOps, extract_file_ops_from_message, seed_from_details
 from contextree.context.build import compaction_summary_message, message_from_entry
-from contextree.entries.types import AgentMessage, Entry
+from contextree.entries.types import AgentMessage, Entry, is_message_entry, is_tool_call_content
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
 __all__ = ["BRANCH_TOOL_RESULT_CHARS", "BranchPreparation", "prepare_branch_entries"]
@@ -101,15 +101,14 @@ def _cut(text: str, limit: int) -> str:
 def _tool_call_ids(entries: Sequence[Entry]) -> set[str]:
     ids: set[str] = set()
     for entry in entries:
-        message = entry.get("message") if entry.get("type") == "message" else None
-        content = message.get("content") if isinstance(message, dict) else None
+        if not is_message_entry(entry):
+            continue
+        content = entry["message"].get("content")
         if isinstance(content, list):
             ids.update(
-                block["id"]
+                call_id
                 for block in content
-                if isinstance(block, dict)
-                and block.get("type") == "toolCall"
-                and isinstance(block.get("id"), str)
+                if is_tool_call_content(block) and isinstance(call_id := block.get("id"), str)
             )
     return ids
 

@@ -20,7 +20,16 @@ from rich.text import Text
 from contextree.cli.preview import message_text
 from contextree.errors import ContextreeError
 from contextree.runtime.agent import AgentSession
-from contextree.runtime.events import AgentEvent
+from contextree.runtime.events import (
+    AUTO_COMPACTION_END,
+    AUTO_COMPACTION_START,
+    COMPACTION_END,
+    COMPACTION_START,
+    MESSAGE,
+    PRUNE,
+    RETRY,
+    AgentEvent,
+)
 from contextree.tokens.usage import estimate_current_tokens
 
 __all__ = ["HELP", "ChatApp"]
@@ -57,29 +66,29 @@ class ChatApp:
     def render_event(self, event: AgentEvent) -> None:
         data = event.data
         kind = event.type
-        if kind == "message":
+        if kind == MESSAGE:
             self._render_message(data["message"])
-        elif kind == "auto_compaction_start":
+        elif kind == AUTO_COMPACTION_START:
             self.console.print(
                 Text(
                     f"⟳ context {data['reason']}: compacting...{self._where_summaries_go()}",
                     style="ct.compaction",
                 )
             )
-        elif kind in ("auto_compaction_end", "compaction_end"):
+        elif kind in (AUTO_COMPACTION_END, COMPACTION_END):
             self._render_compaction_end(data)
-        elif kind == "compaction_start":
+        elif kind == COMPACTION_START:
             self.console.print(
                 Text(f"⟳ compacting...{self._where_summaries_go()}", style="ct.compaction")
             )
-        elif kind == "retry":
+        elif kind == RETRY:
             self.console.print(
                 Text(
                     f"model call failed; retrying in {data['delayMs'] / 1000:.1f} s",
                     style="ct.warning",
                 )
             )
-        elif kind == "prune":
+        elif kind == PRUNE:
             self.console.print(
                 Text(
                     f"pruned {data['prunedCount']} old tool output(s), "

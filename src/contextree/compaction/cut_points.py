@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from contextree.entries.types import Entry
+from contextree.entries.types import Entry, is_message_entry
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
 __all__ = ["CutPoint", "find_cut_point", "find_turn_start_index", "find_valid_cut_points"]
@@ -33,9 +33,8 @@ class CutPoint:
 
 
 def _role(entry: Entry) -> str | None:
-    message = entry.get("message")
-    if entry.get("type") == "message" and isinstance(message, dict):
-        role = message.get("role")
+    if is_message_entry(entry):
+        role = entry["message"].get("role")
         return role if isinstance(role, str) else None
     return None
 

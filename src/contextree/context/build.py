@@ -14,7 +14,13 @@ from typing import Any, Final, Protocol
 
 from contextree.entries.ids import iso_to_ms
 from contextree.entries.sequence import id_reader, type_reader
-from contextree.entries.types import AgentMessage, Entry
+from contextree.entries.types import (
+    AgentMessage,
+    Entry,
+    is_assistant_message,
+    is_message_entry,
+    is_model_change_entry,
+)
 
 __all__ = [
     "RESET_BOUNDARY",
@@ -118,7 +124,7 @@ def compaction_summary_message(entry: Entry) -> AgentMessage:
 
 
 def _model_from(entry: Entry) -> ModelRef | None:
-    if entry.get("type") == "model_change":
+    if is_model_change_entry(entry):
         provider, model_id = entry.get("provider"), entry.get("modelId")
         if isinstance(provider, str) and isinstance(model_id, str):
             return ModelRef(provider, model_id)
@@ -128,12 +134,7 @@ def _model_from(entry: Entry) -> ModelRef | None:
             provider, _, model_id = spec.partition("/")
             return ModelRef(provider, model_id) if model_id else ModelRef("", provider)
         return None
-    message = entry.get("message")
-    if (
-        entry.get("type") == "message"
-        and isinstance(message, dict)
-        and message.get("role") == "assistant"
-    ):
+    if is_message_entry(entry) and is_assistant_message(message := entry["message"]):
         provider, model_id = message.get("provider"), message.get("model")
         if isinstance(provider, str) and isinstance(model_id, str):
             return ModelRef(provider, model_id)

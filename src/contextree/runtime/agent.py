@@ -37,7 +37,18 @@ from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.llm.errors import is_context_overflow
 from contextree.llm.registry import context_window as registry_context_window
 from contextree.llm.registry import parse_model_spec
-from contextree.runtime.events import EventHub, EventListener
+from contextree.runtime.events import (
+    AGENT_END,
+    AGENT_START,
+    COMPACTION_END,
+    COMPACTION_START,
+    MESSAGE,
+    RETRY,
+    TOOL_END,
+    TOOL_START,
+    EventHub,
+    EventListener,
+)
 from contextree.runtime.retry import FallbackClient, Sleep
 from contextree.runtime.tools.base import (
     Tool,
@@ -229,13 +240,13 @@ class AgentSession:
     async def _start(self, body: Any) -> TurnOutcome:
         self._abort_requested = False
         self._turn_task = asyncio.ensure_future(body)
-        await self._emit("agent_start")
+        await self._emit(AGENT_START)
         try:
             await self._turn_task
         except asyncio.CancelledError:
             if not self._abort_requested:
                 raise
-            await self._emit("agent_end", aborted=True)
+            await self._emit(AGENT_END, aborted=True)
             return TurnOutcome(aborted=True)
         finally:
             self._turn_task = None
@@ -243,7 +254,7 @@ class AgentSession:
         error = None
         if last is not None and last.get("stopReason") == "error":
             error = str(last.get("errorMessage") or "model error")
-        await self._emit("agent_end", aborted=False, error=error)
+        await self._emit(AGENT_END, aborted=False, error=error)
         return TurnOutcome(error=error)
 
     def _append_user(self, text: str, *, synthetic: bool = False) -> None:
@@ -319,7 +330,7 @@ class AgentSession:
             # written: what the session keeps is sent again with every later request.
             message = redact_stored_message(message, self._stored_redactor)
         entry_id = self.tree.append_message(message)
-        await self._emit("message", message=message, entryId=entry_id)
+        await self._emit(MESSAGE, message=message, entryId=entry_id)
         return entry_id
 
     async def _turns(self) -> None:
@@ -331,7 +342,7 @@ class AgentSession:
             # FallbackClient records the failed attempt before it sleeps.
             failed = caller.attempts[-1]
             await self._emit(
-                "retry", attempt=failed.attempt + 1, delayMs=seconds * 1000, error=failed.error
+                RETRY, attempt=failed.attempt + 1, delayMs=seconds * 1000, error=failed.error
             )
             await self.sleep(seconds)
 
@@ -363,7 +374,7 @@ class AgentSession:
     async def _run_tools(self, calls: list[dict[str, Any]]) -> None:
         context = self.tool_context or ToolContext(cwd=_cwd_of(self.tree))
         for index, call in enumerate(calls):
-            await self._emit("tool_start", toolCallId=call.get("id"), name=call.get("name"))
+            await self._emit(TOOL_START, toolCallId=call.get("id"), name=call.get("name"))
             try:
                 result = await run_tool_call(self.tools, call, context)
             except asyncio.CancelledError:
@@ -376,7 +387,7 @@ class AgentSession:
                 raise
             await self._persist(tool_result_message(call, result, timestamp=self._now()))
             await self._emit(
-                "tool_end",
+                TOOL_END,
                 toolCallId=call.get("id"),
                 name=call.get("name"),
                 isError=result.is_error,
@@ -418,28 +429,28 @@ class AgentSession:
             await asyncio.gather(task, return_exceptions=True)
         if self.client is None and self.summarizer is None:
             raise CompactionError("No model selected")
-        await self._emit("compaction_start", reason="manual")
+        await self._emit(COMPACTION_START, reason="manual")
         end: dict[str, Any] = {"reason": "manual", "result": None, "willRetry": False}
         try:
             outcome = await self._triggers.compact("manual", instructions)
         except CompactionSkipped as skipped:
-            await self._emit("compaction_end", **end, aborted=False, errorMessage=str(skipped))
+            await self._emit(COMPACTION_END, **end, aborted=False, errorMessage=str(skipped))
             raise CompactionError(str(skipped)) from None
         except CompactionCancelledError:
-            await self._emit("compaction_end", **end, aborted=True)
+            await self._emit(COMPACTION_END, **end, aborted=True)
             raise
         except asyncio.CancelledError:
-            await self._emit("compaction_end", **end, aborted=True)
+            await self._emit(COMPACTION_END, **end, aborted=True)
             if current_task_cancelling():
                 raise  # our caller was cancelled: let the cancellation through
             raise CompactionCancelledError() from None
         except ContextreeError as exc:
             await self._emit(
-                "compaction_end", **end, aborted=False, errorMessage=f"Compaction failed: {exc}"
+                COMPACTION_END, **end, aborted=False, errorMessage=f"Compaction failed: {exc}"
             )
             raise
         assert outcome is not None
-        await self._emit("compaction_end", **{**end, "result": outcome.result}, aborted=False)
+        await self._emit(COMPACTION_END, **{**end, "result": outcome.result}, aborted=False)
         return outcome.result
 
     async def navigate_tree(self, target_id: str, **options: Any) -> Any:

@@ -4,28 +4,163 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict
+
+from contextree.hooks.registry import (
+    AUTO_COMPACTION_END,
+    AUTO_COMPACTION_START,
+    COMPACTION_END,
+    COMPACTION_START,
+)
 
 if TYPE_CHECKING:
+    from contextree.compaction.summarize import CompactionResult
     from contextree.hooks.registry import HookRegistry
 
-__all__ = ["EVENT_TYPES", "AgentEvent", "EventHub", "EventListener"]
+__all__ = [
+    "AGENT_END",
+    "AGENT_START",
+    "AUTO_COMPACTION_END",
+    "AUTO_COMPACTION_START",
+    "COMPACTION_END",
+    "COMPACTION_START",
+    "EVENT_DATA",
+    "EVENT_TYPES",
+    "MESSAGE",
+    "PRUNE",
+    "RETRY",
+    "TOOL_END",
+    "TOOL_START",
+    "AgentEndData",
+    "AgentEvent",
+    "CompactionEndData",
+    "CompactionStartData",
+    "EventHub",
+    "EventListener",
+    "MessageData",
+    "NoData",
+    "PruneData",
+    "RetryData",
+    "ToolData",
+]
+
+AGENT_START: Final = "agent_start"
+AGENT_END: Final = "agent_end"
+MESSAGE: Final = "message"
+TOOL_START: Final = "tool_start"
+TOOL_END: Final = "tool_end"
+RETRY: Final = "retry"
+PRUNE: Final = "prune"
 
 EVENT_TYPES: Final = frozenset(
     {
-        "agent_start",
-        "agent_end",
-        "message",
-        "tool_start",
-        "tool_end",
-        "retry",
-        "prune",
-        "auto_compaction_start",
-        "auto_compaction_end",
-        "compaction_start",
-        "compaction_end",
+        AGENT_START,
+        AGENT_END,
+        MESSAGE,
+        TOOL_START,
+        TOOL_END,
+        RETRY,
+        PRUNE,
+        AUTO_COMPACTION_START,
+        AUTO_COMPACTION_END,
+        COMPACTION_START,
+        COMPACTION_END,
     }
 )
+"""Every event type; the compaction ones are also hook events (``contextree.hooks.registry``)."""
+
+
+# What ``AgentEvent.data`` holds for each type, in pi's camelCase (the one spelling). Optional
+# keys are declared in ``total=False`` subclasses, not with NotRequired: with postponed
+# annotations Python 3.11 cannot tell NotRequired apart at runtime (``__required_keys__``).
+
+
+class MessageData(TypedDict):
+    """:data:`MESSAGE`: a message was stored."""
+
+    message: dict[str, Any]
+    entryId: str
+
+
+class _ToolIds(TypedDict):
+    toolCallId: str | None
+    name: str | None
+
+
+class ToolData(_ToolIds, total=False):
+    """:data:`TOOL_START` / :data:`TOOL_END`."""
+
+    isError: bool
+
+
+class RetryData(TypedDict):
+    """:data:`RETRY`: a model call failed and is retried after ``delayMs``."""
+
+    attempt: int
+    delayMs: float
+    error: str
+
+
+class PruneData(TypedDict):
+    """:data:`PRUNE`: old tool outputs were pruned before a threshold check."""
+
+    prunedCount: int
+    tokensSaved: int
+
+
+class _AgentEndRequired(TypedDict):
+    aborted: bool
+
+
+class AgentEndData(_AgentEndRequired, total=False):
+    """:data:`AGENT_END`."""
+
+    error: str | None
+
+
+class _CompactionStartRequired(TypedDict):
+    reason: str
+
+
+class CompactionStartData(_CompactionStartRequired, total=False):
+    """:data:`AUTO_COMPACTION_START` (``reason`` "threshold" | "overflow", ``action``) and
+    :data:`COMPACTION_START` (``reason`` "manual")."""
+
+    action: str
+
+
+class _CompactionEndRequired(TypedDict):
+    result: CompactionResult | None
+    aborted: bool
+    willRetry: bool
+
+
+class CompactionEndData(_CompactionEndRequired, total=False):
+    """:data:`AUTO_COMPACTION_END` / :data:`COMPACTION_END`."""
+
+    reason: str
+    errorMessage: str
+    skipped: bool
+
+
+class NoData(TypedDict):
+    """:data:`AGENT_START`: nothing."""
+
+
+EVENT_DATA: Final[dict[str, type]] = {
+    AGENT_START: NoData,
+    AGENT_END: AgentEndData,
+    MESSAGE: MessageData,
+    TOOL_START: ToolData,
+    TOOL_END: ToolData,
+    RETRY: RetryData,
+    PRUNE: PruneData,
+    AUTO_COMPACTION_START: CompactionStartData,
+    COMPACTION_START: CompactionStartData,
+    AUTO_COMPACTION_END: CompactionEndData,
+    COMPACTION_END: CompactionEndData,
+}
+"""The shape of ``AgentEvent.data`` for each event type (a ``TypedDict``)."""
 
 
 @dataclass(frozen=True, slots=True)

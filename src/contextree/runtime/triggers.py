@@ -31,6 +31,7 @@ from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import ModelClient
 from contextree.llm.errors import is_context_overflow
 from contextree.llm.registry import context_window as registry_context_window
+from contextree.runtime.events import AUTO_COMPACTION_END, AUTO_COMPACTION_START, PRUNE
 from contextree.runtime.retry import FallbackClient, Sleep
 from contextree.security.redact import Redactor
 from contextree.session.tree import SessionTree
@@ -164,7 +165,7 @@ class CompactionTriggers:
         if self.overflow_recovery_attempted:
             if report_repeat:
                 await self._emit(
-                    "auto_compaction_end",
+                    AUTO_COMPACTION_END,
                     result=None,
                     aborted=False,
                     willRetry=False,
@@ -234,7 +235,7 @@ class CompactionTriggers:
         decision = prune_session(self.tree, self.settings.prune)
         if decision.pruned_count:
             await self._emit(
-                "prune", prunedCount=decision.pruned_count, tokensSaved=decision.tokens_saved
+                PRUNE, prunedCount=decision.pruned_count, tokensSaved=decision.tokens_saved
             )
         return decision.tokens_saved
 
@@ -282,21 +283,21 @@ class CompactionTriggers:
 
     async def run_auto(self, reason: str, *, will_retry: bool) -> bool:
         """§10.3: compact on the session's own initiative; events instead of exceptions."""
-        await self._emit("auto_compaction_start", reason=reason, action="context-full")
+        await self._emit(AUTO_COMPACTION_START, reason=reason, action="context-full")
         end: dict[str, Any] = {"result": None, "aborted": False, "willRetry": will_retry}
         if not self._candidates():
-            await self._emit("auto_compaction_end", **end, skipped=True)
+            await self._emit(AUTO_COMPACTION_END, **end, skipped=True)
             return False
         try:
             outcome = await self.compact(reason, None)
         except CompactionSkipped:
-            await self._emit("auto_compaction_end", **end, skipped=True)
+            await self._emit(AUTO_COMPACTION_END, **end, skipped=True)
             return False
         except CompactionCancelledError:
-            await self._emit("auto_compaction_end", **{**end, "aborted": True})
+            await self._emit(AUTO_COMPACTION_END, **{**end, "aborted": True})
             return False
         except asyncio.CancelledError:
-            await self._emit("auto_compaction_end", **{**end, "aborted": True})
+            await self._emit(AUTO_COMPACTION_END, **{**end, "aborted": True})
             if self._aborting() or current_task_cancelling():
                 raise  # the turn itself was aborted, not only the compaction
             return False
@@ -306,9 +307,9 @@ class CompactionTriggers:
                 if reason == "overflow"
                 else "Auto-compaction failed"
             )
-            await self._emit("auto_compaction_end", **end, errorMessage=f"{prefix}: {exc}")
+            await self._emit(AUTO_COMPACTION_END, **end, errorMessage=f"{prefix}: {exc}")
             return False
-        await self._emit("auto_compaction_end", **{**end, "result": outcome.result})
+        await self._emit(AUTO_COMPACTION_END, **{**end, "result": outcome.result})
         return True
 
 

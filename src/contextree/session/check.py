@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from contextree.entries.codec import INVALID_UTF8, LineError, entry_problem
-from contextree.entries.types import Entry
+from contextree.entries.types import (
+    Entry,
+    is_assistant_message,
+    is_tool_call_content,
+    is_tool_result_message,
+)
 from contextree.session.tree import SessionTree
 from contextree.store.index import Record, collector_paused
 
@@ -85,7 +90,7 @@ def _tool_pairing(tree: SessionTree, report: CheckReport) -> None:
         if record.type != "message":
             continue
         message = _entry(record).get("message")
-        if not isinstance(message, dict) or message.get("role") != "toolResult":
+        if not is_tool_result_message(message):
             continue
         call_id = message.get("toolCallId")
         answered.add(str(call_id))
@@ -95,19 +100,14 @@ def _tool_pairing(tree: SessionTree, report: CheckReport) -> None:
         while current is not None and current.id not in seen and not found:
             seen.add(str(current.id))
             parent_message = _entry(current).get("message") if current.type == "message" else None
-            if isinstance(parent_message, dict):
-                role = parent_message.get("role")
-                if role == "assistant":
-                    content = parent_message.get("content")
-                    found = isinstance(content, list) and any(
-                        isinstance(b, dict)
-                        and b.get("type") == "toolCall"
-                        and b.get("id") == call_id
-                        for b in content
-                    )
-                    break
-                if role != "toolResult":
-                    break
+            if is_assistant_message(parent_message):
+                content = parent_message.get("content")
+                found = isinstance(content, list) and any(
+                    is_tool_call_content(b) and b.get("id") == call_id for b in content
+                )
+                break
+            if isinstance(parent_message, dict) and not is_tool_result_message(parent_message):
+                break
             current = by_id.get(current.parent_id) if current.parent_id else None
         if not found:
             report.findings.append(
@@ -122,17 +122,13 @@ def _tool_pairing(tree: SessionTree, report: CheckReport) -> None:
         if record.type != "message":
             continue
         message = _entry(record).get("message")
-        if not isinstance(message, dict) or message.get("role") != "assistant":
+        if not is_assistant_message(message):
             continue
         content = message.get("content")
         if not isinstance(content, list):
             continue
         for block in content:
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "toolCall"
-                and str(block.get("id")) not in answered
-            ):
+            if is_tool_call_content(block) and str(block.get("id")) not in answered:
                 report.findings.append(
                     Finding(
                         "warning",
