@@ -430,3 +430,28 @@ def test_the_library_listing_example_works_without_a_sessions_folder(tmp_path: P
     assert session_files(tmp_path / "missing") == []
     assert session_files(tmp_path / "missing", nested=True) == []
     assert list_sessions(session_files(tmp_path / "missing"), limit=10) == []
+
+
+def test_chat_checks_the_fallback_models_keys_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The primary model is a local server (no key needed); a fallback is Anthropic's service.
+    monkeypatch.setenv("CONTEXTREE_RETRY_FALLBACK_MODELS", "anthropic:claude-sonnet-4-5")
+    result = invoke(
+        "chat",
+        "-m",
+        "openai:x",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "-p",
+        "hi",
+        "--session",
+        tmp_path / "c.jsonl",
+    )
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(
+        "error: fallback model anthropic:claude-sonnet-4-5 (retry.fallbackModels) needs an API "
+        "key: set ANTHROPIC_API_KEY"
+    )
+    assert not (tmp_path / "c.jsonl").exists()

@@ -767,7 +767,7 @@ def sessions(
     """List session files, newest first: name, first message, entries, size."""
     from contextree.cli import render
     from contextree.session.listing import list_sessions, session_files
-    from contextree.session.paths import pi_sessions_root, session_dirs, sessions_root
+    from contextree.session.paths import session_dirs, session_roots
 
     if folder is not None:
         if not folder.exists():
@@ -779,13 +779,9 @@ def sessions(
             )
         folders = [folder]
     elif all_:
-        # Ours, and pi's ~/.pi/agent/sessions when it exists (and is another folder).
-        pi_root = pi_sessions_root()
-        folders = [sessions_root()]
-        if pi_root.is_dir() and pi_root.resolve() != folders[0].resolve():
-            folders.append(pi_root)
+        folders = session_roots()  # ours, then pi's and oh-my-pi's when they exist
     else:
-        folders = session_dirs(Path.cwd())  # ours, then pi's folder for this directory
+        folders = session_dirs(Path.cwd())  # ours, then pi's and oh-my-pi's for this directory
     files = [f for where in folders if where.is_dir() for f in session_files(where, nested=all_)]
     summaries = list_sessions(files, limit=limit)
     if format is ListFormat.json:

@@ -63,6 +63,16 @@ def register(app: typer.Typer) -> None:
                 f"{spec} needs an API key: set {env} (or pass --base-url for a server that needs "
                 "none, e.g. a local one)"
             )
+        # The fallbacks too: a retry that falls back to a model without its key fails the same
+        # way, only later.
+        fallbacks = [make_client(s) for s in settings.retry.fallback_models]
+        for fallback_spec, fallback in zip(settings.retry.fallback_models, fallbacks, strict=True):
+            env = missing_api_key(fallback)
+            if env:
+                raise _fail(
+                    f"fallback model {fallback_spec} (retry.fallbackModels) needs an API key: "
+                    f"set {env}, or remove it from retry.fallbackModels"
+                )
         cwd = Path.cwd()
         path = session
         if path is None and continue_:
@@ -83,7 +93,7 @@ def register(app: typer.Typer) -> None:
             tools=tools,
             tool_context=ToolContext(cwd=cwd, allow_outside_cwd=settings.allow_outside_cwd),
             system_prompt=system or default_system_prompt(cwd, tools),
-            fallback_clients=[make_client(s) for s in settings.retry.fallback_models],
+            fallback_clients=fallbacks,
             summarizer=summarizer,
         )
 

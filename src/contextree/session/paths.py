@@ -1,4 +1,9 @@
-"""Where sessions live by default, named as pi names them (pi-behaviour §1.1)."""
+"""Where sessions live by default, named as pi names them (pi-behaviour §1.1).
+
+Besides our own folder, the session listing and ``chat --continue`` look in pi's
+(``~/.pi/agent/sessions/--<cwd>--/``) and oh-my-pi's (``~/.omp/agent/sessions/<name>/``; the
+name is relative to the home or temp folder, see :func:`omp_sessions_dir`).
+"""
 
 from __future__ import annotations
 
@@ -13,9 +18,12 @@ __all__ = [
     "contextree_home",
     "latest_session",
     "new_session_path",
+    "omp_sessions_dir",
+    "omp_sessions_root",
     "pi_sessions_dir",
     "pi_sessions_root",
     "session_dirs",
+    "session_roots",
     "sessions_dir",
     "sessions_root",
 ]
@@ -54,12 +62,73 @@ def pi_sessions_dir(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
     return pi_sessions_root(env) / _slug(cwd)
 
 
+def omp_sessions_root(env: Mapping[str, str] | None = None) -> Path:
+    """oh-my-pi's sessions folder: ``~/.omp/agent/sessions`` (``PI_CONFIG_DIR`` renames
+    ``.omp``), or ``$XDG_DATA_HOME/omp/sessions`` once ``$XDG_DATA_HOME/omp`` exists (its
+    ``omp config init-xdg`` layout)."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_DATA_HOME")
+    if xdg and (Path(xdg) / "omp").is_dir():
+        return Path(xdg) / "omp" / "sessions"
+    home = Path(env.get("HOME", str(Path.home())))
+    return home / (env.get("PI_CONFIG_DIR") or ".omp") / "agent" / "sessions"
+
+
+def omp_sessions_dir(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
+    """oh-my-pi's session folder for ``cwd``, named from the real path of ``cwd``:
+
+    - under the home folder: ``-`` and the relative path with ``/ \\ :`` as ``-``
+      (``~/src/app`` -> ``-src-app``; the home folder itself is ``-``);
+    - under the temp folder (``$TMPDIR``, default ``/tmp``): ``-tmp-`` and the relative path;
+    - elsewhere: pi's ``--<path>--``.
+    """
+    env = os.environ if env is None else env
+    real = _real(cwd)
+    home = _real(Path(env.get("HOME", str(Path.home()))))
+    temp = _real(Path((env.get("TMPDIR") or "/tmp").rstrip("/") or "/"))
+    if real == home or real.is_relative_to(home):
+        name = _relative_name("-", real.relative_to(home))
+    elif real == temp or real.is_relative_to(temp):
+        name = _relative_name("-tmp", real.relative_to(temp))
+    else:
+        name = _slug(real)
+    return omp_sessions_root(env) / name
+
+
+def _real(path: Path) -> Path:
+    try:
+        return Path(os.path.realpath(path))
+    except OSError:
+        return Path(os.path.abspath(path))
+
+
+def _relative_name(prefix: str, relative: Path) -> str:
+    encoded = re.sub(r"[/\\:]", "-", "" if str(relative) == "." else str(relative))
+    if not encoded:
+        return prefix
+    return f"{prefix}{encoded}" if prefix.endswith("-") else f"{prefix}-{encoded}"
+
+
 def session_dirs(cwd: Path, env: Mapping[str, str] | None = None) -> list[Path]:
-    """Where ``cwd``'s sessions are: :func:`sessions_dir`, then pi's folder for ``cwd`` when it
-    exists and is another folder."""
-    ours = sessions_dir(cwd, env)
-    pi = pi_sessions_dir(cwd, env)
-    return [ours, pi] if pi.is_dir() and not _same(ours, pi) else [ours]
+    """Where ``cwd``'s sessions are: :func:`sessions_dir`, then pi's and oh-my-pi's folders for
+    ``cwd`` when they exist (each folder once)."""
+    return _existing_others(
+        sessions_dir(cwd, env), pi_sessions_dir(cwd, env), omp_sessions_dir(cwd, env)
+    )
+
+
+def session_roots(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Every sessions folder (``sessions --all``): ours, then pi's and oh-my-pi's when they
+    exist (each folder once)."""
+    return _existing_others(sessions_root(env), pi_sessions_root(env), omp_sessions_root(env))
+
+
+def _existing_others(ours: Path, *others: Path) -> list[Path]:
+    found = [ours]
+    for other in others:
+        if other.is_dir() and not any(_same(other, seen) for seen in found):
+            found.append(other)
+    return found
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -76,8 +145,8 @@ def new_session_path(cwd: Path, session_id: str, env: Mapping[str, str] | None =
 
 
 def latest_session(cwd: Path, env: Mapping[str, str] | None = None) -> Path | None:
-    """The most recently modified session file for ``cwd`` in :func:`session_dirs` (ours and
-    pi's), or ``None``."""
+    """The most recently modified session file for ``cwd`` in :func:`session_dirs` (ours,
+    pi's and oh-my-pi's), or ``None``."""
     files = [
         p
         for folder in session_dirs(cwd, env)
