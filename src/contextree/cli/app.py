@@ -31,7 +31,7 @@ __all__ = ["app", "main"]
 try:  # typer >= 0.2x carries its own copy of click
     from typer._click import exceptions as _click_errors
 except ImportError:  # pragma: no cover - older typer uses click itself
-    from click import exceptions as _click_errors  # type: ignore[no-redef]
+    from click import exceptions as _click_errors  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 
 class _Command(typer.core.TyperCommand):
