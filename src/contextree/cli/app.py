@@ -233,13 +233,18 @@ def plural(count: int, word: str) -> str:
     return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
-def _open(path: Path) -> Any:
-    """The session in ``path`` for a command on an existing session. An empty file is refused
-    as ``sessions`` lists it ("not a session file: the file is empty"): reading one must not
-    invent a session id. (The library and ``chat`` start a new session in an empty file.)"""
+def _open(target: str | Path) -> Any:
+    """The session at ``target`` (a file or a store URL) for a command on an existing session.
+    An empty file is refused as ``sessions`` lists it ("not a session file: the file is
+    empty"): reading one must not invent a session id. (The library and ``chat`` start a new
+    session in an empty file.)"""
     from contextree.errors import SessionFileError
     from contextree.session.tree import SessionTree
+    from contextree.store.url import is_store_url
 
+    if is_store_url(target):
+        return SessionTree.open(target, create=False)
+    path = Path(target)
     with contextlib.suppress(OSError):
         if path.is_file() and path.stat().st_size == 0:
             raise SessionFileError(path, "not a session file: the file is empty")
@@ -833,10 +838,11 @@ def sessions(
 
 
 def _register_commands() -> None:
-    from contextree.cli import chat_cmd, navigate_cmd
+    from contextree.cli import chat_cmd, navigate_cmd, transfer_cmd
 
     navigate_cmd.register(app)
     chat_cmd.register(app)
+    transfer_cmd.register(app)
 
 
 _register_commands()
