@@ -191,3 +191,14 @@ def test_write_commands_append_to_the_database(place: Place, tmp_path: Path) -> 
     exported = tmp_path / "after.jsonl"
     ok("export", url, exported)
     assert [e["type"] for e in SessionTree.open(exported).get_entries()] == types
+
+
+def test_check_repair_of_a_database_session_says_how(place: Place, tmp_path: Path) -> None:
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(CRAFTED["bad-lines"])
+    url = place("repair")
+    ok("import", source, url)
+    assert invoke("check", url).exit_code == 1  # damage found, reported
+    result = invoke("check", url, "--repair")
+    assert result.exit_code == 1 and "export" in result.output and "Traceback" not in result.output
+    assert SessionTree.open(url, create=False).store.read() == CRAFTED["bad-lines"]

@@ -533,6 +533,14 @@ def check(
 
     if repair:
         from contextree.session.repair import repair_session
+        from contextree.store.url import is_store_url
+
+        if is_store_url(session):
+            # The repair keeps a backup and the rejected lines in files next to the session.
+            raise _fail(
+                f"{session}: --repair works on session files: contextree export it to a "
+                "file, repair that, then contextree import --force it back"
+            )
 
         repaired = repair_session(session)
         for line in repaired.messages():
