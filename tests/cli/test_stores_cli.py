@@ -193,12 +193,26 @@ def test_write_commands_append_to_the_database(place: Place, tmp_path: Path) -> 
     assert [e["type"] for e in SessionTree.open(exported).get_entries()] == types
 
 
-def test_check_repair_of_a_database_session_says_how(place: Place, tmp_path: Path) -> None:
+def test_check_repair_of_a_database_session_keeps_backup_and_rejects_beside_it(
+    place: Place, tmp_path: Path
+) -> None:
     source = tmp_path / "s.jsonl"
     source.write_bytes(CRAFTED["bad-lines"])
     url = place("repair")
     ok("import", source, url)
     assert invoke("check", url).exit_code == 1  # damage found, reported
     result = invoke("check", url, "--repair")
-    assert result.exit_code == 1 and "export" in result.output and "Traceback" not in result.output
-    assert SessionTree.open(url, create=False).store.read() == CRAFTED["bad-lines"]
+    assert "Traceback" not in result.output
+    assert "original saved as" in result.output and ".bak-" in result.output
+    # The same repair on the file, for comparison: the database ends as the file does.
+    ok("check", source, "--repair")
+    assert SessionTree.open(url, create=False).store.read() == source.read_bytes()
+    backup = re.search(r"original saved as (\S+)", result.output)
+    assert backup is not None
+    assert SessionTree.open(backup.group(1), create=False).store.read() == CRAFTED["bad-lines"]
+    rejected = SessionTree.open(url, create=False).store.name + ".rejected"
+    from contextree.store.url import open_store
+
+    stored = open_store(rejected).read()
+    assert b"{not json" in stored and stored.startswith(b"# contextree check --repair")
+    assert "nothing to repair" in ok("check", url, "--repair").output

@@ -523,7 +523,8 @@ def check(
             "--repair",
             help="Back up the file to <name>.bak-<time>, move unreadable lines to "
             "<name>.rejected, then replace the file atomically with the rest; dangling "
-            "references and duplicate ids are only reported.",
+            "references and duplicate ids are only reported. A database session keeps both "
+            "as sessions beside it (NAME.bak-<time>, NAME.rejected).",
         ),
     ] = False,
 ) -> None:
@@ -533,14 +534,6 @@ def check(
 
     if repair:
         from contextree.session.repair import repair_session
-        from contextree.store.url import is_store_url
-
-        if is_store_url(session):
-            # The repair keeps a backup and the rejected lines in files next to the session.
-            raise _fail(
-                f"{session}: --repair works on session files: contextree export it to a "
-                "file, repair that, then contextree import --force it back"
-            )
 
         repaired = repair_session(session)
         for line in repaired.messages():
