@@ -216,3 +216,19 @@ def test_check_repair_of_a_database_session_keeps_backup_and_rejects_beside_it(
     stored = open_store(rejected).read()
     assert b"{not json" in stored and stored.startswith(b"# contextree check --repair")
     assert "nothing to repair" in ok("check", url, "--repair").output
+
+
+def test_sessions_lists_a_databases_sessions(place: Place, tmp_path: Path) -> None:
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(CRAFTED["header-only"])
+    first, second = place("list-a"), place("list-b")
+    ok("import", source, first)
+    ok("import", source, second)
+    database = first.rsplit("#", 1)[0]
+    out = ok("sessions", database).output
+    assert first in out and second in out and "1 line, " in out
+    listed = json.loads(ok("sessions", database, "--format", "json").output)
+    urls = {item["url"] for item in listed}
+    assert {first, second} <= urls
+    ours = [item for item in listed if item["url"] in (first, second)]  # the server is shared
+    assert [item["bytes"] for item in ours] == [len(CRAFTED["header-only"])] * 2

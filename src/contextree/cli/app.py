@@ -762,12 +762,13 @@ def config() -> None:
 @app.command()
 @handles_errors
 def sessions(
-    folder: Annotated[
-        Path | None,
+    where: Annotated[
+        str | None,
         typer.Argument(
             metavar="DIR",
             help="A folder of session files, e.g. pi's ~/.pi/agent/sessions/--work--/ "
-            "(default: this directory's sessions folder, and pi's when it has one).",
+            "(default: this directory's sessions folder, and pi's when it has one), or a "
+            "database: sqlite:///path/file.db or postgresql://user@host/db.",
             show_default=False,
         ),
     ] = None,
@@ -789,7 +790,12 @@ def sessions(
     from contextree.cli import render
     from contextree.session.listing import list_sessions, session_files
     from contextree.session.paths import pi_sessions_root, session_dirs, sessions_root
+    from contextree.store.url import is_store_url
 
+    if where is not None and is_store_url(where):
+        _list_database(where, format)
+        return
+    folder = Path(where) if where is not None else None
     if folder is not None:
         if not folder.exists():
             raise _fail(f"{folder}: no such directory")
@@ -836,6 +842,39 @@ def sessions(
         ),
         soft_wrap=True,
     )
+
+
+def _list_database(url: str, format: ListFormat) -> None:
+    """``sessions URL``: the sessions a database holds, by name."""
+    from contextree.store.url import parse_target
+
+    target = parse_target(url)
+    location = target.display.split("#", 1)[0]
+    if target.kind == "sqlite":
+        from contextree.store.sqlite import list_sqlite_sessions
+
+        found = list_sqlite_sessions(target.location)
+    else:
+        from contextree.store.postgres import list_postgres_sessions
+
+        found = list_postgres_sessions(target.location, location)
+    if format is ListFormat.json:
+        payload = [
+            {"session": name, "url": f"{location}#{name}", "lines": lines, "bytes": size}
+            for name, lines, size in found
+        ]
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    if not found:
+        state.console.print(f"No sessions in {location}.", markup=False, soft_wrap=True)
+        return
+    state.console.print(f"Sessions in {location}: {len(found)}", markup=False, soft_wrap=True)
+    for name, lines, size in found:
+        state.console.print(
+            f"{location}#{name}  {plural(lines, 'line')}, {plural(size, 'byte')}",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def _register_commands() -> None:

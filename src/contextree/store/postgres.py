@@ -28,7 +28,7 @@ from contextree.store.rowstore import INSERT_LINE, SCHEMA_VERSION, RowStore
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["CHANNEL", "PostgresStore"]
+__all__ = ["CHANNEL", "PostgresStore", "list_postgres_sessions"]
 
 CHANNEL: Final = "contextree"
 """The LISTEN/NOTIFY channel every change of every session is announced on."""
@@ -265,6 +265,19 @@ class PostgresStore(RowStore):
                     return True
             if time.monotonic() >= deadline:
                 return False
+
+
+def list_postgres_sessions(conninfo: str, name: str) -> list[tuple[str, int, int]]:
+    """``(session, lines, bytes)`` of every session in the database at ``conninfo``."""
+    store = PostgresStore(conninfo, "-", name=name)
+    try:
+        with store._reading() as sql:
+            if sql is None:
+                return []
+            rows = sql.all("SELECT session, lines, size FROM ct_sessions ORDER BY session", ())
+    finally:
+        store.close()
+    return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
 
 
 def _first(exc: BaseException) -> str:
