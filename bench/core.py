@@ -346,6 +346,15 @@ def _metrics() -> list[Metric]:
         Metric("append_p99", f"append, p99 of {APPENDS}", "µs"),
         Metric("memory", "peak memory of open + context", "MB"),
         Metric("memory_ratio", "peak memory / file size", "x", target=Target("<", 2)),
+        *(
+            metric
+            for kind, label in (("file", "file"), ("sqlite", "SQLite"), ("postgres", "PostgreSQL"))
+            for metric in (
+                Metric(f"{kind}_open_context", f"{label}: open + context", "s"),
+                Metric(f"{kind}_appends_1", f"{label}: appends/s, 1 worker", "/s"),
+                Metric(f"{kind}_appends_8", f"{label}: appends/s, 8 workers", "/s"),
+            )
+        ),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
     ]
@@ -385,6 +394,10 @@ def run(
         results.update(measure_compaction(generated.path, COMPACTION_REPEAT))
         progress(f"{size}: {APPENDS} appends")
         results.update(measure_append(generated.path, workdir))
+        progress(f"{size}: the stores (file, SQLite, PostgreSQL when configured)")
+        from bench.stores import measure_stores
+
+        results.update(measure_stores(generated.path, workdir))
         progress(f"{size}: peak memory (child process)")
         results.update(measure_memory(generated.path))
         if size == sizes[0]:
