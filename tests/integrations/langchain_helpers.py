@@ -81,7 +81,9 @@ def script_turn(server: MeasuringFakeServer, turn: int) -> None:
 
 
 def ask(turn: int) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": f"Step {turn}: fix the bug in module {turn}."}]}
+    return {
+        "messages": [{"role": "user", "content": f"Step {turn}: fix the bug in module {turn}."}]
+    }
 
 
 def compactions(tree: SessionTree) -> list[dict[str, Any]]:

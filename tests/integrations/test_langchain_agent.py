@@ -164,9 +164,7 @@ def test_an_overflow_compacts_and_retries_the_call(
     graph.invoke(ask(3))
 
     assert len(compactions(mw.session.tree)) == 1
-    assert [e.data["reason"] for e in events if e.type == "auto_compaction_start"] == [
-        "overflow"
-    ]
+    assert [e.data["reason"] for e in events if e.type == "auto_compaction_start"] == ["overflow"]
     rejected, retried = server.requests[before], server.requests[before + 1]
     assert len(retried.body["messages"]) < len(rejected.body["messages"])
     assert_requests_valid(server)
@@ -189,9 +187,7 @@ def test_an_overflow_right_after_compacting_is_raised(
     assert len(compactions(mw.session.tree)) == 1  # one try, no loop
 
 
-def test_a_new_process_continues_from_the_file(
-    server: MeasuringFakeServer, tmp_path: Path
-) -> None:
+def test_a_new_process_continues_from_the_file(server: MeasuringFakeServer, tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     for turn in range(2):
         script_turn(server, turn)
