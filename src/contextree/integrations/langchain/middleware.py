@@ -24,22 +24,24 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
+import msgspec
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import AgentMessage, LlmMessage
 from contextree.integrations.core import ManagedSession
-from contextree.integrations.langchain.convert import from_langchain, to_langchain_messages
+from contextree.integrations.langchain.convert import from_langchain, to_langchain
 from contextree.llm.errors import is_overflow_text
 
 __all__ = ["ContextreeMiddleware"]
 
 _LANGCHAIN_KEY = "langchain"
+_ENCODER = msgspec.json.Encoder()
 
 ModelResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
 
@@ -67,6 +69,9 @@ class ContextreeMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         else:
             self.session = ManagedSession.open(session, **options)
         self._known: set[str] | None = None  # LangChain ids the session holds (read lazily)
+        self._previous: list[LlmMessage] = []  # keeps the dicts _by_identity's ids name alive
+        self._by_identity: dict[int, BaseMessage] = {}
+        self._by_value: dict[bytes, BaseMessage] = {}
 
     # -- LangChain hooks ---------------------------------------------------------------------
 
@@ -117,8 +122,37 @@ class ContextreeMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # -- the session -------------------------------------------------------------------------
 
     def context(self) -> list[BaseMessage]:
-        """What the model is sent next (without system messages), as LangChain messages."""
-        return to_langchain_messages(self.session.llm_messages())
+        """What the model is sent next (without system messages), as LangChain messages.
+
+        The messages are shared with the previous request where the pi message is the same
+        object (the session's context is stable between turns, and converting a long
+        context anew costs tens of milliseconds); treat them as read-only, as LangChain
+        treats the state's messages it passes in requests.
+        """
+        llm = self.session.llm_messages()
+        # Most messages are the very dicts of the last request, found by identity (the dicts
+        # of the last request are held in ``_previous``, so their ids cannot be reused). Some
+        # are rebuilt every time (a pruned result's placeholder, a repaired call): those are
+        # found by value. ``map`` keeps the per-message work in C: a long context costs well
+        # under a millisecond when nothing changed.
+        ids = list(map(id, llm))
+        found: list[BaseMessage | None] = list(map(self._by_identity.get, ids))
+        misses = [index for index, hit in enumerate(found) if hit is None]
+        by_value: dict[bytes, BaseMessage] = {}
+        if misses:
+            values = list(map(_ENCODER.encode, (llm[index] for index in misses)))
+            for index, value in zip(misses, values, strict=True):
+                converted = self._by_value.get(value) or by_value.get(value)
+                if converted is None:
+                    converted = to_langchain(llm[index])
+                by_value[value] = converted
+                found[index] = converted
+        messages = cast("list[BaseMessage]", found)
+        # Only what this context holds: the caches never grow past it.
+        self._previous = llm
+        self._by_identity = dict(zip(ids, messages, strict=True))
+        self._by_value = by_value
+        return messages
 
     def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         system = [m for m in request.state.get("messages", ()) if isinstance(m, SystemMessage)]
