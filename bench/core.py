@@ -348,7 +348,14 @@ def _metrics() -> list[Metric]:
         Metric("memory_ratio", "peak memory / file size", "x", target=Target("<", 2)),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
+        *_integration_metrics(),
     ]
+
+
+def _integration_metrics() -> list[Metric]:
+    from bench.integrations_langchain import langchain_metrics
+
+    return langchain_metrics()
 
 
 COMPACTION_REPEAT = 15
@@ -387,6 +394,11 @@ def run(
         results.update(measure_append(generated.path, workdir))
         progress(f"{size}: peak memory (child process)")
         results.update(measure_memory(generated.path))
+        if size == "10k":
+            from bench.integrations_langchain import measure_langchain_turn
+
+            progress(f"{size}: LangChain middleware turns")
+            results.update(measure_langchain_turn(generated.path, workdir))
         if size == sizes[0]:
             progress("contextree --help startup (fresh processes)")
             results.update(measure_help_startup())
