@@ -357,7 +357,14 @@ def _metrics() -> list[Metric]:
         ),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
+        *_integration_metrics(),
     ]
+
+
+def _integration_metrics() -> list[Metric]:
+    from bench.integrations_langchain import langchain_metrics
+
+    return langchain_metrics()
 
 
 COMPACTION_REPEAT = 15
@@ -400,6 +407,11 @@ def run(
         results.update(measure_stores(generated.path, workdir))
         progress(f"{size}: peak memory (child process)")
         results.update(measure_memory(generated.path))
+        if size == "10k":
+            from bench.integrations_langchain import measure_langchain_turn
+
+            progress(f"{size}: LangChain middleware turns")
+            results.update(measure_langchain_turn(generated.path, workdir))
         if size == sizes[0]:
             progress("contextree --help startup (fresh processes)")
             results.update(measure_help_startup())
