@@ -14,9 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-import contextree.store.jsonl as jsonl_store
 from contextree.session.tree import SessionTree
 from core_helpers import Chain, assistant, header, jsonl, user
 
@@ -59,62 +56,3 @@ def test_rewrites_keep_every_line_an_unlocked_writer_appended(tmp_path: Path) ->
     appended = [line["id"] for line in lines if line.get("customType") == "pi-like"]
     assert sorted(appended) == [f"p{n:07d}" for n in range(count)]
     assert len(appended) == len(set(appended))  # nothing carried twice
-
-
-def _two_line_session(path: Path) -> SessionTree:
-    chain = Chain()
-    chain.msg(user("hello"))
-    chain.msg(assistant("hi"))
-    path.write_bytes(jsonl(header(), *chain.entries))
-    return SessionTree.open(path)
-
-
-def _rename_first(tree: SessionTree, text: str) -> None:
-    first = tree.get_entries()[0]
-    tree.rewrite_entries([{**first, "message": {**first["message"], "content": text}}])
-
-
-def test_a_rewrite_nobody_appends_to_waits_one_pause(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    tree = _two_line_session(tmp_path / "s.jsonl")
-    pauses: list[float] = []
-    monkeypatch.setattr(jsonl_store.time, "sleep", pauses.append)
-    _rename_first(tree, "quiet")
-    assert pauses == [jsonl_store._CARRY_PAUSE_S]
-
-
-def test_the_carry_over_follows_a_writer_that_keeps_appending(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "s.jsonl"
-    tree = _two_line_session(path)
-    parent = tree.get_entries()[-1]["id"]
-    lines = [
-        json.dumps(
-            {
-                "type": "custom",
-                "id": f"c000000{n}",
-                "parentId": parent,
-                "timestamp": "2026-01-01T00:00:00.000Z",
-                "customType": "late",
-            }
-        ).encode()
-        for n in range(3)
-    ]
-    writes = [lines[0] + b"\n", lines[1][:20], lines[1][20:] + b"\n", lines[2] + b"\n"]
-    pauses: list[float] = []
-    # Opened before the rename: its appends land in the old inode.
-    with open(path, "ab") as late:
-
-        def pause(seconds: float) -> None:
-            pauses.append(seconds)
-            if writes:  # one write per pause, a line split across two of them
-                late.write(writes.pop(0))
-                late.flush()
-
-        monkeypatch.setattr(jsonl_store.time, "sleep", pause)
-        _rename_first(tree, "busy")
-    assert len(pauses) == 5  # four that saw the old inode grow, one quiet one
-    kept = [line.get("id") for line in map(json.loads, path.read_bytes().splitlines())]
-    assert kept[-3:] == ["c0000000", "c0000001", "c0000002"]

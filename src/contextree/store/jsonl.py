@@ -211,16 +211,12 @@ class JsonlFileStore:
         """Append to the new file what was appended to the old one after we read it.
 
         pi takes no lock: an append it started before our rename lands in the old inode, which
-        the rename unlinked. Those bytes are copied over, whole lines only: once right after
-        the rename, then after each pause for as long as the old inode still grows or ends in
-        an unfinished line (an append in flight), up to ``_CARRY_MAX_PAUSES``. One quiet pause
-        ends it, so a rewrite nobody appends to waits ``_CARRY_PAUSE_S`` once.
+        the rename unlinked. Those bytes are copied over, whole lines only, a few times over a
+        few milliseconds so an append in flight is caught too.
         """
         carried = read_up_to
-        seen = read_up_to
-        for pause in range(_CARRY_MAX_PAUSES + 1):
-            size = os.fstat(old_fd).st_size
-            extra = _read_range(old_fd, carried, size)
+        for check in range(_CARRY_CHECKS):
+            extra = _carry_over_bytes(old_fd, carried)
             whole = extra[: extra.rfind(b"\n") + 1]
             if whole:
                 with open(target, "ab") as handle:
@@ -229,11 +225,7 @@ class JsonlFileStore:
                     if self.fsync:
                         os.fsync(handle.fileno())
                 carried += len(whole)
-            unfinished = carried < size
-            if pause > 0 and size == seen and not unfinished:
-                return
-            seen = size
-            if pause < _CARRY_MAX_PAUSES:
+            if check < _CARRY_CHECKS - 1:
                 time.sleep(_CARRY_PAUSE_S)
 
     def _target(self) -> Path:
@@ -278,20 +270,15 @@ class JsonlFileStore:
         self._identity = (new_stat.st_dev, new_stat.st_ino)
 
 
+_CARRY_CHECKS: Final = 3
 _CARRY_PAUSE_S: Final = 0.005
-_CARRY_MAX_PAUSES: Final = 40
-"""At most 0.2 s of waiting for a writer that keeps appending to the old inode."""
 
 
-def _read_range(fd: int, start: int, end: int) -> bytes:
-    chunks: list[bytes] = []
-    while start < end:
-        chunk = os.pread(fd, end - start, start)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        start += len(chunk)
-    return b"".join(chunks)
+def _carry_over_bytes(old_fd: int, start: int) -> bytes:
+    size = os.fstat(old_fd).st_size
+    if size <= start:
+        return b""
+    return os.pread(old_fd, size - start, start)
 
 
 def remove_stale_temps(file: Path) -> list[Path]:
