@@ -11,11 +11,15 @@ keeps one message per turn of a speaker. The mapping:
 | ``function_call_output`` (string or ``input_text`` / ``input_image`` parts) | ``toolResult`` |
 
 Inside an assistant message the blocks keep the order of the items: a ``reasoning`` item is a
-``thinking`` block whose ``thinkingSignature`` is the item as JSON (what pi itself stores for
-the Responses API, so either side can send it back); each ``output_text`` part is a ``text``
-block whose ``textSignature`` is the message item's id; a ``refusal`` part is a ``text`` block
-with ``refusal: true``; a ``function_call`` is a ``toolCall`` block with the ``call_id`` as
-``id``, the parsed ``arguments`` and the item id in ``itemId``.
+``thinking`` block (summary parts joined by blank lines) whose ``thinkingSignature`` is the
+item as JSON when it has an id or encrypted content (what pi itself stores for the Responses
+API, so either side can send it back); each ``output_text`` part is a ``text`` block whose
+``textSignature`` is the message item's id; a ``refusal`` part is a ``text`` block with
+``refusal: true`` (it goes back to the SDK as ``output_text``: every server accepts text); a
+``function_call`` is a ``toolCall`` block with the ``call_id`` as ``id``, the parsed
+``arguments`` and the item id in ``itemId``. Going back, text that came after a tool call in
+a pi message is put before the calls (a chat-completions reply is text, then calls; anything
+else would split the calls from their results).
 
 What pi cannot express is not stored: ``logprobs``, item ``status``, the SDK's
 ``provider_data`` (its model name goes to the message's ``model``) and the placeholder id
@@ -257,11 +261,12 @@ def _thinking(item: Mapping[str, Any]) -> ContentBlock:
     signature = {key: value for key, value in item.items() if key != "provider_data"}
     if signature.get("id") == FAKE_ITEM_ID:
         del signature["id"]
-    return {
-        "type": "thinking",
-        "thinking": "\n\n".join(texts),
-        "thinkingSignature": json.dumps(signature, ensure_ascii=False),
-    }
+    block: ContentBlock = {"type": "thinking", "thinking": "\n\n".join(texts)}
+    if signature.keys() - {"type", "summary"}:
+        # Only an item with something to send back (id, encrypted content, raw text) is
+        # signed; plain summaries stay unsigned thinking, as other providers' thinking is.
+        block["thinkingSignature"] = json.dumps(signature, ensure_ascii=False)
+    return block
 
 
 def _tool_call(item: Mapping[str, Any]) -> ContentBlock:
@@ -388,15 +393,13 @@ def _assistant_items(blocks: Iterable[Any]) -> list[Item]:
             continue
         kind = block.get("type")
         if kind == "text":
-            part: Item = (
-                {"type": "refusal", "refusal": str(block.get("text", ""))}
-                if block.get("refusal")
-                else {
-                    "type": "output_text",
-                    "text": str(block.get("text", "")),
-                    "annotations": list(block.get("annotations") or []),
-                }
-            )
+            # A refusal goes back as text: the SDK sends a refusal part as an assistant
+            # message without content, which OpenAI-compatible servers need not accept.
+            part: Item = {
+                "type": "output_text",
+                "text": str(block.get("text", "")),
+                "annotations": list(block.get("annotations") or []),
+            }
             signature = block.get("textSignature")
             if message is None or message.get("id") != signature:
                 message = _message_item(signature)
@@ -409,7 +412,29 @@ def _assistant_items(blocks: Iterable[Any]) -> list[Item]:
         elif kind == "toolCall":
             items.append(_call_item(block))
         # other blocks (the fork's redactedThinking, images) have no SDK input item
-    return items
+    return _text_before_calls(items)
+
+
+def _text_before_calls(items: list[Item]) -> list[Item]:
+    """Text that followed a call moves before the first call: a chat-completions request
+    holds one assistant message per reply (text, then calls), and the SDK's converter would
+    otherwise start a second one between the calls and their results."""
+    first_call = next((i for i, item in enumerate(items) if item["type"] == "function_call"), None)
+    if first_call is None:
+        return items
+    late = [item for item in items[first_call:] if item["type"] == "message"]
+    if not late:
+        return items
+    rest = [item for item in items[first_call:] if item["type"] != "message"]
+    merged: list[Item] = []
+    for item in items[:first_call] + late:
+        previous = merged[-1] if merged else None
+        same = previous is not None and previous["type"] == "message" == item["type"]
+        if previous is not None and same and previous.get("id") == item.get("id"):
+            previous["content"] = [*previous["content"], *item["content"]]
+            continue
+        merged.append(item)
+    return merged + rest
 
 
 def _message_item(signature: Any) -> Item:
