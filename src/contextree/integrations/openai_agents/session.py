@@ -116,7 +116,7 @@ class ContextreeSession:
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
         if limit is not None:
-            items = _without_leading_outputs(items[-limit:] if limit > 0 else [])
+            items = _without_orphan_outputs(items[-limit:] if limit > 0 else [])
         return cast("list[TResponseInputItem]", items)
 
     async def add_items(
@@ -294,11 +294,14 @@ def _key(item: Mapping[str, Any]) -> tuple[str, ...]:
     return (kind, str(item.get("role")), *texts)
 
 
-def _without_leading_outputs(items: list[Item]) -> list[Item]:
-    start = 0
-    while start < len(items) and items[start].get("type") == "function_call_output":
-        start += 1
-    return items[start:]
+def _without_orphan_outputs(items: list[Item]) -> list[Item]:
+    """``items`` without the results whose call is not among them (a limit cut it off)."""
+    calls = {item.get("call_id") for item in items if item.get("type") == "function_call"}
+    return [
+        item
+        for item in items
+        if item.get("type") != "function_call_output" or item.get("call_id") in calls
+    ]
 
 
 def _remainder(message: AgentMessage, items: list[Item]) -> AgentMessage:
