@@ -1,0 +1,1 @@
+"""Entry points for outside agent frameworks (each behind its own extra)."""
