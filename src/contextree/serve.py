@@ -165,9 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token")
             return
         if not self._is_json():
-            self._error(
-                HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"
-            )
+            self._error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
             return
         body = self._read_json()
         if body is None:

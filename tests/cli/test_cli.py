@@ -470,6 +470,28 @@ def test_serve_refuses_a_public_address_without_a_token() -> None:
     assert_one_line_error(result, "pass --token")
 
 
+def test_serve_max_connections_reaches_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextree.serve
+
+    seen: list[Any] = []
+
+    class Recorder:
+        url = "http://127.0.0.1:1/summarize"
+
+        def __init__(self, client: object, config: object) -> None:
+            seen.append(config)
+
+        def serve_forever(self) -> None:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(contextree.serve, "SummaryServer", Recorder)
+    result = invoke("serve", "--port", "0", "--max-connections", "3")
+
+    assert result.exit_code == 0, result.output
+    assert seen[0].max_connections == 3
+    assert invoke("serve", "--max-connections", "0").exit_code == 2
+
+
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     result = invoke("--debug", "info", tmp_path / "missing.jsonl")
     assert result.exit_code == 1

@@ -159,3 +159,32 @@ def test_chat_without_a_conversational_model_fails_with_one_error(
     assert " ".join(result.stderr.split()) == NO_MODEL
     assert fake_llm.requests == []
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_chat_says_where_a_compaction_sends_the_conversation(tmp_path: Path) -> None:
+    # As `compact` does (issue 15 item 3): a summary written off this machine names the model
+    # and the URL; a local one says nothing more.
+    from rich.console import Console
+
+    from contextree.cli.chat import ChatApp
+    from contextree.llm.openai_compat import OpenAIClient
+    from contextree.runtime.agent import AgentSession
+    from contextree.runtime.events import AgentEvent
+
+    def shown(base_url: str, event: AgentEvent) -> str:
+        client = OpenAIClient("gpt-x", base_url=base_url, api_key="sk-test")
+        session = AgentSession(SessionTree.in_memory(), client, model_spec="openai:gpt-x")
+        console = Console(record=True, width=200)
+        app = ChatApp(session, console, lambda spec: None, lambda: None, lambda: None)
+        app.render_event(event)
+        return console.export_text().strip()
+
+    threshold = AgentEvent("auto_compaction_start", {"reason": "threshold"})
+    manual = AgentEvent("compaction_start", {"reason": "manual"})
+    remote = "https://llm.example.com/v1"
+    assert shown(remote, threshold) == (
+        "⟳ context threshold: compacting... (the conversation is sent to openai:gpt-x at "
+        "https://llm.example.com/v1/chat/completions)"
+    )
+    assert shown(remote, manual).startswith("⟳ compacting... (the conversation is sent to ")
+    assert shown("http://127.0.0.1:9/v1", threshold) == "⟳ context threshold: compacting..."

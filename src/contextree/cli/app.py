@@ -719,6 +719,9 @@ def serve(
         8 * 1024 * 1024
     ),
     timeout: Annotated[float, typer.Option(help="Seconds a summary may take (then 504).")] = 300.0,
+    max_connections: Annotated[
+        int, typer.Option(min=1, help="Connections served at once; more get 503 at once.")
+    ] = 64,
 ) -> None:
     """Run the remote summarization endpoint ({systemPrompt, prompt} -> {summary})."""
     import logging
@@ -731,7 +734,12 @@ def serve(
     server = SummaryServer(
         client,
         ServerConfig(
-            host=host, port=port, token=token, max_body_bytes=max_body_bytes, model_timeout=timeout
+            host=host,
+            port=port,
+            token=token,
+            max_body_bytes=max_body_bytes,
+            model_timeout=timeout,
+            max_connections=max_connections,
         ),
     )
     state.errors.print(

@@ -61,12 +61,17 @@ class ChatApp:
             self._render_message(data["message"])
         elif kind == "auto_compaction_start":
             self.console.print(
-                Text(f"⟳ context {data['reason']}: compacting...", style="ct.compaction")
+                Text(
+                    f"⟳ context {data['reason']}: compacting...{self._where_summaries_go()}",
+                    style="ct.compaction",
+                )
             )
         elif kind in ("auto_compaction_end", "compaction_end"):
             self._render_compaction_end(data)
         elif kind == "compaction_start":
-            self.console.print(Text("⟳ compacting...", style="ct.compaction"))
+            self.console.print(
+                Text(f"⟳ compacting...{self._where_summaries_go()}", style="ct.compaction")
+            )
         elif kind == "retry":
             self.console.print(
                 Text(
@@ -82,6 +87,17 @@ class ChatApp:
                     style="ct.meta",
                 )
             )
+
+    def _where_summaries_go(self) -> str:
+        """Where the summarizer sends the conversation when that is off this machine (as
+        `compact` notes it): the first summary candidate, which the fallbacks only follow."""
+        from contextree.cli.models import destination
+
+        if self.session.client is None and self.session.summarizer is None:
+            return ""
+        first = self.session.summary_candidates()[0]
+        url = destination(first)
+        return "" if url is None else f" (the conversation is sent to {first.name} at {url})"
 
     def _render_message(self, message: dict[str, Any]) -> None:
         role = message.get("role")

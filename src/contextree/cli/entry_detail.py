@@ -25,7 +25,6 @@ from contextree.entries.types import Entry
 __all__ = ["entry_detail", "entry_line", "theme_style"]
 
 
-
 def theme_style(name: str) -> Style:
     """The ``Style`` the CLI theme gives ``name`` (a null style when it has none)."""
     return THEME.styles.get(name, Style.null())

@@ -28,6 +28,7 @@ __all__ = [
     "session_list",
 ]
 
+
 def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text:
     entry = node.entry
     entry_id = printable(str(entry.get("id")))
@@ -195,9 +196,7 @@ def _context_lines(messages: Sequence[LlmMessage]) -> Iterator[list[tuple[str, s
     """
     for index, message in enumerate(messages, start=1):
         role = printable(str(message.get("role")))
-        header: list[tuple[str, str]] = [
-            (f"── {index}. {role}", kind_tag(role)[1])
-        ]
+        header: list[tuple[str, str]] = [(f"── {index}. {role}", kind_tag(role)[1])]
         if role == "toolResult":
             header.append((printable(f" ({message.get('toolName')})"), "ct.meta"))
             if message.get("isError"):

@@ -20,9 +20,7 @@ TOOL_RESULT_TAIL_CHARS: Final = 1000
 """With ``keep_tail``: how much of a long tool result's end is kept besides its start."""
 
 
-def serialize_conversation(
-    llm_messages: Iterable[LlmMessage], *, keep_tail: bool = False
-) -> str:
+def serialize_conversation(llm_messages: Iterable[LlmMessage], *, keep_tail: bool = False) -> str:
     """The conversation as text: ``[User]: ...``, ``[Assistant]: ...``, ... parts joined by a
     blank line.
 

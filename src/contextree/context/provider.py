@@ -87,9 +87,7 @@ def provider_messages(messages: Iterable[LlmMessage]) -> list[LlmMessage]:
     return out
 
 
-def _answered(
-    message: LlmMessage, batch: list[LlmMessage], used_ids: set[str]
-) -> list[LlmMessage]:
+def _answered(message: LlmMessage, batch: list[LlmMessage], used_ids: set[str]) -> list[LlmMessage]:
     """The assistant message, one result per call in call order, then the batch's others."""
     content = message.get("content")
     calls = (

@@ -24,22 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contextree.compaction.prepare import NothingToCompact
 from contextree.compaction.prompt_templates import load_prompt
-from contextree.compaction.prune import prune_session
-from contextree.compaction.run import CompactionOutcome, compact_session
-from contextree.compaction.summarize import CompactionResult, StructuredSummarizer
+from contextree.compaction.summarize import CompactionResult
 from contextree.context.convert import convert_to_llm
 from contextree.context.provider import provider_messages
-from contextree.entries.ids import iso_to_ms, now_ms
-from contextree.entries.types import AgentMessage, Entry, LlmMessage
+from contextree.entries.ids import now_ms
+from contextree.entries.types import AgentMessage, LlmMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ContextreeError, ModelError
 from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.llm.errors import is_context_overflow
 from contextree.llm.registry import context_window as registry_context_window
 from contextree.llm.registry import parse_model_spec
-from contextree.runtime.events import AgentEvent, EventListener
+from contextree.runtime.events import EventHub, EventListener
 from contextree.runtime.retry import FallbackClient, Sleep
 from contextree.runtime.tools.base import (
     Tool,
@@ -49,18 +46,18 @@ from contextree.runtime.tools.base import (
     tool_result_message,
     tool_spec,
 )
+from contextree.runtime.triggers import (
+    OVERFLOW_RETRY_FAILED,
+    CompactionSkipped,
+    CompactionTriggers,
+    current_task_cancelling,
+)
 from contextree.security.redact import Redactor, environment_secrets, redact_stored_message
 from contextree.session.tree import SessionTree
 from contextree.settings.load import Settings
-from contextree.tokens.thresholds import should_compact
-from contextree.tokens.usage import calculate_context_tokens, estimate_context_tokens
 
 __all__ = ["OVERFLOW_RETRY_FAILED", "AgentSession", "TurnOutcome"]
 
-OVERFLOW_RETRY_FAILED = (
-    "Context overflow recovery failed: the context still does not fit after one compaction; "
-    "reduce the context or switch to a model with a larger window"
-)
 _MAX_AUTO_CONTINUES = 3
 
 
@@ -126,13 +123,23 @@ class AgentSession:
             self.settings.redaction, literals=environment_secrets(os.environ)
         )
         self._context_window = context_window
-        self._listeners: list[EventListener] = []
+        self._events = EventHub(self.hooks)
         self._queue: list[str] = []
         self._turn_task: asyncio.Task[None] | None = None
-        self._compaction_task: asyncio.Task[Any] | None = None
         self._abort_requested = False
-        self._overflow_recovery_attempted = False
         self._branch_summarizing = False
+        self._triggers = CompactionTriggers(
+            tree,
+            lambda: self.settings,
+            hooks=self.hooks,
+            redactor=self._stored_redactor,
+            emit=self._emit,
+            model=lambda: self.provider_and_model,
+            context_window=lambda: self.context_window,
+            candidates=self._compaction_candidates,
+            sleep=lambda seconds: self.sleep(seconds),
+            aborting=lambda: self._abort_requested,
+        )
 
     def _now(self) -> int:
         """Message timestamps in ms (injectable with ``now=``, for deterministic tests)."""
@@ -161,8 +168,7 @@ class AgentSession:
 
     @property
     def is_compacting(self) -> bool:
-        task = self._compaction_task
-        return (task is not None and not task.done()) or self._branch_summarizing
+        return self._triggers.is_compacting or self._branch_summarizing
 
     @property
     def queued(self) -> list[str]:
@@ -170,15 +176,10 @@ class AgentSession:
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         """Call ``listener`` with every :class:`AgentEvent`; returns an unsubscribe function."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+        return self._events.subscribe(listener)
 
     async def _emit(self, kind: str, **data: Any) -> None:
-        event = AgentEvent(kind, data)
-        for listener in list(self._listeners):
-            listener(event)
-        if self.hooks.has(kind):
-            await self.hooks.emit(kind, event)
+        await self._events.emit(kind, **data)
 
     def context_messages(self) -> list[AgentMessage]:
         return self.tree.build_session_context().messages
@@ -187,14 +188,6 @@ class AgentSession:
         for message in reversed(self.context_messages()):
             if message.get("role") == "assistant":
                 return message
-        return None
-
-    def _latest_compaction(self) -> Entry | None:
-        # A lazy view: after every turn, only the compaction itself is decoded, not the path.
-        path = self.tree.get_branch_view()
-        for index in range(len(path) - 1, -1, -1):
-            if path.type_at(index) == "compaction":
-                return path[index]
         return None
 
     # -- prompting ------------------------------------------------------------------------------
@@ -212,7 +205,7 @@ class AgentSession:
         # The overflow latch is per prompt and resets with the new user message (§10.2), after
         # the pre-prompt check: that check must not spend this prompt's compact-and-retry on
         # an older overflow whose recovery already failed.
-        self._overflow_recovery_attempted = False
+        self._triggers.overflow_recovery_attempted = False
         self._append_user(text)
         return await self._start(self._loop())
 
@@ -230,8 +223,7 @@ class AgentSession:
 
     def abort_compaction(self) -> None:
         """Cancel a running compaction; nothing is written."""
-        if self._compaction_task is not None and not self._compaction_task.done():
-            self._compaction_task.cancel()
+        self._triggers.cancel()
 
     async def _start(self, body: Any) -> TurnOutcome:
         self._abort_requested = False
@@ -272,7 +264,7 @@ class AgentSession:
             if follow_up == "retry":
                 continue
             if self._queue:
-                self._overflow_recovery_attempted = False
+                self._triggers.overflow_recovery_attempted = False
                 self._append_user(self._queue.pop(0))
                 continue
             if follow_up == "auto_continue" and auto_continues < _MAX_AUTO_CONTINUES:
@@ -359,7 +351,7 @@ class AgentSession:
             ):
                 # A good reply re-arms overflow recovery (§10.2); a silent overflow does not,
                 # so a retry that overflows again cannot loop.
-                self._overflow_recovery_attempted = False
+                self._triggers.overflow_recovery_attempted = False
             calls = [
                 b for b in completion.content if isinstance(b, dict) and b.get("type") == "toolCall"
             ]
@@ -389,84 +381,15 @@ class AgentSession:
                 isError=result.is_error,
             )
 
-    # -- compaction triggers --------------------------------------------------------------------
+    # -- compaction triggers (runtime/triggers.py) ----------------------------------------------
 
     async def _check_compaction(
         self, message: AgentMessage, *, skip_aborted_check: bool = True
     ) -> str | None:
-        """§10.2: overflow recovery or threshold compaction; returns the follow-up to run."""
-        if skip_aborted_check and message.get("stopReason") == "aborted":
-            return None
-        settings = self.settings.compaction
-        latest = self._latest_compaction()
-        stamp = message.get("timestamp")
-        message_ms = stamp if isinstance(stamp, int | float) else 0
-        if latest is not None and message_ms <= iso_to_ms(latest.get("timestamp")):
-            return None  # the reply predates the latest compaction: its usage is stale
-        provider, model = self.provider_and_model
-        same_model = message.get("provider") == provider and message.get("model") == model
-        if same_model and is_context_overflow(message, self.context_window):
-            if not settings.enabled:
-                return None
-            if self._overflow_recovery_attempted:
-                if not skip_aborted_check:
-                    return None  # before a prompt: this failure was reported when it happened
-                await self._emit(
-                    "auto_compaction_end",
-                    result=None,
-                    aborted=False,
-                    willRetry=False,
-                    errorMessage=OVERFLOW_RETRY_FAILED,
-                )
-                return None
-            self._overflow_recovery_attempted = True
-            done = await self._run_auto_compaction("overflow", will_retry=True)
-            return "retry" if done else None
-        if not settings.enabled:
-            return None
-        tokens = await self._threshold_tokens(message, latest)
-        if tokens is None:
-            return None
-        if not should_compact(
-            tokens,
-            self.context_window,
-            enabled=settings.enabled,
-            reserve_tokens=settings.reserve_tokens,
-            threshold_percent=settings.threshold_percent,
-            threshold_tokens=settings.threshold_tokens,
-        ):
-            return None
-        done = await self._run_auto_compaction("threshold", will_retry=False)
-        if done and settings.auto_continue:
-            return "auto_continue"
-        return None
+        return await self._triggers.after_reply(message, skip_aborted_check=skip_aborted_check)
 
-    async def _threshold_tokens(self, message: AgentMessage, latest: Entry | None) -> int | None:
-        if message.get("stopReason") == "error":
-            # No usage on a failed reply: estimate from the last successful one (pi 0.73.1).
-            messages = self.context_messages()
-            estimate = estimate_context_tokens(messages)
-            if estimate.last_usage_index is None:
-                return None
-            source = messages[estimate.last_usage_index]
-            if latest is not None and _ms(source) <= iso_to_ms(latest.get("timestamp")):
-                return None
-            return estimate.tokens
-        usage = message.get("usage")
-        if not isinstance(usage, dict):
-            return None
-        saved = 0
-        if self.settings.prune.enabled:
-            decision = prune_session(self.tree, self.settings.prune)
-            saved = decision.tokens_saved
-            if decision.pruned_count:
-                await self._emit(
-                    "prune", prunedCount=decision.pruned_count, tokensSaved=decision.tokens_saved
-                )
-        return max(0, calculate_context_tokens(usage) - saved)
-
-    def _summary_client(self) -> FallbackClient:
-        return FallbackClient(self.summary_candidates(), self.settings.retry, self.sleep)
+    def _compaction_candidates(self) -> list[ModelClient]:
+        return self.summary_candidates() if self.client is not None else []
 
     def summary_candidates(self) -> list[ModelClient]:
         """§10.4: the current model, the configured fallbacks, then the available model with
@@ -484,71 +407,6 @@ class AgentSession:
             candidates.append(max(others, key=lambda c: registry_context_window(c.name, windows)))
         return candidates
 
-    async def _compact(self, reason: str, instructions: str | None) -> CompactionOutcome | None:
-        """Run one compaction in its own task (so it can be cancelled on its own)."""
-        candidates = self.summary_candidates()
-        windows = self.settings.context_windows
-        # The smallest candidate window plans the summary windows; an overflow reply from a
-        # candidate with a smaller real window halves them further.
-        window = min(registry_context_window(c.name, windows) for c in candidates)
-        client: ModelClient = self._summary_client()
-        if len(candidates) == 1 and isinstance(candidates[0], StructuredSummarizer):
-            client = candidates[0]  # the offline summarizer reads messages, not a prompt
-        task = asyncio.ensure_future(
-            compact_session(
-                self.tree,
-                client,
-                settings=self.settings.compaction,
-                hooks=self.hooks,
-                custom_instructions=instructions,
-                reason=reason,
-                redactor=self._stored_redactor,
-                context_window=window,
-            )
-        )
-        self._compaction_task = task
-        try:
-            outcome = await task
-        finally:
-            self._compaction_task = None
-        if isinstance(outcome, NothingToCompact):
-            if outcome.reason == "already_compacted":
-                raise _Skipped("Already compacted")
-            raise _Skipped(outcome.message)
-        return outcome
-
-    async def _run_auto_compaction(self, reason: str, *, will_retry: bool) -> bool:
-        """§10.3: compact on the session's own initiative; events instead of exceptions."""
-        await self._emit("auto_compaction_start", reason=reason, action="context-full")
-        end: dict[str, Any] = {"result": None, "aborted": False, "willRetry": will_retry}
-        if self.client is None:
-            await self._emit("auto_compaction_end", **end, skipped=True)
-            return False
-        try:
-            outcome = await self._compact(reason, None)
-        except _Skipped:
-            await self._emit("auto_compaction_end", **end, skipped=True)
-            return False
-        except CompactionCancelledError:
-            await self._emit("auto_compaction_end", **{**end, "aborted": True})
-            return False
-        except asyncio.CancelledError:
-            await self._emit("auto_compaction_end", **{**end, "aborted": True})
-            if self._abort_requested or _current_task_cancelling():
-                raise  # the turn itself was aborted, not only the compaction
-            return False
-        except ContextreeError as exc:
-            prefix = (
-                "Context overflow recovery failed"
-                if reason == "overflow"
-                else "Auto-compaction failed"
-            )
-            await self._emit("auto_compaction_end", **end, errorMessage=f"{prefix}: {exc}")
-            return False
-        assert outcome is not None
-        await self._emit("auto_compaction_end", **{**end, "result": outcome.result})
-        return True
-
     async def compact(self, instructions: str | None = None) -> CompactionResult:
         """Manual compaction (``/compact``): aborts the running turn first."""
         if self.is_compacting:
@@ -562,8 +420,8 @@ class AgentSession:
         await self._emit("compaction_start", reason="manual")
         end: dict[str, Any] = {"reason": "manual", "result": None, "willRetry": False}
         try:
-            outcome = await self._compact("manual", instructions)
-        except _Skipped as skipped:
+            outcome = await self._triggers.compact("manual", instructions)
+        except CompactionSkipped as skipped:
             await self._emit("compaction_end", **end, aborted=False, errorMessage=str(skipped))
             raise CompactionError(str(skipped)) from None
         except CompactionCancelledError:
@@ -571,7 +429,7 @@ class AgentSession:
             raise
         except asyncio.CancelledError:
             await self._emit("compaction_end", **end, aborted=True)
-            if _current_task_cancelling():
+            if current_task_cancelling():
                 raise  # our caller was cancelled: let the cancellation through
             raise CompactionCancelledError() from None
         except ContextreeError as exc:
@@ -603,20 +461,6 @@ class AgentSession:
             )
         finally:
             self._branch_summarizing = False
-
-
-class _Skipped(Exception):
-    """prepare_compaction found nothing to do."""
-
-
-def _current_task_cancelling() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-def _ms(message: AgentMessage) -> float:
-    stamp = message.get("timestamp")
-    return stamp if isinstance(stamp, int | float) else 0
 
 
 def _cwd_of(tree: SessionTree) -> Path:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-__all__ = ["EVENT_TYPES", "AgentEvent", "EventListener"]
+if TYPE_CHECKING:
+    from contextree.hooks.registry import HookRegistry
+
+__all__ = ["EVENT_TYPES", "AgentEvent", "EventHub", "EventListener"]
 
 EVENT_TYPES: Final = frozenset(
     {
@@ -44,3 +47,23 @@ class AgentEvent:
 
 
 EventListener = Callable[[AgentEvent], None]
+
+
+class EventHub:
+    """Delivers a session's events to its listeners, then to the hooks registered for them."""
+
+    def __init__(self, hooks: HookRegistry, listeners: list[EventListener] | None = None) -> None:
+        self.hooks = hooks
+        self._listeners: list[EventListener] = list(listeners or [])
+
+    def subscribe(self, listener: EventListener) -> Callable[[], None]:
+        """Call ``listener`` with every :class:`AgentEvent`; returns an unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    async def emit(self, kind: str, **data: Any) -> None:
+        event = AgentEvent(kind, data)
+        for listener in list(self._listeners):
+            listener(event)
+        if self.hooks.has(kind):
+            await self.hooks.emit(kind, event)

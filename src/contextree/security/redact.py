@@ -284,7 +284,6 @@ class _Rule:
     hints: tuple[str, ...]
 
 
-
 class _Replace:
     """Replace the groups named ``secret*`` that took part in a match, else the whole match;
     the replaced values go into ``found``."""
