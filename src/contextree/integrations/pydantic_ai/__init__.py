@@ -25,9 +25,11 @@ from contextree.integrations.pydantic_ai.convert import (
     model_messages_to_pi,
     pi_to_model_messages,
 )
+from contextree.integrations.pydantic_ai.history import SessionHistory
 
 __all__ = [
     "EXTRA_KEY",
+    "SessionHistory",
     "METADATA_KEY",
     "model_messages_to_pi",
     "pi_to_model_messages",
