@@ -29,8 +29,8 @@ from contextree.integrations.pydantic_ai.history import SessionHistory
 
 __all__ = [
     "EXTRA_KEY",
-    "SessionHistory",
     "METADATA_KEY",
+    "SessionHistory",
     "model_messages_to_pi",
     "pi_to_model_messages",
 ]

@@ -23,8 +23,8 @@ in ``message_history`` is told apart from a new one. Messages without it are new
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pydantic_ai import RunContext
