@@ -24,6 +24,8 @@ from contextree import SessionTree
 from contextree.integrations.pydantic_ai import SessionHistory
 from contextree.settings.load import Settings
 from contextree.settings.schema import CompactionSettings, PruneSettings
+from differential.installs import Install, find_pi, require
+from differential.pi_checks import check_contexts
 from fakes.fake_llm import FakeLLMServer
 from provider_rules import openai_problems
 
@@ -241,3 +243,29 @@ def test_without_pydantic_ai_the_error_names_the_extra() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert 'pip install "contextree[pydantic-ai]"' in out.stdout
+
+
+@pytest.fixture
+def pi() -> Install:
+    """pi 0.73.1 (node); skips, or fails in CI, when it is not installed."""
+    return require(find_pi(), "PI_UNAVAILABLE")
+
+
+@pytest.mark.differential
+async def test_pi_opens_the_session_file_with_the_same_context(
+    fake_llm: FakeLLMServer, tmp_path: Path, pi: Install
+) -> None:
+    path = tmp_path / "chat.jsonl"
+    await drive_long_conversation(fake_llm, path, system_prompt="You review Python code.")
+    written = path.read_bytes()
+    tree = SessionTree.open(path)
+    assert len(compactions(path)) >= 2
+    every = [str(e["id"]) for e in tree.get_entries()]
+    (answer,) = pi.run(
+        [{"file": str(path), "leaves": every, "serialize": True}], tmp_path / "pi-home"
+    )
+    assert path.read_bytes() == written  # pi changed nothing
+    assert answer["leafId"] == tree.leaf_id
+    assert answer["ids"] == every
+    # The context of every entry as the leaf (after each compaction too) is pi's.
+    assert check_contexts(tree, answer) == len(every)

@@ -199,11 +199,11 @@ class SessionHistory(AbstractCapability[Any]):
         out: list[ModelMessage] = []
         keep_first = self.session.tree.leaf_id is None
         for index, message in enumerate(messages):
-            head = (
-                _leading_system_prompts(message.parts) if isinstance(message, ModelRequest) else []
-            )
-            if head and not (keep_first and index == 0) and len(head) < len(message.parts):
-                message = replace(message, parts=list(message.parts[len(head) :]))
+            if isinstance(message, ModelRequest) and not (keep_first and index == 0):
+                head = _leading_system_prompts(message.parts)
+                if head and len(head) < len(message.parts):
+                    rest: list[ModelRequestPart] = list(message.parts[len(head) :])
+                    message = replace(message, parts=rest)
             out.append(message)
         return out
 
