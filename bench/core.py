@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.generate import GeneratedSession, generate_session
+from bench.integrations_pydantic_ai import measure_pydantic_ai_turn
 
 __all__ = ["SIZES", "Metric", "Report", "run"]
 
@@ -346,6 +347,8 @@ def _metrics() -> list[Metric]:
         Metric("append_p99", f"append, p99 of {APPENDS}", "µs"),
         Metric("memory", "peak memory of open + context", "MB"),
         Metric("memory_ratio", "peak memory / file size", "x", target=Target("<", 2)),
+        Metric("pydantic_ai_turn", "pydantic-ai SessionHistory turn", "ms", Target("<", 5, "10k")),
+        Metric("pydantic_ai_own", "  of it the adapter's own (no core)", "ms"),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
     ]
@@ -387,6 +390,7 @@ def run(
         results.update(measure_append(generated.path, workdir))
         progress(f"{size}: peak memory (child process)")
         results.update(measure_memory(generated.path))
+        results.update(measure_pydantic_ai_turn(generated.path, workdir))
         if size == sizes[0]:
             progress("contextree --help startup (fresh processes)")
             results.update(measure_help_startup())

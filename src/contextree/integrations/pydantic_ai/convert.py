@@ -66,6 +66,7 @@ from contextree.entries.types import AgentMessage, ContentBlock, JsonDict
 __all__ = [
     "EXTRA_KEY",
     "METADATA_KEY",
+    "ConversionCache",
     "model_messages_to_pi",
     "pi_to_model_messages",
 ]
@@ -482,14 +483,111 @@ def _usage_to_pi(usage: RequestUsage) -> JsonDict:
 # -- pi -> pydantic-ai -----------------------------------------------------------------------
 
 
-def pi_to_model_messages(messages: Iterable[AgentMessage]) -> list[ModelMessage]:
+class ConversionCache:
+    """Remembers what the last conversion made, so that converting a context that grew by a
+    turn converts only the new turn. A list that starts with the last one (compared by value,
+    which is cheap when the dicts are the same objects) reuses everything but its last run of
+    messages; any other list reuses the runs whose pi messages are equal to ones converted
+    last time. The messages it hands out again are the same objects: treat them as read-only
+    (pydantic-ai treats its history as append-only)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[tuple[Any, ...], tuple[list[AgentMessage], list[ModelMessage]]] = {}
+        self._last: list[AgentMessage] = []
+        self._last_start = 0  # where the last run of ``_last`` starts
+        self._out: list[ModelMessage] = []
+        self._out_before_last = 0  # how many of ``_out`` the runs before the last one made
+        self.fresh: list[ModelMessage] = []
+        """The messages the latest conversion made anew (not handed out before)."""
+
+
+def pi_to_model_messages(
+    messages: Iterable[AgentMessage], *, cache: ConversionCache | None = None
+) -> list[ModelMessage]:
     """pydantic-ai messages for pi messages: ``assistant`` -> ``ModelResponse``, the messages
     between two replies -> one ``ModelRequest`` (or several, where they came from several).
 
     Roles pydantic-ai has no part for become the user text contextree sends for them
     (``convert_to_llm``); roles no model sees are kept in the request's metadata only.
     Raises ``ValueError`` naming the message for a value that is not a pi message.
+    ``cache`` reuses what an earlier call converted (see :class:`ConversionCache`).
     """
+    messages = list(messages)
+    if cache is None:
+        _check(messages, 0)
+        return _convert_pi(messages)
+    last = cache._last
+    if last and len(messages) >= len(last) and messages[: len(last)] == last:
+        # The same context and then some: only the last run can have grown.
+        start = cache._last_start
+        _check(messages, len(last))
+        prefix = cache._out[: cache._out_before_last]
+        runs = _runs(messages[start:])
+        tail_start = start
+    else:
+        _check(messages, 0)
+        prefix, runs, tail_start = [], _runs(messages), 0
+    out = list(prefix)
+    used: dict[tuple[Any, ...], tuple[list[AgentMessage], list[ModelMessage]]] = {}
+    fresh: list[ModelMessage] = []
+    before_last = len(out)
+    for run in runs:
+        key = tuple((m["role"], m.get("timestamp"), m.get("toolCallId")) for m in run)
+        hit = cache._runs.get(key)
+        if hit is not None and hit[0] == run:
+            converted = hit[1]
+        else:
+            converted = _convert_pi(run)
+            fresh.extend(converted)
+        used[key] = (run, converted)
+        before_last = len(out)
+        out.extend(converted)
+    tail_start += sum(len(run) for run in runs[:-1])
+    if prefix:
+        cache._runs.update(used)  # the prefix's runs stay; a full conversion drops stale ones
+    else:
+        cache._runs = used
+    cache._last, cache._last_start = messages, tail_start
+    cache._out, cache._out_before_last = out, before_last
+    cache.fresh = fresh
+    return out
+
+
+def _check(messages: list[AgentMessage], start: int) -> None:
+    for index in range(start, len(messages)):
+        message = messages[index]
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise ValueError(f"message {index}: expected a pi message (a dict with a role)")
+
+
+def _runs(messages: list[AgentMessage]) -> list[list[AgentMessage]]:
+    """``messages`` cut where :func:`_convert_pi` starts a new pydantic-ai message, so that
+    each run converts on its own to what it gives within the whole list."""
+    runs: list[list[AgentMessage]] = []
+    current: list[AgentMessage] = []
+    for message in messages:
+        extra = message.get(EXTRA_KEY)
+        extra = extra if isinstance(extra, dict) else {}
+        starts = (
+            message["role"] == "assistant"
+            or (current and current[-1]["role"] == "assistant")
+            or "request" in extra
+            or "riders" in extra
+            or "requestsBefore" in extra
+        )
+        if starts and current:
+            runs.append(current)
+            current = []
+        current.append(message)
+        if extra.get("requestsAfter"):
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _convert_pi(messages: list[AgentMessage]) -> list[ModelMessage]:
     out: list[ModelMessage] = []
     parts: list[ModelRequestPart] = []
     records: list[Any] = []
@@ -503,9 +601,7 @@ def pi_to_model_messages(messages: Iterable[AgentMessage]) -> list[ModelMessage]
             out.append(_build_request(parts, records, meta, riders))
         parts, records, meta, riders, open_request = [], [], None, [], False
 
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            raise ValueError(f"message {index}: expected a pi message (a dict with a role)")
+    for message in messages:
         extra = message.get(EXTRA_KEY)
         extra = extra if isinstance(extra, dict) else {}
         for request in extra.get("requestsBefore", ()):

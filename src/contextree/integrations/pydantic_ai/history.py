@@ -48,6 +48,7 @@ from contextree.entries.types import AgentMessage
 from contextree.integrations.core import ManagedSession
 from contextree.integrations.pydantic_ai.convert import (
     METADATA_KEY,
+    ConversionCache,
     model_messages_to_pi,
     pi_to_model_messages,
 )
@@ -78,6 +79,8 @@ class SessionHistory(AbstractCapability[Any]):
         self._session_id = session.tree.session_id
         self._system_prompts: list[SystemPromptPart] = []
         self._pending: list[ModelMessage] = []
+        self._cache = ConversionCache()
+        self._known: dict[int, ModelMessage] = {}  # id -> message, for the ones last handed out
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], **options: Any) -> SessionHistory:
@@ -93,6 +96,8 @@ class SessionHistory(AbstractCapability[Any]):
 
     def is_stored(self, message: ModelMessage) -> bool:
         """Whether ``message`` came from (or was already written to) this session."""
+        if self._known.get(id(message)) is message:
+            return True  # handed out by messages() or recorded: no need to read metadata
         own = (message.metadata or {}).get(METADATA_KEY)
         return isinstance(own, dict) and own.get("session") == self._session_id
 
@@ -115,14 +120,16 @@ class SessionHistory(AbstractCapability[Any]):
         ids = self.session.append(self._with_model(message) for message in pi)
         for message in new:
             self._mark(message)
+            self._known[id(message)] = message
         return ids
 
     def messages(self) -> list[ModelMessage]:
         """The session's context as pydantic-ai messages: what the model is sent. Pass it as
         ``message_history`` to an agent without this capability, or inspect it."""
-        out = pi_to_model_messages(self.session.llm_messages())
-        for message in out:
+        out = pi_to_model_messages(self.session.llm_messages(), cache=self._cache)
+        for message in self._cache.fresh:  # the others were marked when they were made
             self._mark(message)
+        self._known = {id(message): message for message in out}
         if self._system_prompts and out and isinstance(out[0], ModelRequest):
             # The agent's current system prompts open the conversation, also after the
             # messages they first came with were compacted away.
