@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -465,35 +463,3 @@ _lc_tool = st.builds(
 def test_langchain_to_pi_and_back_keeps_what_langchain_meant(message: BaseMessage) -> None:
     back = to_langchain(from_langchain(message, now=fixed_now))
     assert _langchain_view(back) == _langchain_view(message)
-
-
-# -- the import guard ----------------------------------------------------------------------------
-
-
-def test_importing_contextree_does_not_import_langchain() -> None:
-    code = (
-        "import sys, contextree, contextree.integrations, contextree.integrations.core\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('langchain', 'langchain_core', 'langgraph', 'langchain_openai'))\n"
-        "print(loaded)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
-def test_without_langchain_the_import_error_names_the_extra() -> None:
-    # A meta-path finder that hides LangChain, as on a machine without the extra.
-    code = (
-        "import sys\n"
-        "class Hide:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('langchain', 'langchain_core', 'langgraph'):\n"
-        "            raise ImportError(f'No module named {name!r}')\n"
-        "sys.meta_path.insert(0, Hide())\n"
-        "try:\n"
-        "    import contextree.integrations.langchain\n"
-        "except ImportError as exc:\n"
-        "    print(exc)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert 'pip install "contextree[langchain]"' in out.stdout

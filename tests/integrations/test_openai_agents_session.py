@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -200,30 +197,3 @@ async def test_the_input_filter_swaps_in_the_compacted_context(tmp_path: Path) -
     assert out.instructions == "x"
     assert len(out.input) == 3 and "Summed twice." in str(out.input[0])
     assert out.input[1:] == [ANSWER, new_call]
-
-
-def test_importing_contextree_does_not_import_the_sdk() -> None:
-    code = textwrap.dedent(
-        """
-        import sys
-        import contextree, contextree.integrations, contextree.integrations.core
-        print("agents" in sys.modules)
-        """
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
-
-
-def test_without_the_sdk_the_import_error_names_the_extra() -> None:
-    code = textwrap.dedent(
-        """
-        import sys
-        sys.modules["agents"] = None  # what an environment without openai-agents looks like
-        try:
-            import contextree.integrations.openai_agents
-        except ImportError as exc:
-            print(exc)
-        """
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert 'pip install "contextree[openai-agents]"' in out.stdout

@@ -5,8 +5,6 @@ system prompts across a compaction, the plain history-processor form, and import
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -222,27 +220,6 @@ def test_messages_gives_the_context_as_pydantic_ai_messages(tmp_path: Path) -> N
     assert isinstance(back, ModelRequest)
     assert [type(p).__name__ for p in back.parts] == ["SystemPromptPart", "UserPromptPart"]
     assert history.is_stored(back)
-
-
-def test_importing_contextree_never_imports_pydantic_ai() -> None:
-    code = (
-        "import sys, contextree, contextree.integrations, contextree.integrations.core\n"
-        "assert 'pydantic_ai' not in sys.modules, 'pydantic_ai imported'\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_without_pydantic_ai_the_error_names_the_extra() -> None:
-    code = (
-        "import sys\n"
-        "sys.modules['pydantic_ai'] = None\n"
-        "try:\n"
-        "    import contextree.integrations.pydantic_ai\n"
-        "except ImportError as exc:\n"
-        "    print(exc)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    assert 'pip install "contextree[pydantic-ai]"' in out.stdout
 
 
 @pytest.fixture

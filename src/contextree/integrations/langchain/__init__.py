@@ -8,23 +8,23 @@ messages both ways. Needs the ``[langchain]`` extra: ``pip install "contextree[l
 
 from __future__ import annotations
 
-try:
-    import langchain.agents.middleware  # noqa: F401
-    import langchain_core.messages  # noqa: F401
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError(
-        "contextree.integrations.langchain needs LangChain 1.x and LangGraph: "
-        'pip install "contextree[langchain]"'
-    ) from exc
+from contextree.integrations._extras import require_framework
 
-from contextree.integrations.langchain.convert import (
+require_framework(
+    "langchain",
+    ("langchain.agents.middleware", "langchain_core.messages"),
+    needs="LangChain 1.x and LangGraph",
+    extra="langchain",
+)
+
+from contextree.integrations.langchain.convert import (  # noqa: E402 - after the check
     MessageConversionError,
     from_langchain,
     from_langchain_messages,
     to_langchain,
     to_langchain_messages,
 )
-from contextree.integrations.langchain.middleware import ContextreeMiddleware
+from contextree.integrations.langchain.middleware import ContextreeMiddleware  # noqa: E402
 
 __all__ = [
     "ContextreeMiddleware",

@@ -6,20 +6,18 @@ Needs the ``openai-agents`` package: ``pip install "contextree[openai-agents]"``
 
 from __future__ import annotations
 
-try:
-    import agents as _agents  # noqa: F401  (fail here, with the install hint, not deeper)
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError(
-        "contextree.integrations.openai_agents needs the OpenAI Agents SDK; "
-        'install it with: pip install "contextree[openai-agents]"'
-    ) from exc
+from contextree.integrations._extras import require_framework
 
-from contextree.integrations.openai_agents.convert import (
+require_framework(
+    "openai_agents", ("agents",), needs="the OpenAI Agents SDK", extra="openai-agents"
+)
+
+from contextree.integrations.openai_agents.convert import (  # noqa: E402 - after the check
     UnsupportedItemError,
     items_to_messages,
     messages_to_items,
 )
-from contextree.integrations.openai_agents.session import CLEAR_MARKER, ContextreeSession
+from contextree.integrations.openai_agents.session import CLEAR_MARKER, ContextreeSession  # noqa: E402
 
 __all__ = [
     "CLEAR_MARKER",

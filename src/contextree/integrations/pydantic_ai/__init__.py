@@ -11,21 +11,17 @@ Importing this module imports pydantic-ai; importing ``contextree`` never does.
 
 from __future__ import annotations
 
-try:
-    import pydantic_ai as _pydantic_ai  # noqa: F401
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError(
-        "contextree.integrations.pydantic_ai needs pydantic-ai: "
-        'pip install "contextree[pydantic-ai]"'
-    ) from exc
+from contextree.integrations._extras import require_framework
 
-from contextree.integrations.pydantic_ai.convert import (
+require_framework("pydantic_ai", ("pydantic_ai",), needs="pydantic-ai", extra="pydantic-ai")
+
+from contextree.integrations.pydantic_ai.convert import (  # noqa: E402 - after the check
     EXTRA_KEY,
     METADATA_KEY,
     model_messages_to_pi,
     pi_to_model_messages,
 )
-from contextree.integrations.pydantic_ai.history import SessionHistory
+from contextree.integrations.pydantic_ai.history import SessionHistory  # noqa: E402
 
 __all__ = [
     "EXTRA_KEY",
