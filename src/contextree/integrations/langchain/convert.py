@@ -412,15 +412,20 @@ _THINKING_KEYS = frozenset({"type", "thinking", "thinkingSignature"})
 _CALL_KEYS = frozenset({"type", "id", "name", "arguments"})
 
 
+def _text_to_langchain(block: ContentBlock) -> dict[str, Any]:
+    """A pi text block as a v1 text block; keys LangChain has no place for go in ``extras``."""
+    text: dict[str, Any] = {"type": "text", "text": block.get("text", "")}
+    if extras := _block_extras(block, _TEXT_KEYS):
+        text["extras"] = extras
+    return text
+
+
 def _blocks_to_langchain(content: Sequence[Any], *, what: str) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for index, block in enumerate(content):
         kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "text":
-            text: dict[str, Any] = {"type": "text", "text": block.get("text", "")}
-            if extras := _block_extras(block, _TEXT_KEYS):
-                text["extras"] = extras
-            blocks.append(text)
+            blocks.append(_text_to_langchain(block))
         elif kind == "image":
             image: dict[str, Any] = {
                 "type": "image",
@@ -464,10 +469,7 @@ def _assistant_to_langchain(message: LlmMessage) -> AIMessage:
     for index, block in enumerate(message.get("content") or []):
         kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "text":
-            text: dict[str, Any] = {"type": "text", "text": block.get("text", "")}
-            if extras := _block_extras(block, _TEXT_KEYS):
-                text["extras"] = extras
-            content.append(text)
+            content.append(_text_to_langchain(block))
         elif kind == "thinking":
             content.append(_thinking_to_langchain(block))
         elif kind == "toolCall" and "rawArguments" in block:
