@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.generate import GeneratedSession, generate_session
+from bench.integrations_pydantic_ai import measure_pydantic_ai_turn
 
 __all__ = ["SIZES", "Metric", "Report", "run"]
 
@@ -346,9 +347,27 @@ def _metrics() -> list[Metric]:
         Metric("append_p99", f"append, p99 of {APPENDS}", "µs"),
         Metric("memory", "peak memory of open + context", "MB"),
         Metric("memory_ratio", "peak memory / file size", "x", target=Target("<", 2)),
+        *(
+            metric
+            for kind, label in (("file", "file"), ("sqlite", "SQLite"), ("postgres", "PostgreSQL"))
+            for metric in (
+                Metric(f"{kind}_open_context", f"{label}: open + context", "s"),
+                Metric(f"{kind}_appends_1", f"{label}: appends/s, 1 worker", "/s"),
+                Metric(f"{kind}_appends_8", f"{label}: appends/s, 8 workers", "/s"),
+            )
+        ),
+        Metric("pydantic_ai_turn", "pydantic-ai SessionHistory turn", "ms", Target("<", 5, "10k")),
+        Metric("pydantic_ai_own", "  of it the adapter's own (no core)", "ms"),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
+        *_integration_metrics(),
     ]
+
+
+def _integration_metrics() -> list[Metric]:
+    from bench.integrations_langchain import langchain_metrics
+
+    return langchain_metrics()
 
 
 COMPACTION_REPEAT = 15
@@ -385,8 +404,20 @@ def run(
         results.update(measure_compaction(generated.path, COMPACTION_REPEAT))
         progress(f"{size}: {APPENDS} appends")
         results.update(measure_append(generated.path, workdir))
+        progress(f"{size}: the stores (file, SQLite, PostgreSQL when configured)")
+        from bench.stores import measure_stores
+
+        results.update(measure_stores(generated.path, workdir))
         progress(f"{size}: peak memory (child process)")
         results.update(measure_memory(generated.path))
+        if size == "10k":
+            from bench.integrations_langchain import measure_langchain_turn
+
+            progress(f"{size}: LangChain middleware turns")
+            results.update(measure_langchain_turn(generated.path, workdir))
+            # The adapters' target is per turn on the 10k session; 100k adds nothing to it.
+            progress(f"{size}: pydantic-ai SessionHistory turns")
+            results.update(measure_pydantic_ai_turn(generated.path, workdir))
         if size == sizes[0]:
             progress("contextree --help startup (fresh processes)")
             results.update(measure_help_startup())

@@ -102,3 +102,12 @@ def fake_llm(fake_llm_server: FakeLLMServer) -> Iterator[FakeLLMServer]:
 @pytest.fixture
 def repo_root() -> Path:
     return Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A PostgreSQL server on 127.0.0.1 for the session (see tests/postgres_server.py)."""
+    from postgres_server import running_server
+
+    with running_server() as server:
+        yield server

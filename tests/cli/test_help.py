@@ -18,6 +18,8 @@ COMMANDS = [
     "config",
     "navigate",
     "chat",
+    "import",
+    "export",
 ]
 
 

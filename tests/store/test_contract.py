@@ -1,4 +1,8 @@
-"""One byte-level contract for both session stores, plus what only the file store promises."""
+"""One byte-level contract for every session store, plus what only the file store promises.
+
+The contract runs against memory, the JSONL file, SQLite and PostgreSQL (on a server the tests
+start; see tests/postgres_server.py).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,17 +19,36 @@ import pytest
 
 from contextree.errors import SessionLockedError
 from contextree.store import JsonlFileStore, MemoryStore, SessionStore
+from contextree.store.postgres import PostgresStore
+from contextree.store.sqlite import SqliteStore
 
 StoreFactory = Callable[[bytes | None], SessionStore]
 
 
-@pytest.fixture(params=["file", "memory"])
+BACKENDS = ["file", "memory", "sqlite", "postgres"]
+
+
+@pytest.fixture(params=BACKENDS)
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
     """A factory: a store holding ``data`` (``None``: nothing stored yet)."""
+    if request.param == "postgres":
+        server = request.getfixturevalue("postgres")
+        session = uuid.uuid4().hex
 
     def make(data: bytes | None = None) -> SessionStore:
         if request.param == "memory":
             return MemoryStore(data) if data else MemoryStore()
+        if request.param in ("sqlite", "postgres"):
+
+            def fresh() -> SessionStore:
+                if request.param == "sqlite":
+                    return SqliteStore(tmp_path / "sessions.db", "s")
+                return PostgresStore(server.url, session)
+
+            if data is not None:
+                with fresh().transaction() as txn:
+                    txn.replace(data)
+            return fresh()
         path = tmp_path / "session.jsonl"
         if data is not None:
             path.write_bytes(data)

@@ -30,7 +30,7 @@ __all__ = ["app", "main"]
 try:  # typer >= 0.2x carries its own copy of click
     from typer._click import exceptions as _click_errors
 except ImportError:  # pragma: no cover - older typer uses click itself
-    from click import exceptions as _click_errors  # type: ignore[no-redef]
+    from click import exceptions as _click_errors  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 
 class _Command(typer.core.TyperCommand):
@@ -232,13 +232,18 @@ def plural(count: int, word: str) -> str:
     return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
-def _open(path: Path) -> Any:
-    """The session in ``path`` for a command on an existing session. An empty file is refused
-    as ``sessions`` lists it ("not a session file: the file is empty"): reading one must not
-    invent a session id. (The library and ``chat`` start a new session in an empty file.)"""
+def _open(target: str | Path) -> Any:
+    """The session at ``target`` (a file or a store URL) for a command on an existing session.
+    An empty file is refused as ``sessions`` lists it ("not a session file: the file is
+    empty"): reading one must not invent a session id. (The library and ``chat`` start a new
+    session in an empty file.)"""
     from contextree.errors import SessionFileError
     from contextree.session.tree import SessionTree
+    from contextree.store.url import is_store_url
 
+    if is_store_url(target):
+        return SessionTree.open(target, create=False)
+    path = Path(target)
     with contextlib.suppress(OSError):
         if path.is_file() and path.stat().st_size == 0:
             raise SessionFileError(path, "not a session file: the file is empty")
@@ -517,7 +522,8 @@ def check(
             "--repair",
             help="Back up the file to <name>.bak-<time>, move unreadable lines to "
             "<name>.rejected, then replace the file atomically with the rest; dangling "
-            "references and duplicate ids are only reported.",
+            "references and duplicate ids are only reported. A database session keeps both "
+            "as sessions beside it (NAME.bak-<time>, NAME.rejected).",
         ),
     ] = False,
 ) -> None:
@@ -741,12 +747,13 @@ def config() -> None:
 @app.command()
 @handles_errors
 def sessions(
-    folder: Annotated[
-        Path | None,
+    where: Annotated[
+        str | None,
         typer.Argument(
             metavar="DIR",
             help="A folder of session files, e.g. pi's ~/.pi/agent/sessions/--work--/ "
-            "(default: this directory's sessions folder, and pi's when it has one).",
+            "(default: this directory's sessions folder, and pi's when it has one), or a "
+            "database: sqlite:///path/file.db or postgresql://user@host/db.",
             show_default=False,
         ),
     ] = None,
@@ -768,7 +775,12 @@ def sessions(
     from contextree.cli import render
     from contextree.session.listing import list_sessions, session_files
     from contextree.session.paths import session_dirs, session_roots
+    from contextree.store.url import is_store_url
 
+    if where is not None and is_store_url(where):
+        _list_database(where, format)
+        return
+    folder = Path(where) if where is not None else None
     if folder is not None:
         if not folder.exists():
             raise _fail(f"{folder}: no such directory")
@@ -813,11 +825,45 @@ def sessions(
     )
 
 
+def _list_database(url: str, format: ListFormat) -> None:
+    """``sessions URL``: the sessions a database holds, by name."""
+    from contextree.store.url import parse_target
+
+    target = parse_target(url)
+    location = target.display.split("#", 1)[0]
+    if target.kind == "sqlite":
+        from contextree.store.sqlite import list_sqlite_sessions
+
+        found = list_sqlite_sessions(target.location)
+    else:
+        from contextree.store.postgres import list_postgres_sessions
+
+        found = list_postgres_sessions(target.location, location)
+    if format is ListFormat.json:
+        payload = [
+            {"session": name, "url": f"{location}#{name}", "lines": lines, "bytes": size}
+            for name, lines, size in found
+        ]
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return
+    if not found:
+        state.console.print(f"No sessions in {location}.", markup=False, soft_wrap=True)
+        return
+    state.console.print(f"Sessions in {location}: {len(found)}", markup=False, soft_wrap=True)
+    for name, lines, size in found:
+        state.console.print(
+            f"{location}#{name}  {plural(lines, 'line')}, {plural(size, 'byte')}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
 def _register_commands() -> None:
-    from contextree.cli import chat_cmd, navigate_cmd
+    from contextree.cli import chat_cmd, navigate_cmd, transfer_cmd
 
     navigate_cmd.register(app)
     chat_cmd.register(app)
+    transfer_cmd.register(app)
 
 
 _register_commands()

@@ -19,7 +19,13 @@ def register(app: typer.Typer) -> None:
         model: ChatModelOpt = None,
         base_url: BaseUrlOpt = None,
         session: Annotated[
-            Path | None, typer.Option("--session", "-s", help="Session file to use or create.")
+            str | None,
+            typer.Option(
+                "--session",
+                "-s",
+                help="Session to use or create: a file, or sqlite:///path/file.db#NAME or "
+                "postgresql://user@host/db#NAME.",
+            ),
         ] = None,
         continue_: Annotated[
             bool, typer.Option("--continue", "-c", help="Continue the latest session here.")
@@ -74,7 +80,7 @@ def register(app: typer.Typer) -> None:
                     f"set {env}, or remove it from retry.fallbackModels"
                 )
         cwd = Path.cwd()
-        path = session
+        path: str | Path | None = session
         if path is None and continue_:
             path = latest_session(cwd)
         session_id = new_session_id()

@@ -6,18 +6,24 @@ defines it, so ``navigate_cmd`` and ``chat_cmd`` import these at module level.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-__all__ = ["BaseUrlOpt", "ChatModelOpt", "InstructionsOpt", "ModelOpt", "SessionArg"]
+__all__ = [
+    "SESSION_HELP",
+    "BaseUrlOpt",
+    "ChatModelOpt",
+    "InstructionsOpt",
+    "ModelOpt",
+    "SessionArg",
+]
 
+SESSION_HELP = (
+    "Session file (.jsonl), or sqlite:///path/file.db#NAME or postgresql://user@host/db#NAME."
+)
 SessionArg = Annotated[
-    Path,
-    typer.Argument(
-        metavar="SESSION", help="Session file (.jsonl).", show_default=False, dir_okay=False
-    ),
+    str, typer.Argument(metavar="SESSION", help=SESSION_HELP, show_default=False)
 ]
 ModelOpt = Annotated[
     str | None,

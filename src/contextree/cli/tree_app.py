@@ -179,7 +179,7 @@ class TreeApp(App[None]):
         """Entries that had a node before the last reload (a fold made of them starts open)."""
         self._expanded: dict[str, bool] = {}
         """Fold states by key, kept across reloads also for nodes not made yet."""
-        self.sub_title = str(tree.path or tree.session_id)
+        self.sub_title = str(tree.path or _stored_name(tree) or tree.session_id)
 
     # -- layout and the tree --------------------------------------------------------------------
 
@@ -216,7 +216,7 @@ class TreeApp(App[None]):
         widget.clear()
         widget.root.data = NodeData(
             "session",
-            note=f"session {session.session_id}\n{session.path or '(in memory)'}\n"
+            note=f"session {session.session_id}\n{_where(session)}\n"
             f"{len(session)} entries; leaf {leaf_id or '(before the first entry)'}",
         )
         widget.root.expand()
@@ -608,3 +608,14 @@ def run_tree_app(
             "the interactive tree needs a terminal; run it without redirecting input or output"
         )
     TreeApp(tree, settings=settings, client_factory=client_factory).run()
+
+
+def _stored_name(tree: SessionTree) -> str | None:
+    """A database session's URL (``None`` for a file or memory)."""
+    name = tree.store.name
+    return name if tree.path is None and name != "<memory>" else None
+
+
+def _where(tree: SessionTree) -> str:
+    """Where the session lives, for the session line's note."""
+    return str(tree.path or _stored_name(tree) or "(in memory)")

@@ -135,7 +135,7 @@ class CompactionTriggers:
             return None
         settings = self.settings.compaction
         latest = self.latest_compaction()
-        if latest is not None and _ms(message) <= iso_to_ms(latest.get("timestamp")):
+        if _predates(message, latest):
             return None  # the reply predates the latest compaction: its usage is stale
         provider, model = self._model()
         same_model = message.get("provider") == provider and message.get("model") == model
@@ -189,9 +189,8 @@ class CompactionTriggers:
         estimate = estimate_context_tokens(messages)
         tokens = estimate.tokens
         if estimate.last_usage_index is not None:
-            latest = self.latest_compaction()
             source = messages[estimate.last_usage_index]
-            if latest is not None and _ms(source) <= iso_to_ms(latest.get("timestamp")):
+            if _predates(source, self.latest_compaction()):
                 # Usage measured before the latest compaction describes the old context.
                 tokens = estimate_context_tokens(
                     [_without_usage(message) for message in messages]
@@ -219,8 +218,7 @@ class CompactionTriggers:
             estimate = estimate_context_tokens(messages)
             if estimate.last_usage_index is None:
                 return None
-            source = messages[estimate.last_usage_index]
-            if latest is not None and _ms(source) <= iso_to_ms(latest.get("timestamp")):
+            if _predates(messages[estimate.last_usage_index], latest):
                 return None
             return estimate.tokens
         usage = message.get("usage")
@@ -319,9 +317,14 @@ def current_task_cancelling() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-def _ms(message: AgentMessage) -> float:
+def _predates(message: AgentMessage, compaction: Entry | None) -> bool:
+    """Whether ``message`` is no newer than ``compaction`` (so its usage measured the old
+    context); a message without a timestamp counts as old."""
+    if compaction is None:
+        return False
     stamp = message.get("timestamp")
-    return stamp if isinstance(stamp, int | float) else 0
+    message_ms = stamp if isinstance(stamp, int | float) else 0
+    return message_ms <= iso_to_ms(compaction.get("timestamp"))
 
 
 def _without_usage(message: AgentMessage) -> AgentMessage:

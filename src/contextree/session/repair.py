@@ -10,6 +10,11 @@ The repair works in place, and only after a full copy is safe:
 4. the session is replaced atomically by the remaining lines (DESIGN decision 6: a file is
    only ever changed by an atomic rewrite), so pi and contextree keep using the same path.
 
+A session in a database (``sqlite://`` / ``postgresql://`` URL) is repaired the same way, with
+the backup and the rejected lines kept as sessions of the same database named
+``<NAME>.bak-<UTC time>`` and ``<NAME>.rejected``; they are written first, each in its own
+transaction, and the session is replaced only if it did not change meanwhile.
+
 Unusable means: not JSON (after reading invalid UTF-8 as U+FFFD), not an object, nested too
 deeply, no entry type, no id (format v2 and later), or a message entry without a message; also
 a cut-off last line and garbage before the header. Blank lines are dropped. Everything else is
@@ -33,6 +38,7 @@ from contextree.session.check import Finding, check_session
 from contextree.session.tree import SessionTree
 from contextree.store.index import BadLine, Record, parse_session
 from contextree.store.jsonl import JsonlFileStore, fsync_dir
+from contextree.store.url import is_store_url, open_store
 
 __all__ = ["RejectedLine", "RepairReport", "repair_session"]
 
@@ -54,8 +60,9 @@ class RepairReport:
     source: str
     changed: bool = False
     """Whether the session file was replaced (then ``backup`` holds the original)."""
-    backup: Path | None = None
-    rejected_file: Path | None = None
+    backup: Path | str | None = None
+    rejected_file: Path | str | None = None
+    """Files next to a session file; for a database session, the URLs of sessions beside it."""
     rejected: list[RejectedLine] = field(default_factory=list)
     blank_lines_dropped: int = 0
     last_line_terminated: bool = False
@@ -109,6 +116,8 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
     not a session this function can repair: it raises :class:`SessionFileError` and changes
     nothing.
     """
+    if is_store_url(path):
+        return _repair_stored(str(path), now)
     file = Path(path)
     if not file.is_file():
         raise SessionFileError(file, "no such session file")
@@ -133,6 +142,46 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
         store.close()
     report.findings = check_session(SessionTree.open(file, create=False)).findings
     return report
+
+
+def _repair_stored(url: str, now: Callable[[], datetime]) -> RepairReport:
+    store = open_store(url)
+    if not store.exists():
+        raise SessionFileError(store.name, "no such session")
+    report = RepairReport(store.name)
+    data = store.read()
+    repaired, rejected_lines = _split(data, report)
+    if repaired != data:
+        stamp = now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+        report.backup = _new_stored(f"{url}.bak-{stamp}", data)
+        if rejected_lines:
+            rejected = open_store(f"{url}.rejected")
+            with rejected.transaction() as txn:
+                txn.append(_rejected_chunk(store.name, rejected_lines, stamp, report.backup))
+            report.rejected_file = rejected.name
+        with store.transaction() as txn:
+            if txn.replaced or txn.read_from(0) != data:
+                raise SessionFileError(
+                    store.name,
+                    f"changed while being repaired; nothing was replaced (the copy read is in "
+                    f"{report.backup}); run the repair again",
+                )
+            txn.replace(repaired)
+        report.changed = True
+    report.findings = check_session(SessionTree.open(url, create=False)).findings
+    return report
+
+
+def _new_stored(url: str, data: bytes) -> str:
+    """Write ``data`` as a new session at ``url`` (``-2``, ``-3``... when taken); its name."""
+    for attempt in range(1, 1000):
+        store = open_store(url if attempt == 1 else f"{url}-{attempt}")
+        with store.transaction() as txn:
+            if txn.size:
+                continue
+            txn.replace(data)
+        return store.name
+    raise SessionFileError(url, "too many backups with the same time stamp; nothing changed")
 
 
 def _split(data: bytes, report: RepairReport) -> tuple[bytes, list[tuple[int, bytes, str]]]:
@@ -218,13 +267,7 @@ def _append_rejected(
 ) -> Path:
     """Append the rejected lines, verbatim, each after a ``# line N: reason`` comment."""
     target = file.with_name(f"{file.name}.rejected")
-    chunks = [
-        f"# contextree check --repair {stamp}: {len(rejected)} line(s) rejected from "
-        f"{file.name} (original: {backup.name})\n".encode()
-    ]
-    for number, raw, reason in rejected:
-        chunks.append(f"# line {number}: {' '.join(reason.split())}\n".encode())
-        chunks.append(raw + b"\n")
+    chunk = _rejected_chunk(file.name, rejected, stamp, backup.name)
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, _FILE_MODE)
     except OSError as exc:
@@ -234,7 +277,21 @@ def _append_rejected(
             "and the session was not changed",
         ) from None
     try:
-        _write_all(fd, b"".join(chunks))
+        _write_all(fd, chunk)
     finally:
         os.close(fd)
     return target
+
+
+def _rejected_chunk(
+    source: str, rejected: list[tuple[int, bytes, str]], stamp: str, backup: str
+) -> bytes:
+    """The rejected lines, verbatim, each after a ``# line N: reason`` comment."""
+    chunks = [
+        f"# contextree check --repair {stamp}: {len(rejected)} line(s) rejected from "
+        f"{source} (original: {backup})\n".encode()
+    ]
+    for number, raw, reason in rejected:
+        chunks.append(f"# line {number}: {' '.join(reason.split())}\n".encode())
+        chunks.append(raw + b"\n")
+    return b"".join(chunks)

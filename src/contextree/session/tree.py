@@ -36,6 +36,7 @@ from contextree.store.jsonl import JsonlFileStore
 from contextree.store.memory import MemoryStore
 from contextree.store.migrations import migrate
 from contextree.store.record_index import RecordIndex
+from contextree.store.url import is_store_url, open_store
 
 __all__ = ["PathView", "SessionTree", "TreeNode"]
 
@@ -179,10 +180,17 @@ class SessionTree:
         now: Callable[[], str] = iso_now,
         session_id: str | None = None,
     ) -> SessionTree:
-        """Open the session file at ``path`` (created on the first append when missing).
+        """Open the session at ``path`` (created on the first append when missing): a JSONL
+        file, or a ``sqlite://PATH#SESSION`` / ``postgresql://...#SESSION`` URL
+        (:mod:`contextree.store.url`).
 
         ``session_id`` names a session created here (default: a new UUIDv7).
         """
+        if is_store_url(path):
+            store = open_store(path, fsync=fsync)
+            if not create and not store.exists():
+                raise SessionFileError(store.name, "no such session")
+            return cls(store, cwd=cwd, now=now, session_id=session_id)
         file = Path(path)
         if file.is_dir():
             raise SessionFileError(file, "is a directory, not a session file")
@@ -606,6 +614,16 @@ class SessionTree:
             self._children = None
             self._path_cache = None
             self._replace_all(txn, [])
+
+    def refresh(self) -> bool:
+        """Take in what other writers appended or rewrote since we last looked; ``True`` when
+        anything changed. The leaf stays where it is (when it still exists)."""
+        if not self.store.exists():
+            return False
+        with self.store.transaction() as txn:
+            before = (self._known_size, txn.replaced)
+            self._sync(txn)
+            return before != (self._known_size, False)
 
     def flush(self) -> None:
         """Write pending migrations now (an atomic rewrite); no-op when nothing is pending."""

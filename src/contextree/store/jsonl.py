@@ -25,7 +25,7 @@ from typing import Final
 
 from contextree.errors import SessionFileError, SessionLockedError
 
-__all__ = ["JsonlFileStore", "fsync_dir", "remove_stale_temps"]
+__all__ = ["JsonlFileStore", "fsync_dir", "make_dirs", "remove_stale_temps"]
 
 _FILE_MODE = 0o600
 _DIR_MODE = 0o700
@@ -154,7 +154,7 @@ class JsonlFileStore:
 
     def _open(self) -> int:
         try:
-            _make_dirs(self.path.parent)
+            make_dirs(self.path.parent)
             flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
             return os.open(self.path, flags, _FILE_MODE)
         except PermissionError:
@@ -297,7 +297,7 @@ def remove_stale_temps(file: Path) -> list[Path]:
     return sorted(removed)
 
 
-def _make_dirs(directory: Path) -> None:
+def make_dirs(directory: Path) -> None:
     """Create ``directory`` and its missing parents, each new one with mode 0700."""
     missing: list[Path] = []
     while not directory.exists():

@@ -1,0 +1,114 @@
+"""The session stores side by side: open + context, and appends/s with 1 and 8 workers.
+
+The generated session is imported into each backend (``contextree.store.transfer``); the
+workers are separate processes (``python -m bench.stores --worker``) that open the session,
+wait for a start signal, then append. PostgreSQL is measured when ``CONTEXTREE_BENCH_POSTGRES``
+holds a connection URL (e.g. ``postgresql://postgres@127.0.0.1:5432/postgres``).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+WORKERS = 8
+SOLO_APPENDS = 400
+WORKER_APPENDS = 100
+
+
+def backends(workdir: Path) -> dict[str, str]:
+    """Backend name -> the URL prefix (``#SESSION`` appended) or a file directory marker."""
+    found = {"file": str(workdir), "sqlite": f"sqlite://{workdir}/bench.db"}
+    postgres = os.environ.get("CONTEXTREE_BENCH_POSTGRES")
+    if postgres:
+        found["postgres"] = postgres
+    return found
+
+
+def _target(kind: str, base: str, name: str) -> str:
+    return f"{base}/{name}.jsonl" if kind == "file" else f"{base}#{name}"
+
+
+def _open_context(target: str, repeat: int) -> float:
+    from contextree.context.convert import convert_to_llm
+    from contextree.session.tree import SessionTree
+
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        tree = SessionTree.open(target, create=False)
+        convert_to_llm(tree.build_session_context().messages)
+        samples.append(time.perf_counter() - start)
+        close = getattr(tree.store, "close", None)
+        if close is not None:
+            close()
+    return statistics.median(samples)
+
+
+def _appends_per_second(target: str, workers: int, count: int, workdir: Path) -> float:
+    go = workdir / f"go-{uuid.uuid4().hex}"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-m", "bench.stores", "--worker", target, str(count), str(go)],
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        for _ in range(workers)
+    ]
+    for child in children:  # each says "ready" once it has opened the session
+        assert child.stdout is not None
+        child.stdout.readline()
+    start = time.perf_counter()
+    go.touch()
+    for child in children:
+        child.communicate()
+        if child.returncode != 0:
+            raise RuntimeError(f"a bench worker on {target} failed")
+    elapsed = time.perf_counter() - start
+    go.unlink()
+    return workers * count / elapsed
+
+
+def measure_stores(path: Path, workdir: Path, repeat: int = 3) -> dict[str, float]:
+    """``<backend>_open_context`` (s), ``<backend>_appends_1`` and ``_appends_8`` (appends/s)."""
+    from contextree.store.transfer import copy_session
+
+    results: dict[str, float] = {}
+    for kind, base in backends(workdir).items():
+        name = f"bench-{uuid.uuid4().hex[:8]}"
+        target = _target(kind, base, name)
+        copy_session(path, target, fsync=False)
+        results[f"{kind}_open_context"] = _open_context(target, repeat)
+        results[f"{kind}_appends_1"] = _appends_per_second(target, 1, SOLO_APPENDS, workdir)
+        results[f"{kind}_appends_8"] = _appends_per_second(target, WORKERS, WORKER_APPENDS, workdir)
+        if kind == "file":
+            Path(target).unlink()
+    (workdir / "bench.db").unlink(missing_ok=True)
+    for suffix in ("-wal", "-shm"):
+        (workdir / f"bench.db{suffix}").unlink(missing_ok=True)
+    return results
+
+
+def _worker(target: str, count: int, go: Path) -> None:
+    from contextree.session.tree import SessionTree
+
+    tree = SessionTree.open(target, create=False)
+    print("ready", flush=True)
+    while not go.exists():
+        time.sleep(0.001)
+    for n in range(count):
+        tree.append_message({"role": "user", "content": f"bench {n}", "timestamp": n})
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--worker":
+        _worker(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))
+    else:
+        sys.exit("usage: python -m bench.stores --worker TARGET COUNT GOFILE (internal)")

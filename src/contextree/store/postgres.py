@@ -1,0 +1,286 @@
+"""Sessions in PostgreSQL (psycopg 3, the ``[postgres]`` extra), shared by many workers.
+
+The tables are those of :mod:`contextree.store.rowstore` (``bytea`` lines, so every byte of a
+pi file survives). A write transaction first takes a transaction-scoped advisory lock keyed by
+the session (``pg_advisory_xact_lock``), so writers of one session take turns while writers of
+other sessions do not wait, and an append is then one INSERT of its line plus an update of the
+session's size. The lock ends with the transaction, so a worker that dies releases it. Each
+committed change sends ``NOTIFY contextree`` with the session, its size and generation as JSON,
+so another worker can wait for appends (:meth:`PostgresStore.wait_for_change`) instead of
+polling.
+
+psycopg is imported when a store first connects: ``import contextree`` never loads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+from contextree.errors import SessionFileError, SessionLockedError
+from contextree.store.rows import Row
+from contextree.store.rowstore import INSERT_LINE, SCHEMA_VERSION, RowStore
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["CHANNEL", "PostgresStore", "list_postgres_sessions"]
+
+CHANNEL: Final = "contextree"
+"""The LISTEN/NOTIFY channel every change of every session is announced on."""
+
+_SCHEMA_LOCK: Final = 0x63747265  # "ctre": serializes creating the tables
+_COPY_FROM: Final = 16
+"""From this many rows on (an import, a rewrite) rows go in with COPY rather than INSERTs."""
+
+SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS ct_meta (key text PRIMARY KEY, value text NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ct_sessions (session text PRIMARY KEY, "
+    "generation bigint NOT NULL, size bigint NOT NULL, lines bigint NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ct_lines (session text NOT NULL, seq bigint NOT NULL, "
+    "byte_offset bigint NOT NULL, line bytea NOT NULL, type text, id text, parent_id text, "
+    "PRIMARY KEY (session, seq))",
+    "CREATE UNIQUE INDEX IF NOT EXISTS ct_lines_offset ON ct_lines (session, byte_offset)",
+    "CREATE INDEX IF NOT EXISTS ct_lines_id ON ct_lines (session, id)",
+)
+
+
+def _pg(sql: str) -> str:
+    return sql.replace("?", "%s")
+
+
+class _Runner:
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+
+    def one(self, sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._conn.execute(_pg(sql), params).fetchone()
+        return row
+
+    def all(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        # Binary results: bytea arrives as bytes without hex decoding.
+        return self._conn.execute(_pg(sql), params, binary=True).fetchall()
+
+    def run(self, sql: str, params: Sequence[Any]) -> None:
+        self._conn.execute(_pg(sql), params)
+
+    def insert_rows(self, session: str, rows: list[Row]) -> None:
+        with self._conn.cursor() as cur:
+            if len(rows) < _COPY_FROM:
+                cur.executemany(_pg(INSERT_LINE), [(session, *row) for row in rows])
+                return
+            columns = "session, seq, byte_offset, line, type, id, parent_id"
+            with cur.copy(f"COPY ct_lines ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row((session, *row))
+
+
+class PostgresStore(RowStore):
+    """The session ``session`` in the PostgreSQL database at ``conninfo`` (a libpq URL)."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        session: str,
+        *,
+        lock_timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(session, name or f"postgresql://...#{session}")
+        self.conninfo = conninfo
+        self.lock_timeout = lock_timeout
+        self.connect_timeout = connect_timeout
+        self._conn: psycopg.Connection[Any] | None = None
+        self._listener: psycopg.Connection[Any] | None = None
+        self._schema_ready = False
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def _open(self) -> psycopg.Connection[Any]:
+        try:
+            import psycopg
+        except ImportError:
+            raise SessionFileError(
+                self.name,
+                "PostgreSQL sessions need psycopg: pip install 'contextree[postgres]'",
+            ) from None
+        try:
+            return psycopg.connect(
+                self.conninfo, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
+            )
+        except psycopg.Error as exc:
+            problem = f"cannot connect to PostgreSQL: {_first(exc)}"
+            raise SessionFileError(self.name, problem) from None
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed:
+            self._conn = self._open()
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connections (a later call opens new ones)."""
+        for conn in (self._conn, self._listener):
+            if conn is not None:
+                conn.close()
+        self._conn = self._listener = None
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def _error(self, exc: Exception) -> SessionFileError:
+        import psycopg.errors
+
+        if isinstance(exc, psycopg.errors.LockNotAvailable):
+            return SessionLockedError(
+                self.name,
+                f"another worker holds the session's write lock for over "
+                f"{self.lock_timeout:g} s; try again later",
+            )
+        return SessionFileError(self.name, f"PostgreSQL: {_first(exc)}")
+
+    # -- transactions --------------------------------------------------------------------------
+
+    def _has_schema(self, conn: psycopg.Connection[Any]) -> bool:
+        row = conn.execute("SELECT to_regclass('ct_meta') IS NOT NULL").fetchone()
+        if row is None or not row[0]:
+            return False
+        version = conn.execute("SELECT value FROM ct_meta WHERE key = 'schema'").fetchone()
+        if version is not None and int(version[0]) > SCHEMA_VERSION:
+            raise SessionFileError(
+                self.name,
+                f"the database holds sessions in schema version {version[0]}, newer than this "
+                f"contextree understands ({SCHEMA_VERSION}); upgrade contextree",
+            )
+        return version is not None
+
+    def _ensure_schema(self, conn: psycopg.Connection[Any]) -> None:
+        if self._schema_ready:
+            return
+        with conn.transaction():
+            # CREATE TABLE IF NOT EXISTS races with itself across connections: one at a time.
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            if not self._has_schema(conn):
+                for statement in SCHEMA:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO ct_meta (key, value) VALUES ('schema', %s) "
+                    "ON CONFLICT (key) DO NOTHING",
+                    (str(SCHEMA_VERSION),),
+                )
+        self._schema_ready = True
+
+    @contextmanager
+    def _reading(self) -> Iterator[_Runner | None]:
+        import psycopg
+
+        conn = self._connect()
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+        try:
+            yield _Runner(conn) if self._has_schema(conn) else None
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+        finally:
+            if not conn.closed:
+                conn.execute("ROLLBACK")
+
+    @contextmanager
+    def _writing(self) -> Iterator[_Runner]:
+        import psycopg
+
+        conn = self._connect()
+        try:
+            self._ensure_schema(conn)
+            conn.execute("BEGIN")
+            # Waiting for the advisory lock counts against lock_timeout like any lock wait.
+            conn.execute(
+                "SELECT set_config('lock_timeout', %s, true)",
+                (f"{max(1, round(self.lock_timeout * 1000))}ms",),
+            )
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.session,))
+        except psycopg.Error as exc:
+            self._rollback(conn)
+            raise self._error(exc) from None
+        try:
+            yield _Runner(conn)
+        except BaseException as exc:
+            self._rollback(conn)
+            if isinstance(exc, psycopg.Error):
+                raise self._error(exc) from None
+            raise
+        try:
+            conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            self._rollback(conn)
+            raise self._error(exc) from None
+
+    @staticmethod
+    def _rollback(conn: psycopg.Connection[Any]) -> None:
+        if not conn.closed:
+            conn.execute("ROLLBACK")
+
+    def _notify(self, sql: Any, txn: Any) -> None:
+        payload = json.dumps(
+            {"session": self.session, "size": txn.size, "generation": txn.generation}
+        )
+        sql.run("SELECT pg_notify(?, ?)", (CHANNEL, payload))
+
+    # -- other workers' changes ----------------------------------------------------------------
+
+    def listen(self) -> None:
+        """Start listening for changes (a change committed from now on is not missed)."""
+        if self._listener is None or self._listener.closed:
+            listener = self._open()
+            listener.execute(f"LISTEN {CHANNEL}")
+            self._listener = listener
+
+    def wait_for_change(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for another worker's commit to this session (since
+        :meth:`listen` or the last call); ``True`` when one came. Then re-sync, e.g. with
+        :meth:`contextree.session.tree.SessionTree.refresh`."""
+        self.listen()
+        listener = self._listener
+        assert listener is not None
+        conn = self._conn
+        own = conn.info.backend_pid if conn is not None and not conn.closed else None
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = max(0.0, deadline - time.monotonic())
+            for note in listener.notifies(timeout=remaining, stop_after=1):
+                if note.pid == own:
+                    continue  # our own commit
+                try:
+                    session = json.loads(note.payload).get("session")
+                except (ValueError, AttributeError):
+                    continue
+                if session == self.session:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+
+
+def list_postgres_sessions(conninfo: str, name: str) -> list[tuple[str, int, int]]:
+    """``(session, lines, bytes)`` of every session in the database at ``conninfo``."""
+    store = PostgresStore(conninfo, "-", name=name)
+    try:
+        with store._reading() as sql:
+            if sql is None:
+                return []
+            rows = sql.all("SELECT session, lines, size FROM ct_sessions ORDER BY session", ())
+    finally:
+        store.close()
+    return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
+
+def _first(exc: BaseException) -> str:
+    """The first line of a driver error (libpq adds hints and context lines)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

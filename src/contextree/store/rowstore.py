@@ -1,0 +1,256 @@
+"""What the SQLite and PostgreSQL stores share: the byte contract kept as one row per line.
+
+The tables (``ct_`` prefix, so they can live in a database that holds other things)::
+
+    ct_meta     (key PRIMARY KEY, value)                       schema version
+    ct_sessions (session PRIMARY KEY, generation, size, lines)
+    ct_lines    (session, seq, byte_offset, line, type, id, parent_id)
+                PRIMARY KEY (session, seq), UNIQUE (session, byte_offset), INDEX (session, id)
+
+``line`` holds the exact bytes of a line (a BLOB / ``bytea``: invalid UTF-8 and NUL survive), so
+the rows of a session joined in ``seq`` order are the bytes a file would hold. ``size`` and
+``lines`` make :attr:`StoreTransaction.size` one lookup; ``generation`` grows by one with each
+:meth:`StoreTransaction.replace`, which is how another worker learns of a rewrite
+(:attr:`StoreTransaction.replaced`). Rows are keyed by sequence, not by entry id: a pi file may
+repeat an id or hold lines without one, and every line must survive.
+
+A subclass opens the database's transactions: :meth:`RowStore._reading` (a consistent
+snapshot) and :meth:`RowStore._writing` (the session's write lock held until commit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Final, Protocol
+
+from contextree.errors import SessionFileError
+from contextree.store.rows import Row, rows_of
+
+__all__ = ["SCHEMA_VERSION", "RowStore", "SqlRunner"]
+
+SCHEMA_VERSION: Final = 1
+
+
+class SqlRunner(Protocol):
+    """A database connection inside an open transaction, with ``?`` placeholders."""
+
+    def one(self, sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
+        """The first row of ``sql``, or ``None``."""
+        ...
+
+    def all(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """Every row of ``sql``."""
+        ...
+
+    def run(self, sql: str, params: Sequence[Any]) -> None:
+        """Execute ``sql`` for its effect."""
+        ...
+
+    def insert_rows(self, session: str, rows: list[Row]) -> None:
+        """Insert ``rows`` of ``session`` into ``ct_lines``."""
+        ...
+
+
+INSERT_LINE: Final = (
+    "INSERT INTO ct_lines (session, seq, byte_offset, line, type, id, parent_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+class _RowTransaction:
+    """:class:`~contextree.store.base.StoreTransaction` over the rows of one session."""
+
+    def __init__(self, sql: SqlRunner, session: str, state: tuple[int, int, int]) -> None:
+        self._sql = sql
+        self._session = session
+        self.generation, self._size, self._lines = state
+        self.replaced = False
+        self.changed = False
+        self.failed = False
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def read_from(self, offset: int) -> bytes:
+        if offset >= self._size:
+            return b""
+        found = self._sql.one(
+            "SELECT seq, byte_offset FROM ct_lines WHERE session = ? AND byte_offset <= ? "
+            "ORDER BY byte_offset DESC LIMIT 1",
+            (self._session, max(offset, 0)),
+        )
+        if found is None:
+            return b""
+        seq, start = found
+        rows = self._sql.all(
+            "SELECT line FROM ct_lines WHERE session = ? AND seq >= ? ORDER BY seq",
+            (self._session, seq),
+        )
+        data = b"".join(bytes(row[0]) for row in rows)
+        return data[max(offset, 0) - start :]
+
+    def append(self, data: bytes) -> None:
+        if not data:
+            return
+        self._guarded(lambda: self._append(data))
+
+    def replace(self, data: bytes) -> None:
+        self._guarded(lambda: self._replace(data))
+
+    def _guarded(self, operation: Callable[[], None]) -> None:
+        try:
+            operation()
+        except BaseException:
+            # A failed statement may have aborted the database transaction: roll it back.
+            self.failed = True
+            raise
+        self.changed = True
+
+    def _append(self, data: bytes) -> None:
+        sql, session = self._sql, self._session
+        if self._lines:
+            found = sql.one(
+                "SELECT line FROM ct_lines WHERE session = ? AND seq = ?", (session, self._lines)
+            )
+            last = bytes(found[0]) if found is not None else b"\n"
+            if not last.endswith(b"\n"):
+                # A crash (or an import) left a torn last line: end it, as the file store
+                # does, so the new line stays a line of its own.
+                sql.run(
+                    "UPDATE ct_lines SET line = ? WHERE session = ? AND seq = ?",
+                    (last + b"\n", session, self._lines),
+                )
+                self._size += 1
+        rows = rows_of(data, first_seq=self._lines + 1, first_offset=self._size)
+        sql.insert_rows(session, rows)
+        self._size += len(data)
+        self._lines += len(rows)
+        self._save()
+
+    def _replace(self, data: bytes) -> None:
+        self._sql.run("DELETE FROM ct_lines WHERE session = ?", (self._session,))
+        rows = rows_of(data, first_seq=1, first_offset=0)
+        self._sql.insert_rows(self._session, rows)
+        self.generation += 1
+        self._size, self._lines = len(data), len(rows)
+        self._save()
+
+    def _save(self) -> None:
+        self._sql.run(
+            "UPDATE ct_sessions SET generation = ?, size = ?, lines = ? WHERE session = ?",
+            (self.generation, self._size, self._lines, self._session),
+        )
+
+
+class RowStore:
+    """A session kept as rows of a database; see the module docstring for the tables."""
+
+    def __init__(self, session: str, name: str) -> None:
+        if not session:
+            raise SessionFileError(name, "names no session: add #SESSION to the URL")
+        self.session = session
+        self._name = name
+        self._generation: int | None = None
+
+    @property
+    def name(self) -> str:
+        """The URL of the session (without a password), for messages."""
+        return self._name
+
+    # -- provided by a subclass ----------------------------------------------------------------
+
+    def _reading(self) -> AbstractContextManager[SqlRunner | None]:
+        """A read-only snapshot; ``None`` when the database does not exist yet."""
+        raise NotImplementedError
+
+    def _writing(self) -> AbstractContextManager[SqlRunner]:
+        """A transaction holding this session's write lock (schema created); commits on exit."""
+        raise NotImplementedError
+
+    def _notify(self, sql: SqlRunner, txn: _RowTransaction) -> None:
+        """Tell other workers that this session changed (delivered at commit)."""
+
+    # -- the SessionStore protocol ---------------------------------------------------------------
+
+    def exists(self) -> bool:
+        with self._reading() as sql:
+            return sql is not None and self._state(sql) is not None
+
+    def read(self) -> bytes:
+        with self._reading() as sql:
+            state = self._state(sql) if sql is not None else None
+            if sql is None or state is None:
+                raise FileNotFoundError(self.name)
+            rows = sql.all(
+                "SELECT line FROM ct_lines WHERE session = ? ORDER BY seq", (self.session,)
+            )
+        if self._generation is None:
+            # Our first view: a later rewrite by another worker shows up as ``replaced``.
+            self._generation = state[0]
+        return b"".join(bytes(row[0]) for row in rows)
+
+    @contextmanager
+    def transaction(self) -> Iterator[_RowTransaction]:
+        with self._writing() as sql:
+            state = self._state(sql)
+            if state is None:
+                sql.run(
+                    "INSERT INTO ct_sessions (session, generation, size, lines) "
+                    "VALUES (?, 0, 0, 0)",
+                    (self.session,),
+                )
+                state = (0, 0, 0)
+            txn = _RowTransaction(sql, self.session, state)
+            txn.replaced = self._generation is not None and self._generation != txn.generation
+            error: BaseException | None = None
+            try:
+                yield txn
+            except BaseException as exc:
+                if txn.failed:
+                    raise  # the database refused a statement: roll the whole block back
+                # Like a file's writes, what the block wrote stays even if it then raised.
+                error = exc
+            if txn.changed:
+                self._notify(sql, txn)
+            self._generation = txn.generation
+        if error is not None:
+            raise error
+
+    def branch_rows(self, leaf_id: str) -> list[tuple[int, str | None, str | None, str | None]]:
+        """``(seq, type, id, parent_id)`` of the root-to-``leaf_id`` path, root first, by a
+        recursive query on the database (no bytes read); the first row with a given id wins,
+        as in the tree. For tools that query the database; ``SessionTree`` uses its index."""
+        with self._reading() as sql:
+            state = self._state(sql) if sql is not None else None
+            if sql is None or state is None:
+                return []
+            rows = sql.all(
+                "WITH RECURSIVE firsts AS ("
+                "  SELECT id, MIN(seq) AS seq FROM ct_lines WHERE session = ? AND id IS NOT NULL"
+                "  GROUP BY id),"
+                " path (seq, type, id, parent_id, depth) AS ("
+                "  SELECT l.seq, l.type, l.id, l.parent_id, 0 FROM ct_lines l"
+                "  JOIN firsts f ON f.seq = l.seq WHERE l.session = ? AND l.id = ?"
+                "  UNION ALL"
+                "  SELECT l.seq, l.type, l.id, l.parent_id, p.depth + 1 FROM path p"
+                "  JOIN firsts f ON f.id = p.parent_id"
+                "  JOIN ct_lines l ON l.session = ? AND l.seq = f.seq"
+                "  WHERE p.depth < ?)"  # a cycle stops after as many steps as lines
+                " SELECT seq, type, id, parent_id FROM path ORDER BY depth DESC",
+                (self.session, self.session, leaf_id, self.session, state[2]),
+            )
+        path = [(int(r[0]), r[1], r[2], r[3]) for r in rows]
+        seen: set[str | None] = set()
+        for index, row in enumerate(reversed(path)):
+            if row[2] in seen:  # a cycle: keep the part before it repeats
+                return path[len(path) - index :]
+            seen.add(row[2])
+        return path
+
+    def _state(self, sql: SqlRunner) -> tuple[int, int, int] | None:
+        row = sql.one(
+            "SELECT generation, size, lines FROM ct_sessions WHERE session = ?", (self.session,)
+        )
+        return (int(row[0]), int(row[1]), int(row[2])) if row is not None else None
