@@ -22,6 +22,7 @@ from contextree.context import (
     convert_to_llm,
     provider_messages,
 )
+from contextree.context.provider import ProviderView
 from contextree.llm.anthropic import to_anthropic_messages
 from contextree.llm.openai_compat import to_openai_messages
 from contextree.session import SessionTree
@@ -222,3 +223,41 @@ def test_the_checks_catch_what_providers_reject() -> None:
     assert openai_problems(to_openai_messages("", messages))
     assert anthropic_problems(to_anthropic_messages(messages))
     _check(messages)
+
+
+# What happens to a context between two requests: it grows (by up to three messages), a
+# message in it is replaced by an equal copy or another message (a pruned result, a
+# rewrite), it is cut short (a compaction, another branch) or stays as it is.
+_changes = st.lists(
+    st.one_of(
+        st.tuples(st.just("grow"), st.integers(1, 3)),
+        st.tuples(st.just("replace"), st.floats(0, 1, exclude_max=True), st.booleans()),
+        st.tuples(st.just("cut"), st.floats(0, 1)),
+        st.tuples(st.just("same")),
+    ),
+    max_size=25,
+)
+
+
+@given(_messages, _changes)
+@_examples
+def test_the_view_of_a_growing_context_is_the_whole_view(
+    ops: list[tuple[Any, ...]], changes: list[tuple[Any, ...]]
+) -> None:
+    # ProviderView works out only the last batch again; whatever the context went through,
+    # its answer is provider_messages(convert_to_llm(context)), message for message.
+    pool = _from_messages(ops)
+    view = ProviderView()
+    context: list[Json] = []
+    taken = 0
+    for change in changes:
+        if change[0] == "grow":
+            context = [*context, *pool[taken : taken + change[1]]]
+            taken += change[1]
+        elif change[0] == "replace" and context:
+            at = int(change[1] * len(context))
+            other = copy.deepcopy(context[at]) if change[2] else pool[(at * 7) % len(pool)]
+            context = [*context[:at], other, *context[at + 1 :]]
+        elif change[0] == "cut":
+            context = context[: int(change[1] * len(context))]
+        assert view.messages(context) == provider_messages(convert_to_llm(context))

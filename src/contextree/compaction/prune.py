@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from contextree.compaction.prepare import context_region
 from contextree.entries.ids import now_ms
-from contextree.entries.sequence import type_reader
 from contextree.entries.types import Entry
 from contextree.settings.schema import PruneSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
@@ -90,11 +89,11 @@ def decide_prune(
     # compaction's kept region are no longer sent, so pruning them saves nothing, and counting
     # them would make the threshold check subtract savings that never happened.
     _, start = context_region(path_entries)
-    type_of = type_reader(path_entries)
-    for index in range(len(path_entries) - 1, start - 1, -1):
-        if type_of(index) != "message":
+    # One slice decodes the region at once (a PathView's entries are decoded already in a
+    # session that is in use): cheaper than reading the entries one by one.
+    for entry in reversed(path_entries[start:]):
+        if entry.get("type") != "message":
             continue
-        entry = path_entries[index]
         message = entry.get("message")
         if not isinstance(message, dict) or message.get("role") != "toolResult":
             continue

@@ -29,6 +29,7 @@ __all__ = [
     "LazyEntry",
     "ModelRef",
     "SessionContext",
+    "appended_context",
     "build_context_from_path",
     "build_session_context",
     "message_from_entry",
@@ -279,6 +280,33 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
                 emit(path[index:compaction_index])
                 break
     emit(path[compaction_index + 1 :])
+    return SessionContext(messages, thinking, model, entry_ids)
+
+
+def appended_context(context: SessionContext, entry: Entry) -> SessionContext | None:
+    """The context of a path one entry longer than the one ``context`` was built from.
+
+    Gives what :func:`build_context_from_path` gives for the longer path, without reading the
+    path again: the entry's message (if any) joins the end, a thinking-level change or a model
+    (a ``model_change`` or an assistant reply naming one) replaces the current one. ``None``
+    for a compaction or a reset boundary: they change where the context starts, so only a
+    rebuild gives it. ``context`` is left as it is.
+    """
+    kind = entry.get("type")
+    if kind in ("compaction", RESET_BOUNDARY):
+        return None
+    messages, entry_ids = list(context.messages), list(context.entry_ids)
+    message = message_from_entry(entry)
+    if message is not None:
+        messages.append(message)
+        entry_ids.append(_entry_id(entry))
+    thinking = context.thinking_level
+    if kind == "thinking_level_change":
+        level = entry.get("thinkingLevel")
+        thinking = level if isinstance(level, str) and level else "off"
+    model = context.model
+    if kind in ("model_change", "message"):
+        model = _model_from(entry) or model
     return SessionContext(messages, thinking, model, entry_ids)
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "bash_execution_to_text",
     "branch_summary_text",
     "compaction_summary_text",
+    "convert_message",
     "convert_to_llm",
 ]
 
@@ -86,13 +87,14 @@ def convert_to_llm(messages: Iterable[AgentMessage]) -> list[LlmMessage]:
     """The messages a model sees for ``messages``, in order (see the module docstring)."""
     converted: list[LlmMessage] = []
     for message in messages:
-        llm_message = _convert(message)
+        llm_message = convert_message(message)
         if llm_message is not None:
             converted.append(llm_message)
     return converted
 
 
-def _convert(message: object) -> LlmMessage | None:
+def convert_message(message: object) -> LlmMessage | None:
+    """What a model sees for one agent message, or ``None`` (not sent)."""
     if not isinstance(message, dict):
         return None
     match message.get("role"):

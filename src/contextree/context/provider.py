@@ -43,13 +43,16 @@ result as read-only. The input is never modified.
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import islice
 from typing import Final
 
-from contextree.entries.types import ContentBlock, LlmMessage
+from contextree.context.convert import convert_message
+from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage
 
-__all__ = ["DROPPED_STOP_REASONS", "MISSING_RESULT_TEXT", "provider_messages"]
+__all__ = ["DROPPED_STOP_REASONS", "MISSING_RESULT_TEXT", "ProviderView", "provider_messages"]
 
 DROPPED_STOP_REASONS: Final = frozenset({"error", "aborted"})
 """Assistant stop reasons whose message (and its tool results) the provider view leaves out."""
@@ -63,9 +66,60 @@ _MAX_ID: Final = 64
 
 def provider_messages(messages: Iterable[LlmMessage]) -> list[LlmMessage]:
     """``messages`` (``convert_to_llm`` output) as a list a provider accepts (module docstring)."""
-    items = list(messages)
+    return _provide(list(messages), set())
+
+
+class ProviderView:
+    """:func:`provider_messages` of ``convert_to_llm(context)`` for a context that grows.
+
+    A host asks for the provider view of a session's context before every model call, and
+    between two calls the context usually only gains messages at its end. Everything before
+    the last assistant message of the previous context is then known already: an assistant
+    message's batch ends at the next assistant message, so only the last batch can change
+    when messages are added, and it alone is worked out again. Any other change (a
+    compaction, another branch, a pruned result: the context's messages are not the same
+    objects) starts over. The result is exactly ``provider_messages(convert_to_llm(context))``.
+    """
+
+    __slots__ = ("_context", "_settled", "_settled_ids", "_settled_out")
+
+    def __init__(self) -> None:
+        self._context: list[AgentMessage] = []
+        self._settled = 0  # context[:_settled] is done: it gave _settled_out, using _settled_ids
+        self._settled_out: list[LlmMessage] = []
+        self._settled_ids: set[str] = set()
+
+    def messages(self, context: Sequence[AgentMessage]) -> list[LlmMessage]:
+        """The provider view of ``context`` (a fresh list; the messages are read-only)."""
+        settled = self._settled
+        if settled > len(context) or not all(
+            map(operator.is_, islice(context, settled), self._context)
+        ):
+            settled, self._settled_out, self._settled_ids = 0, [], set()
+        converted: list[tuple[int, LlmMessage]] = []
+        for position in range(settled, len(context)):
+            llm_message = convert_message(context[position])
+            if llm_message is not None:
+                converted.append((position, llm_message))
+        last = next(
+            (i for i in range(len(converted) - 1, 0, -1) if _is_assistant(converted[i][1])), 0
+        )
+        if last:
+            # What comes before the last assistant message settles.
+            self._settled_out = [
+                *self._settled_out,
+                *_provide([m for _, m in converted[:last]], self._settled_ids),
+            ]
+            settled = converted[last][0]
+        self._context = list(islice(context, settled))
+        self._settled = settled
+        rest = _provide([m for _, m in converted[last:]], set(self._settled_ids))
+        return [*self._settled_out, *rest]
+
+
+def _provide(items: list[LlmMessage], used_ids: set[str]) -> list[LlmMessage]:
+    """The provider loop over ``items``, taking and marking ids in ``used_ids``."""
     out: list[LlmMessage] = []
-    used_ids: set[str] = set()
     index = 0
     while index < len(items):
         message = items[index]

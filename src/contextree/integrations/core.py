@@ -18,8 +18,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 from contextree.compaction.summarize import CompactionResult
-from contextree.context.convert import convert_to_llm
-from contextree.context.provider import provider_messages
+from contextree.context.provider import ProviderView
 from contextree.entries.types import AgentMessage, LlmMessage
 from contextree.errors import CompactionError
 from contextree.hooks.registry import HookRegistry
@@ -72,6 +71,7 @@ class ManagedSession:
         self.summarizer = summarizer or _offline_summarizer()
         self.hooks = hooks or HookRegistry()
         self._context_window = context_window
+        self._provider_view = ProviderView()  # the last request's view, extended each turn
         self._events = EventHub(self.hooks, [listener] if listener is not None else [])
         # What is stored is sent again with every later request: a reply that echoes a key
         # or a tool that prints one is redacted before it is written, as in our own agent.
@@ -142,7 +142,7 @@ class ManagedSession:
 
     def llm_messages(self) -> list[LlmMessage]:
         """:meth:`context_messages` as a provider accepts them (tool-call pairing repaired)."""
-        return provider_messages(convert_to_llm(self.context_messages()))
+        return self._provider_view.messages(self.context_messages())
 
     # -- compaction -----------------------------------------------------------------------------
 

@@ -36,6 +36,8 @@ from contextree.runtime.retry import FallbackClient, Sleep
 from contextree.security.redact import Redactor
 from contextree.session.tree import SessionTree
 from contextree.settings.load import Settings
+from contextree.tokens.estimate import PiEstimator
+from contextree.tokens.memo import MemoizedEstimator
 from contextree.tokens.thresholds import should_compact
 from contextree.tokens.usage import calculate_context_tokens, estimate_context_tokens
 
@@ -97,6 +99,8 @@ class CompactionTriggers:
         self.sleep = sleep
         self._aborting = aborting
         self.overflow_recovery_attempted = False
+        # Checked before every model call: the tool results' estimates are remembered.
+        self._estimator = MemoizedEstimator(PiEstimator())
         self.task: asyncio.Task[Any] | None = None
         self.last_result: CompactionResult | None = None
         """The result of the latest compaction this object ran."""
@@ -116,11 +120,7 @@ class CompactionTriggers:
 
     def latest_compaction(self) -> Entry | None:
         """The latest compaction on the current branch, decoding only that entry."""
-        path = self.tree.get_branch_view()
-        for index in range(len(path) - 1, -1, -1):
-            if path.type_at(index) == "compaction":
-                return path[index]
-        return None
+        return self.tree.latest_compaction()
 
     # -- the triggers ---------------------------------------------------------------------------
 
@@ -185,15 +185,16 @@ class CompactionTriggers:
         """
         if not self.settings.compaction.enabled:
             return False
+        self._estimator.next_generation()
         messages = self.tree.build_session_context().messages
-        estimate = estimate_context_tokens(messages)
+        estimate = estimate_context_tokens(messages, self._estimator)
         tokens = estimate.tokens
         if estimate.last_usage_index is not None:
             source = messages[estimate.last_usage_index]
             if _predates(source, self.latest_compaction()):
                 # Usage measured before the latest compaction describes the old context.
                 tokens = estimate_context_tokens(
-                    [_without_usage(message) for message in messages]
+                    [_without_usage(message) for message in messages], self._estimator
                 ).tokens
         tokens = max(0, tokens - await self._prune())
         if not self._over_threshold(tokens):
@@ -215,7 +216,7 @@ class CompactionTriggers:
         if message.get("stopReason") == "error":
             # No usage on a failed reply: estimate from the last successful one (pi 0.73.1).
             messages = self.tree.build_session_context().messages
-            estimate = estimate_context_tokens(messages)
+            estimate = estimate_context_tokens(messages, self._estimator)
             if estimate.last_usage_index is None:
                 return None
             if _predates(messages[estimate.last_usage_index], latest):
@@ -230,7 +231,7 @@ class CompactionTriggers:
         """Prune old tool outputs when enabled; the tokens it saved."""
         if not self.settings.prune.enabled:
             return 0
-        decision = prune_session(self.tree, self.settings.prune)
+        decision = prune_session(self.tree, self.settings.prune, estimator=self._estimator)
         if decision.pruned_count:
             await self._emit(
                 PRUNE, prunedCount=decision.pruned_count, tokensSaved=decision.tokens_saved

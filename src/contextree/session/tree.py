@@ -16,7 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, overload
 
-from contextree.context.build import ContextNeeds, SessionContext, build_context_from_path
+from contextree.context.build import (
+    ContextNeeds,
+    SessionContext,
+    appended_context,
+    build_context_from_path,
+)
 from contextree.entries.codec import encode_line
 from contextree.entries.ids import iso_now, new_entry_id, new_session_id
 from contextree.entries.types import CURRENT_SESSION_VERSION, AgentMessage, Entry, Header
@@ -39,6 +44,9 @@ from contextree.store.record_index import RecordIndex
 from contextree.store.url import is_store_url, open_store
 
 __all__ = ["PathView", "SessionTree", "TreeNode"]
+
+_EXTEND_AT_MOST = 16
+"""Appends of more entries at once drop the cached context instead of extending it."""
 
 
 class PathView(Sequence[Entry]):
@@ -146,6 +154,10 @@ class SessionTree:
         # The root-to-entry path last walked, kept up to date by our own appends: an agent asks
         # for the leaf's path several times a turn, and walking 100k parents takes a while.
         self._path_cache: tuple[str, list[Record]] | None = None
+        # Likewise the context and the latest compaction of the leaf last asked for: a host
+        # rebuilds the context before every model call, and our appends only add to its end.
+        self._context_cache: tuple[str, SessionContext] | None = None
+        self._compaction_cache: tuple[str, Record | None] | None = None
         self._known_size = 0
         self._needs_rewrite = False
         data = store.read() if store.exists() else b""
@@ -222,7 +234,7 @@ class SessionTree:
         self._leading = head.leading
         self._title_slot = head.title_slot
         self._children = None
-        self._path_cache = None
+        self._forget_branches()
         last = self._index.last_record()
         self.leaf_id = last.id if last is not None else None
 
@@ -422,9 +434,35 @@ class SessionTree:
         target = leaf_id if leaf_id is not None else self.leaf_id
         if target is None:
             return SessionContext()
-        if self._index.get(target) is None:
-            raise EntryNotFoundError(target)
-        return build_context_from_path(PathView(self._context_records(target)))
+        cached = self._context_cache
+        if cached is None or cached[0] != target:
+            if self._index.get(target) is None:
+                raise EntryNotFoundError(target)
+            context = build_context_from_path(PathView(self._context_records(target)))
+            self._context_cache = cached = (target, context)
+        context = cached[1]
+        # Fresh lists: the caller may change them, the cached ones must not change.
+        return SessionContext(
+            list(context.messages), context.thinking_level, context.model, list(context.entry_ids)
+        )
+
+    def latest_compaction(self, leaf_id: str | None = None) -> Entry | None:
+        """The latest compaction on the path to ``leaf_id`` (default: the leaf), or ``None``."""
+        target = leaf_id if leaf_id is not None else self.leaf_id
+        if target is None:
+            return None
+        cached = self._compaction_cache
+        if cached is None or cached[0] != target:
+            if self._index.get(target) is None:
+                raise EntryNotFoundError(target)
+            found: Record | None = None
+            path = self._path_records(target)
+            for index in range(len(path) - 1, -1, -1):
+                if path[index].type == "compaction":
+                    found = path[index]
+                    break
+            self._compaction_cache = cached = (target, found)
+        return cached[1].entry if cached[1] is not None else None
 
     def _context_records(self, start: str) -> list[Record]:
         """The end of ``start``'s path that its context reads (in a large session, a little)."""
@@ -610,9 +648,10 @@ class SessionTree:
                 record.timestamp = replacement.timestamp
                 record.cached = entry
                 record.raw = None
-            # A replacement may name another parent: tree shapes are recomputed on demand.
+            # A replacement may name another parent, or change what a context holds: tree
+            # shapes, paths and contexts are recomputed on demand.
             self._children = None
-            self._path_cache = None
+            self._forget_branches()
             self._replace_all(txn, [])
 
     def refresh(self) -> bool:
@@ -665,11 +704,43 @@ class SessionTree:
             else:
                 cached = None
         self._path_cache = cached
+        self._extend_branch_caches(new)
         # Rebuilt on demand: a new entry may be its own parent or supply an orphan's parent,
         # which changes more of the child map than the new entry's own place.
         self._children = None
         if new:
             self.leaf_id = new[-1].id
+
+    def _forget_branches(self) -> None:
+        """Drop what is cached about branches (after anything but our own appends)."""
+        self._path_cache = None
+        self._context_cache = None
+        self._compaction_cache = None
+
+    def _extend_branch_caches(self, new: list[Record]) -> None:
+        """Carry the cached context and latest compaction over our appends to that leaf."""
+        context, compaction = self._context_cache, self._compaction_cache
+        if len(new) > _EXTEND_AT_MOST:
+            context = compaction = None  # a bulk append: one rebuild costs less
+        for record in new:
+            if record.id is None:
+                context = compaction = None
+                break
+            if context is not None:
+                extended = (
+                    appended_context(context[1], record.entry)
+                    if record.parent_id == context[0]
+                    else None
+                )
+                context = (record.id, extended) if extended is not None else None
+            if compaction is not None:
+                if record.parent_id != compaction[0]:
+                    compaction = None
+                elif record.type == "compaction":
+                    compaction = (record.id, record)
+                else:
+                    compaction = (record.id, compaction[1])
+        self._context_cache, self._compaction_cache = context, compaction
 
     def _replace_all(self, txn: StoreTransaction, new: list[Record]) -> None:
         # Unchanged lines are written as they were read, invalid UTF-8 included; only changed
@@ -743,7 +814,7 @@ class SessionTree:
             leaf = self.leaf_id
             index.add(foreign)
             self._children = None
-            self._path_cache = None  # a foreign line may repeat an id and so move a path
+            self._forget_branches()  # a foreign line may repeat an id and so move a path
             self.leaf_id = leaf
             self._known_size = size
 
