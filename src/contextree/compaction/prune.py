@@ -21,6 +21,7 @@ from contextree.settings.schema import PruneSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
 if TYPE_CHECKING:
+    from contextree.compaction.prune_decider import PruneDecider
     from contextree.session.tree import SessionTree
 
 __all__ = [
@@ -151,11 +152,18 @@ def prune_session(
     estimator: TokenEstimator | None = None,
     now: Callable[[], int] = now_ms,
     dry_run: bool = False,
+    decider: PruneDecider | None = None,
 ) -> PruneDecision:
-    """Prune the current branch of a ``SessionTree`` with one atomic rewrite of its file."""
-    decision, updated = prune_tool_outputs(
-        tree.get_branch_view(), settings, estimator=estimator, now=now
-    )
-    if updated and not dry_run:
-        tree.rewrite_entries(updated)
+    """Prune the current branch of a ``SessionTree`` with one atomic rewrite of its file.
+
+    A host that prunes before every model call passes the same ``decider`` each time (it
+    then estimates only what is new; ``estimator`` is the decider's own).
+    """
+    path = tree.get_branch_view()
+    if decider is not None:
+        decision = decider.decide(path, settings)
+    else:
+        decision = decide_prune(path, settings, estimator=estimator)
+    if decision.candidates and not dry_run:
+        tree.rewrite_entries(apply_prune(decision, now=now))
     return decision

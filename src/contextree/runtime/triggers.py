@@ -22,6 +22,7 @@ from typing import Any, Literal
 from contextree.compaction.options import summary_options
 from contextree.compaction.prepare import NothingToCompact
 from contextree.compaction.prune import prune_session
+from contextree.compaction.prune_decider import PruneDecider
 from contextree.compaction.run import CompactionOutcome, compact_session
 from contextree.compaction.summarize import CompactionResult, StructuredSummarizer
 from contextree.entries.ids import iso_to_ms
@@ -101,6 +102,7 @@ class CompactionTriggers:
         self.overflow_recovery_attempted = False
         # Checked before every model call: the tool results' estimates are remembered.
         self._estimator = MemoizedEstimator(PiEstimator())
+        self._prune_decider = PruneDecider(self._estimator)
         self.task: asyncio.Task[Any] | None = None
         self.last_result: CompactionResult | None = None
         """The result of the latest compaction this object ran."""
@@ -231,7 +233,7 @@ class CompactionTriggers:
         """Prune old tool outputs when enabled; the tokens it saved."""
         if not self.settings.prune.enabled:
             return 0
-        decision = prune_session(self.tree, self.settings.prune, estimator=self._estimator)
+        decision = prune_session(self.tree, self.settings.prune, decider=self._prune_decider)
         if decision.pruned_count:
             await self._emit(
                 PRUNE, prunedCount=decision.pruned_count, tokensSaved=decision.tokens_saved
