@@ -20,6 +20,7 @@ from contextree.compaction.prune import (
     prune_session,
     prune_tool_outputs,
 )
+from contextree.compaction.prune_decider import PruneDecider
 from contextree.compaction.serialize import serialize_conversation
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "FileOps",
     "NothingToCompact",
     "OfflineSummarizer",
+    "PruneDecider",
     "PruneDecision",
     "SummaryOptions",
     "apply_prune",

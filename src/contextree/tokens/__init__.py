@@ -14,6 +14,7 @@ from contextree.tokens.estimate import (
     get_estimator,
     utf16_len,
 )
+from contextree.tokens.memo import MemoizedEstimator
 from contextree.tokens.thresholds import resolve_threshold_tokens, should_compact
 from contextree.tokens.usage import (
     ContextEstimate,
@@ -28,6 +29,7 @@ from contextree.tokens.usage import (
 __all__ = [
     "IMAGE_CHARS",
     "ContextEstimate",
+    "MemoizedEstimator",
     "PiEstimator",
     "TokenEstimator",
     "Utf8Estimator",
