@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,15 @@ def clean_cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(work)
     reset_consoles()
     return work
+
+
+def copy_pi_fixture(name: str, folder: Path) -> Path:
+    """A copy of pi's fixture ``name`` in ``folder`` (the original must never change)."""
+    from pi_fixtures import pi_fixture
+
+    target = folder / name
+    shutil.copyfile(pi_fixture(name), target)
+    return target
 
 
 def reset_consoles() -> None:

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import Result
 
-from cli_env import clean_cli_env, invoke, ok, reset_consoles
+from cli_env import copy_pi_fixture as copy
+from cli_env import invoke, ok
 from contextree.context.convert import compaction_summary_text
 from contextree.context.provider import MISSING_RESULT_TEXT
 from contextree.session.tree import SessionTree
@@ -27,17 +26,7 @@ FIXTURES = ["before-compaction.jsonl", "large-session.jsonl"]
 COMMANDS = ["info", "tree", "context", "check", "compact", "prune", "navigate", "serve", "config"]
 
 
-@pytest.fixture(autouse=True)
-def clean_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    clean_cli_env(tmp_path, monkeypatch)
-    yield
-    reset_consoles()
-
-
-def copy(name: str, tmp_path: Path) -> Path:
-    target = tmp_path / name
-    shutil.copyfile(pi_fixture(name), target)
-    return target
+pytestmark = pytest.mark.usefixtures("clean_cli")
 
 
 def squash(text: str) -> str:

@@ -7,22 +7,17 @@ leaves the line's bytes as they are, through appends and repairs.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cli_env import clean_cli_env, invoke, ok, reset_consoles
+from cli_env import invoke, ok
 from core_helpers import Chain, assistant, header, jsonl, user
 
 WARNING = "invalid UTF-8 read as U+FFFD (as pi reads it); the line is kept byte for byte"
 
 
-@pytest.fixture(autouse=True)
-def clean_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    clean_cli_env(tmp_path, monkeypatch)
-    yield
-    reset_consoles()
+pytestmark = pytest.mark.usefixtures("clean_cli")
 
 
 def _session(tmp_path: Path) -> tuple[Path, bytes]:

@@ -3,29 +3,17 @@
 from __future__ import annotations
 
 import builtins
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
-from cli_env import clean_cli_env, invoke, ok, reset_consoles
+from cli_env import copy_pi_fixture as copy
+from cli_env import invoke, ok, reset_consoles
 from pi_fixtures import pi_fixture
 
-
-@pytest.fixture(autouse=True)
-def clean_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    clean_cli_env(tmp_path, monkeypatch)
-    yield
-    reset_consoles()
-
-
-def copy(name: str, tmp_path: Path) -> Path:
-    target = tmp_path / name
-    shutil.copyfile(pi_fixture(name), target)
-    return target
+pytestmark = pytest.mark.usefixtures("clean_cli")
 
 
 # -- 1. text in square brackets is printed literally ------------------------------------------

@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cli_env import clean_cli_env, invoke, ok, reset_consoles
+from cli_env import invoke, ok
 from core_helpers import Chain, assistant, header, jsonl, user
 from fakes.fake_llm import FakeLLMServer
 
-
-@pytest.fixture(autouse=True)
-def clean_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    clean_cli_env(tmp_path, monkeypatch)
-    yield
-    reset_consoles()
+pytestmark = pytest.mark.usefixtures("clean_cli")
 
 
 def small_session(path: Path) -> Chain:
