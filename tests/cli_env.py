@@ -43,6 +43,20 @@ def copy_pi_fixture(name: str, folder: Path) -> Path:
     return target
 
 
+def session_file(folder: Path, stamp: str, first: str, mtime: float) -> Path:
+    """A two-message session in ``folder`` named as pi names them, modified at ``mtime``."""
+    from contextree.session.tree import SessionTree
+    from core_helpers import assistant, user
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"2026-01-01T{stamp}-000Z_{first.replace(' ', '-')}.jsonl"
+    tree = SessionTree.open(path, cwd=str(Path.cwd()))
+    tree.append_message(user(first))
+    tree.append_message(assistant("ok"))
+    os.utime(path, (mtime, mtime))
+    return path
+
+
 def reset_consoles() -> None:
     state.__dict__.pop("console", None)
     state.__dict__.pop("errors", None)

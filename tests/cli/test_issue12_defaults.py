@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_env import invoke, ok
+from cli_env import invoke, ok, session_file
 from core_helpers import Chain, assistant, header, jsonl, user
 from fakes.fake_llm import FakeLLMServer
 
@@ -132,9 +132,7 @@ def test_pis_default_model_is_the_default_and_config_names_its_file() -> None:
     assert loaded.settings.model == "anthropic:claude-sonnet-4-5"
     assert "defaultProvider/defaultModel ignored" in "\n".join(loaded.warnings)
     # ...but with the user's trust it overrides pi's user file, key by key.
-    loaded = load_settings(
-        env={**os.environ, "CONTEXTREE_SECURITY_TRUST_PROJECT_SETTINGS": "true"}
-    )
+    loaded = load_settings(env={**os.environ, "CONTEXTREE_SECURITY_TRUST_PROJECT_SETTINGS": "true"})
     assert loaded.settings.model == "anthropic:claude-x"
     assert str(pi_user) in loaded.origins["model"] and str(pi_project) in loaded.origins["model"]
 
@@ -188,20 +186,6 @@ def test_pi_default_providers_are_the_ones_we_can_call() -> None:
 # -- a. pi's session folder for this directory -----------------------------------------------
 
 
-def _session_file(folder: Path, stamp: str, first: str, mtime: float) -> Path:
-    import os
-
-    from contextree.session.tree import SessionTree
-
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"2026-01-01T{stamp}-000Z_{first.replace(' ', '-')}.jsonl"
-    tree = SessionTree.open(path, cwd=str(Path.cwd()))
-    tree.append_message(user(first))
-    tree.append_message(assistant("ok"))
-    os.utime(path, (mtime, mtime))
-    return path
-
-
 def test_pi_session_folder_encodes_the_cwd_as_pi_does() -> None:
     from contextree.session.paths import pi_sessions_dir, sessions_dir
 
@@ -216,8 +200,8 @@ def test_sessions_lists_ours_and_pis_for_this_directory() -> None:
     from contextree.session.paths import pi_sessions_dir, sessions_dir
 
     cwd = Path.cwd()
-    ours = _session_file(sessions_dir(cwd), "10-00-00", "ours old", 1_767_225_600)
-    pis = _session_file(pi_sessions_dir(cwd), "11-00-00", "from pi", 1_767_225_700)
+    ours = session_file(sessions_dir(cwd), "10-00-00", "ours old", 1_767_225_600)
+    pis = session_file(pi_sessions_dir(cwd), "11-00-00", "from pi", 1_767_225_700)
     listed = json.loads(ok("sessions", "--format", "json").stdout)
     assert [item["path"] for item in listed] == [str(pis), str(ours)]  # newest first
     output = ok("sessions").stdout
@@ -232,7 +216,7 @@ def test_sessions_lists_ours_and_pis_for_this_directory() -> None:
 def test_sessions_with_only_pis_folder() -> None:
     from contextree.session.paths import pi_sessions_dir, pi_sessions_root
 
-    pis = _session_file(pi_sessions_dir(Path.cwd()), "11-00-00", "from pi", 1_767_225_700)
+    pis = session_file(pi_sessions_dir(Path.cwd()), "11-00-00", "from pi", 1_767_225_700)
     assert [item["path"] for item in json.loads(ok("sessions", "-f", "json").stdout)] == [str(pis)]
     everything = json.loads(ok("sessions", "--all", "-f", "json").stdout)
     assert [item["path"] for item in everything] == [str(pis)]
@@ -243,9 +227,9 @@ def test_chat_continue_takes_the_newest_of_ours_and_pis(fake_llm: FakeLLMServer)
     from contextree.session.paths import latest_session, pi_sessions_dir, sessions_dir
 
     cwd = Path.cwd()
-    ours = _session_file(sessions_dir(cwd), "10-00-00", "ours", 1_767_225_600)
+    ours = session_file(sessions_dir(cwd), "10-00-00", "ours", 1_767_225_600)
     assert latest_session(cwd) == ours
-    pis = _session_file(pi_sessions_dir(cwd), "11-00-00", "from pi", 1_767_225_700)
+    pis = session_file(pi_sessions_dir(cwd), "11-00-00", "from pi", 1_767_225_700)
     assert latest_session(cwd) == pis
 
     fake_llm.enqueue_text("Continued.")

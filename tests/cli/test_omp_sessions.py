@@ -4,14 +4,12 @@ point 5): ``~/.omp/agent/sessions/<name>/``, the name relative to home or temp a
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cli_env import clean_cli_env, invoke, ok, reset_consoles
-from core_helpers import assistant, user
+from cli_env import clean_cli_env, invoke, ok, reset_consoles, session_file
 from fakes.fake_llm import FakeLLMServer
 
 
@@ -22,18 +20,6 @@ def clean_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     clean_cli_env(tmp_path, monkeypatch)
     yield
     reset_consoles()
-
-
-def _session_file(folder: Path, stamp: str, first: str, mtime: float) -> Path:
-    from contextree.session.tree import SessionTree
-
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"2026-01-01T{stamp}-000Z_{first.replace(' ', '-')}.jsonl"
-    tree = SessionTree.open(path, cwd=str(Path.cwd()))
-    tree.append_message(user(first))
-    tree.append_message(assistant("ok"))
-    os.utime(path, (mtime, mtime))
-    return path
 
 
 def test_omp_names_folders_relative_to_home_and_temp(tmp_path: Path) -> None:
@@ -71,9 +57,9 @@ def test_sessions_lists_ours_pis_and_omps_for_this_directory() -> None:
     from contextree.session.paths import omp_sessions_dir, pi_sessions_dir, sessions_dir
 
     cwd = Path.cwd()
-    ours = _session_file(sessions_dir(cwd), "10-00-00", "ours", 1_767_225_600)
-    pis = _session_file(pi_sessions_dir(cwd), "11-00-00", "from pi", 1_767_225_700)
-    omps = _session_file(omp_sessions_dir(cwd), "12-00-00", "from omp", 1_767_225_800)
+    ours = session_file(sessions_dir(cwd), "10-00-00", "ours", 1_767_225_600)
+    pis = session_file(pi_sessions_dir(cwd), "11-00-00", "from pi", 1_767_225_700)
+    omps = session_file(omp_sessions_dir(cwd), "12-00-00", "from omp", 1_767_225_800)
     listed = json.loads(ok("sessions", "--format", "json").stdout)
     assert [item["path"] for item in listed] == [str(omps), str(pis), str(ours)]
     everything = json.loads(ok("sessions", "--all", "-f", "json").stdout)
@@ -85,8 +71,8 @@ def test_chat_continue_takes_the_newest_including_omps(fake_llm: FakeLLMServer) 
     from contextree.session.paths import latest_session, omp_sessions_dir, sessions_dir
 
     cwd = Path.cwd()
-    _session_file(sessions_dir(cwd), "10-00-00", "ours", 1_767_225_600)
-    omps = _session_file(omp_sessions_dir(cwd), "12-00-00", "from omp", 1_767_225_800)
+    session_file(sessions_dir(cwd), "10-00-00", "ours", 1_767_225_600)
+    omps = session_file(omp_sessions_dir(cwd), "12-00-00", "from omp", 1_767_225_800)
     assert latest_session(cwd) == omps
     fake_llm.enqueue_text("Continued.")
     result = invoke(

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contextree.entries.js_json import js_object_entries, js_stringify
+from json_strategies import json_values
 
 # --- js_stringify ---------------------------------------------------------------------------
 
@@ -112,20 +113,6 @@ def test_js_stringify_rejects_cycles() -> None:
 def test_js_stringify_allows_shared_non_cyclic_values() -> None:
     shared = [1]
     assert js_stringify([shared, shared]) == "[[1],[1]]"
-
-
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**53), max_value=2**53)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
-    max_leaves=30,
-)
 
 
 def _js_parse_int(text: str) -> int | float:

@@ -19,6 +19,7 @@ from contextree.tokens.estimate import (
     get_estimator,
     utf16_len,
 )
+from json_strategies import json_values
 from pi_fixtures import pi_fixture
 
 
@@ -52,21 +53,6 @@ def test_utf16_len_counts_cjk_and_accents_as_one_unit() -> None:
 
 def test_utf16_len_counts_a_lone_surrogate_as_one_unit() -> None:
     assert utf16_len("a\ud83d") == 2
-
-
-# JSON values of every kind, for the estimator's robustness properties.
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**53), max_value=2**53)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
-    max_leaves=30,
-)
 
 
 # --- estimate_tokens: one rule per role -----------------------------------------------------

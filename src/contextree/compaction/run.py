@@ -144,10 +144,10 @@ async def compact_session(
     opts = resolve_options(options, keywords)
     settings = settings or CompactionSettings()
     hooks = hooks or HookRegistry()
-    path = tree.get_branch_view()
-    preparation = prepare_compaction(path, settings, estimator=opts.estimator)
-    if isinstance(preparation, NothingToCompact):
-        return preparation
+    plan = plan_compaction(tree, settings=settings, options=opts)
+    if isinstance(plan, NothingToCompact):
+        return plan
+    preparation, path = plan.preparation, plan.path
 
     decision = await hooks.run_before(
         BEFORE_COMPACT,
