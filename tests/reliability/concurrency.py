@@ -157,7 +157,7 @@ def run_concurrency(
                 if result.returncode != 0 or "Traceback" in result.stderr:
                     stats.problems.append(
                         f"contextree {' '.join(args[:1])} failed ({result.returncode}): "
-                        f"{result.stderr.strip()[-500:]}"
+                        f"{result.stderr.strip()[-500:]} {result.stdout.strip()[-800:]}"
                     )
     finally:
         stop.touch()
