@@ -356,7 +356,12 @@ def _metrics() -> list[Metric]:
                 Metric(f"{kind}_appends_8", f"{label}: appends/s, 8 workers", "/s"),
             )
         ),
-        Metric("pydantic_ai_turn", "pydantic-ai SessionHistory turn", "ms", Target("<", 5, "10k")),
+        Metric(
+            "pydantic_ai_turn",
+            "pydantic-ai SessionHistory turn",
+            "ms",
+            target=Target("<", 5, "10k"),
+        ),
         Metric("pydantic_ai_own", "  of it the adapter's own (no core)", "ms"),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
