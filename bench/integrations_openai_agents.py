@@ -45,9 +45,11 @@ def measure_openai_agents_turn(path: Path, workdir: Path, turns: int = TURNS) ->
     of ``path``, or ``{}`` without the OpenAI Agents SDK installed."""
     try:
         from agents.run_context import RunContextWrapper
-        from agents.usage import InputTokensDetails, OutputTokensDetails, RequestUsage, Usage
+        from agents.usage import RequestUsage, Usage
+        from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
         from contextree.integrations.openai_agents import ContextreeSession
+        from contextree.store.jsonl import JsonlFileStore
     except ImportError:
         return {}
 
@@ -123,14 +125,15 @@ def measure_openai_agents_turn(path: Path, workdir: Path, turns: int = TURNS) ->
             inside[0] = 0.0
             start = time.perf_counter()
             await session.get_items(wrapper=run)
-            await session.add_items(items, run)  # type: ignore[arg-type]
+            await session.add_items(items, run)
             elapsed = time.perf_counter() - start
             samples.append(elapsed)
             own.append(elapsed - inside[0])
         return samples, own
 
     samples, own = asyncio.run(measure())
-    managed.tree.store.close()
+    if isinstance(managed.tree.store, JsonlFileStore):
+        managed.tree.store.close()  # the descriptor kept open between appends
     copy.unlink()
     return {
         "openai_agents_turn": statistics.median(samples) * 1000,

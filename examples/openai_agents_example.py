@@ -93,12 +93,13 @@ async def main() -> None:
         settings=settings,
         listener=report,
     )
-    server = None
+    server: MeasuringFakeServer | None = None
     base_url = os.environ.get("OPENAI_BASE_URL")
     if base_url is None:
         from fakes.openai_agents_server import MeasuringFakeServer
 
-        server = MeasuringFakeServer().start()
+        server = MeasuringFakeServer()
+        server.start()
         base_url = f"{server.url}/v1"
     client = AsyncOpenAI(base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY", "sk-offline"))
     model = OpenAIChatCompletionsModel(
