@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.generate import GeneratedSession, generate_session
+from bench.integrations_openai_agents import measure_openai_agents_turn
 from bench.integrations_pydantic_ai import measure_pydantic_ai_turn
 
 __all__ = ["SIZES", "Metric", "Report", "run"]
@@ -356,8 +357,20 @@ def _metrics() -> list[Metric]:
                 Metric(f"{kind}_appends_8", f"{label}: appends/s, 8 workers", "/s"),
             )
         ),
-        Metric("pydantic_ai_turn", "pydantic-ai SessionHistory turn", "ms", Target("<", 5, "10k")),
+        Metric(
+            "pydantic_ai_turn",
+            "pydantic-ai SessionHistory turn",
+            "ms",
+            target=Target("<", 5, "10k"),
+        ),
         Metric("pydantic_ai_own", "  of it the adapter's own (no core)", "ms"),
+        Metric(
+            "openai_agents_turn",
+            "OpenAI Agents SDK session turn",
+            "ms",
+            target=Target("<", 5, "10k"),
+        ),
+        Metric("openai_agents_own", "  of it the adapter's own (no core)", "ms"),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
         *_integration_metrics(),
@@ -418,6 +431,8 @@ def run(
             # The adapters' target is per turn on the 10k session; 100k adds nothing to it.
             progress(f"{size}: pydantic-ai SessionHistory turns")
             results.update(measure_pydantic_ai_turn(generated.path, workdir))
+            progress(f"{size}: OpenAI Agents SDK session turns")
+            results.update(measure_openai_agents_turn(generated.path, workdir))
         if size == sizes[0]:
             progress("contextree --help startup (fresh processes)")
             results.update(measure_help_startup())

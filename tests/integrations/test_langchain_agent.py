@@ -238,20 +238,3 @@ def test_a_session_and_options_together_is_a_usage_error(tmp_path: Path) -> None
     with pytest.raises(TypeError, match="pass a path"):
         ContextreeMiddleware(session, model="openai:gpt-4o")
     assert ContextreeMiddleware(session).session is session
-
-
-def test_the_example_runs_offline(tmp_path: Path, repo_root: Path) -> None:
-    import subprocess
-    import sys
-
-    session = tmp_path / "example.jsonl"
-    out = subprocess.run(
-        [sys.executable, str(repo_root / "examples" / "langchain_example.py"), str(session)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-        cwd=tmp_path,
-    )
-    assert "turn 7: Module 7 reviewed." in out.stdout
-    assert compactions(SessionTree.open(session))
