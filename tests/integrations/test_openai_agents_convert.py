@@ -17,7 +17,7 @@ from contextree.integrations.openai_agents import (
     items_to_messages,
     messages_to_items,
 )
-from contextree.integrations.openai_agents.convert import FAKE_ITEM_ID, usage_from_sdk
+from contextree.integrations.openai_agents.convert import FAKE_ITEM_ID, ItemCache, usage_from_sdk
 from provider_rules import openai_problems
 
 Json = dict[str, Any]
@@ -363,3 +363,42 @@ def test_the_provider_view_converts_to_valid_chat_requests(
     ]
     items = messages_to_items(provider_messages(convert_to_llm(stamped)))
     assert openai_problems(chat_messages(items)) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(conversations(), min_size=1, max_size=5), st.data())
+def test_the_item_cache_gives_what_a_fresh_conversion_gives(
+    turns: list[list[Json]], data: st.DataObject
+) -> None:
+    # A context that grows turn by turn, sometimes with a message replaced by an equal copy or
+    # by another one (a pruned result is a new dict), or cut short (a compaction).
+    cache = ItemCache()
+    context: list[Json] = []
+    for turn in turns:
+        context = context + turn
+        if context and data.draw(st.booleans()):
+            at = data.draw(st.integers(0, len(context) - 1))
+            context[at] = json.loads(json.dumps(context[at]))
+        if data.draw(st.booleans()):
+            context = context[: data.draw(st.integers(0, len(context)))]
+        assert cache.items(context) == messages_to_items(context)
+
+
+def test_the_item_cache_converts_each_message_object_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextree.integrations.openai_agents.convert as convert
+
+    converted: list[object] = []
+    original = convert._message_items
+
+    def counting(message: Json, index: int) -> list[Json]:
+        converted.append(message)
+        return original(message, index)
+
+    monkeypatch.setattr(convert, "_message_items", counting)
+    cache = ItemCache()
+    context = [{"role": "user", "content": f"question {n}"} for n in range(5)]
+    cache.items(context)
+    cache.items([*context, {"role": "user", "content": "one more"}])
+    assert len(converted) == 6
+    with pytest.raises(ValueError, match="message 0: role 'custom'"):
+        cache.items([{"role": "custom", "content": "x"}])

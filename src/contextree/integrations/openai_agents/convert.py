@@ -331,24 +331,60 @@ def messages_to_items(messages: Iterable[LlmMessage]) -> list[Item]:
     """
     items: list[Item] = []
     for index, message in enumerate(messages):
-        role = message.get("role")
-        if role == "user":
-            items.append({"role": "user", "content": _to_input_content(message.get("content"))})
-        elif role == "developer":
-            sdk_role = message.get("sdkRole")
-            items.append(
-                {
-                    "role": sdk_role if sdk_role in ("system", "developer") else "developer",
-                    "content": _to_input_content(message.get("content")),
-                }
-            )
-        elif role == "assistant":
-            items.extend(_assistant_items(message.get("content") or []))
-        elif role == "toolResult":
-            items.append(_output_item(message))
-        else:
-            raise ValueError(f"message {index}: role {role!r} is not an LLM message role")
+        items.extend(_message_items(message, index))
     return items
+
+
+class ItemCache:
+    """:func:`messages_to_items` for a context asked for every turn, converting each message
+    object once.
+
+    Between two turns a session's LLM messages are mostly the very same dicts (stored
+    messages are never changed in place; a pruned or repaired one is a new dict), so the items
+    made for a message are remembered by its identity, the message held with them so that its
+    ``id`` is not reused meanwhile. What a call did not ask for is forgotten at the next call.
+    The items handed out are the same dicts each time: treat them as read-only (the SDK copies
+    an item before it changes one; copying 2,700 items here made every turn pay for the
+    garbage collector's passes over a large session).
+    """
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[LlmMessage, list[Item]]] = {}
+
+    def items(self, messages: Iterable[LlmMessage]) -> list[Item]:
+        """What ``messages_to_items(messages)`` gives (same errors)."""
+        known, kept = self._known, {}
+        items: list[Item] = []
+        for index, message in enumerate(messages):
+            key = id(message)
+            hit = known.get(key)
+            if hit is None or hit[0] is not message:
+                hit = (message, _message_items(message, index))
+            kept[key] = hit
+            items.extend(hit[1])
+        self._known = kept
+        return items
+
+
+def _message_items(message: LlmMessage, index: int) -> list[Item]:
+    role = message.get("role")
+    if role == "user":
+        return [{"role": "user", "content": _to_input_content(message.get("content"))}]
+    if role == "developer":
+        sdk_role = message.get("sdkRole")
+        return [
+            {
+                "role": sdk_role if sdk_role in ("system", "developer") else "developer",
+                "content": _to_input_content(message.get("content")),
+            }
+        ]
+    if role == "assistant":
+        return _assistant_items(message.get("content") or [])
+    if role == "toolResult":
+        return [_output_item(message)]
+    raise ValueError(f"message {index}: role {role!r} is not an LLM message role")
 
 
 def _to_input_part(block: Mapping[str, Any]) -> Item:

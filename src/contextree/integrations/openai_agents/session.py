@@ -27,6 +27,7 @@ from contextree.entries.types import AgentMessage, Usage
 from contextree.integrations.core import ManagedSession
 from contextree.integrations.openai_agents.convert import (
     Item,
+    ItemCache,
     items_to_messages,
     messages_to_items,
     usage_from_sdk,
@@ -88,6 +89,7 @@ class ContextreeSession:
         self.compactions: list[CompactionResult] = []
         """What each compaction this object triggered produced, oldest first."""
         self._usage_seen: dict[int, int] = {}  # id(Usage of a run) -> request entries used
+        self._items = ItemCache()  # the context's items, each message converted once
 
     @classmethod
     def open(
@@ -219,7 +221,7 @@ class ContextreeSession:
     # -- helpers -------------------------------------------------------------------------------
 
     def _context_items(self) -> list[Item]:
-        return messages_to_items(self.managed.llm_messages())
+        return self._items.items(self.managed.llm_messages())
 
     def _has_summary(self) -> bool:
         return any(
