@@ -483,10 +483,10 @@ def test_unparseable_lines_stay_verbatim_in_place_after_a_rewrite(tmp_path: Path
     changed = dict(b, message=assistant("B!"))
     tree.rewrite_entries([changed])
     written = path.read_bytes().split(b"\n")
-    assert written[-1] == b""
     assert written[2] == b"{this is not json"
     assert written[4] == b'{"type":"message"}'
-    assert written[6] == b'{"type":"message","id":"torn"'
+    # Still unfinished: a writer that takes no lock may have been writing it (issue 15 item 1).
+    assert written[6] == b'{"type":"message","id":"torn"' and len(written) == 7
     assert json.loads(written[3]) == changed
     assert written[5] == lines[5].rstrip(b"\n")
     # And an append after that keeps them too, each on its own line.

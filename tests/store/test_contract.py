@@ -108,6 +108,20 @@ def test_replace_swaps_the_whole_content(make_store: StoreFactory) -> None:
     assert store.read() == b'{"new":1}\n{"new":2}\n'
 
 
+def test_replace_keeps_the_bytes_from_keep_from_after_the_new_content(
+    make_store: StoreFactory,
+) -> None:
+    # An unfinished last line (maybe another writer's line in flight) is left as it is.
+    store = make_store(b'{"old":1}\n{"b":')
+    with store.transaction() as txn:
+        txn.replace(b'{"new":1}\n', keep_from=10)
+    assert store.read() == b'{"new":1}\n{"b":'
+    with store.transaction() as txn:
+        assert txn.size == 15
+        txn.append(b'{"c":3}\n')
+    assert store.read() == b'{"new":1}\n{"b":\n{"c":3}\n'
+
+
 def test_a_torn_last_line_is_terminated_before_the_next_append(make_store: StoreFactory) -> None:
     store = make_store(b'{"a":1}\n{"b":')
     with store.transaction() as txn:

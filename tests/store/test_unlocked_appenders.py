@@ -14,6 +14,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+import contextree.store.jsonl as jsonl_store
 from contextree.session.tree import SessionTree
 from core_helpers import Chain, assistant, header, jsonl, user
 
@@ -56,3 +59,117 @@ def test_rewrites_keep_every_line_an_unlocked_writer_appended(tmp_path: Path) ->
     appended = [line["id"] for line in lines if line.get("customType") == "pi-like"]
     assert sorted(appended) == [f"p{n:07d}" for n in range(count)]
     assert len(appended) == len(set(appended))  # nothing carried twice
+
+
+def _two_line_session(path: Path) -> SessionTree:
+    chain = Chain()
+    chain.msg(user("hello"))
+    chain.msg(assistant("hi"))
+    path.write_bytes(jsonl(header(), *chain.entries))
+    return SessionTree.open(path)
+
+
+def _rewrite_first(tree: SessionTree, text: str) -> None:
+    first = tree.get_entries()[0]
+    tree.rewrite_entries([{**first, "message": {**first["message"], "content": text}}])
+
+
+def _late_line(n: int, parent: str) -> bytes:
+    entry = {
+        "type": "custom",
+        "id": f"c{n:07d}",
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "customType": "late",
+    }
+    return json.dumps(entry).encode()
+
+
+def _ids(path: Path) -> list[str | None]:
+    return [json.loads(line).get("id") for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def test_a_rewrite_nobody_appends_to_waits_one_pause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = _two_line_session(tmp_path / "s.jsonl")
+    pauses: list[float] = []
+    monkeypatch.setattr(jsonl_store.time, "sleep", pauses.append)
+    _rewrite_first(tree, "quiet")
+    assert pauses == [jsonl_store._CARRY_PAUSE_S]
+
+
+def test_the_carry_over_waits_for_a_writer_that_holds_the_old_file_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A writer that opened the file before the rename but writes only later (pi between its
+    # open() and write(), descheduled): nothing grows for many pauses, yet its line must
+    # still be carried over once it is written.
+    path = tmp_path / "s.jsonl"
+    tree = _two_line_session(path)
+    parent = tree.get_entries()[-1]["id"]
+    late = open(path, "ab")  # noqa: SIM115 - closed by the pause below, as pi would
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 30 and not late.closed:
+            late.write(_late_line(0, parent) + b"\n")
+            late.close()
+
+    monkeypatch.setattr(jsonl_store.time, "sleep", pause)
+    try:
+        _rewrite_first(tree, "busy")
+    finally:
+        late.close()
+    assert len(pauses) >= 30
+    assert _ids(path)[-1] == "c0000000"
+    assert SessionTree.open(path).report.clean
+
+
+def test_a_line_in_flight_at_the_rewrite_stays_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rewrite reads the file while pi is in the middle of writing a line: the half it
+    # sees must not be ended with a newline of ours (pi's rest would become a second line).
+    path = tmp_path / "s.jsonl"
+    tree = _two_line_session(path)
+    parent = tree.get_entries()[-1]["id"]
+    line = _late_line(0, parent) + b"\n"
+    late = open(path, "ab")  # noqa: SIM115 - closed by the pause below
+    late.write(line[:25])
+    late.flush()
+
+    def pause(seconds: float) -> None:
+        if not late.closed:
+            late.write(line[25:])
+            late.close()
+
+    monkeypatch.setattr(jsonl_store.time, "sleep", pause)
+    try:
+        _rewrite_first(tree, "in flight")
+    finally:
+        late.close()
+    assert path.read_bytes().endswith(b"\n" + line)
+    reopened = SessionTree.open(path)
+    assert reopened.report.clean, reopened.report.messages()
+    assert reopened.get_entries()[-1]["id"] == "c0000000"
+    # The tree that rewrote knows the line too, once it looks again.
+    _rewrite_first(tree, "again")
+    assert _ids(path)[-1] == "c0000000" and _ids(path).count("c0000000") == 1
+
+
+def test_a_torn_line_nobody_is_writing_is_kept_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    tree = _two_line_session(path)
+    torn = _late_line(0, "x")[:30]
+    with open(path, "ab") as dead_writer:
+        dead_writer.write(torn)
+    _rewrite_first(tree, "after a crash")
+    data = path.read_bytes()
+    assert data.endswith(b"\n" + torn)  # the same bytes, still unfinished: nothing invented
+    reopened = SessionTree.open(path)
+    assert [bad.raw for bad in reopened.report.bad_lines] == [torn]
+    # Our next append ends the torn line first, so our entry stays a line of its own.
+    reopened.append_message(user("next"))
+    assert SessionTree.open(path).get_entries()[-1]["message"] == user("next")

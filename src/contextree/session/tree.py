@@ -750,6 +750,12 @@ class SessionTree:
         lines = [self._title_slot] if self._title_slot is not None else []
         lines.extend(bad.raw for bad in self._leading)
         lines.append(header)
+        keep_from = self._unfinished_tail(txn)
+        if keep_from is not None:
+            # Stays where it is, after the rewritten lines, instead of being ended with a
+            # newline here: a writer that takes no lock (pi) may be writing it right now,
+            # and the store carries over what it finishes.
+            self._index.items.pop()
         encoded: list[Record] = []
         for item in self._index.items:
             if isinstance(item, BadLine):
@@ -762,7 +768,7 @@ class SessionTree:
             lines.append(raw)
         lines.extend(encode_line(r.entry) for r in new)
         data = b"\n".join(lines) + b"\n"
-        txn.replace(data)
+        txn.replace(data, keep_from=keep_from)
         report = self._index.report
         if self._header_raw is None:
             report.header_utf8_line = None  # encoded anew: valid UTF-8 now
@@ -783,6 +789,19 @@ class SessionTree:
         ]
         self._index.renumber_from(slot + len(self._leading) + 2)
         self._index.recount(self._leading)  # the report, with the new line numbers
+
+    def _unfinished_tail(self, txn: StoreTransaction) -> int | None:
+        """Where the stored content's last line begins when that line is unfinished (no
+        newline after it) and unreadable: a torn line, or another writer's line in flight."""
+        items = self._index.items
+        size = txn.size
+        if not items or size != self._known_size or not isinstance(items[-1], BadLine):
+            return None
+        raw = items[-1].raw
+        start = size - len(raw)
+        if start <= 0 or txn.read_from(start - 1) != b"\n" + raw:
+            return None
+        return start
 
     def _sync(self, txn: StoreTransaction) -> None:
         """Take in what other writers did since we last looked (and complete the index)."""

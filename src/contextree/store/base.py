@@ -35,8 +35,13 @@ class StoreTransaction(Protocol):
         """Append ``data`` (whole lines) in one write; a torn last line is terminated first."""
         ...
 
-    def replace(self, data: bytes) -> None:
-        """Replace the whole content atomically: readers see the old or the new bytes."""
+    def replace(self, data: bytes, *, keep_from: int | None = None) -> None:
+        """Replace the whole content atomically: readers see the old or the new bytes.
+
+        With ``keep_from``, the stored bytes from that offset on (an unfinished last line,
+        which a writer that takes no lock may still be writing) follow ``data`` as they are,
+        or as that writer finishes them, instead of being part of ``data``.
+        """
         ...
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from contextree.errors import SessionFileError, SessionLockedError
+from contextree.store.open_writers import count_write_only_holders
 
 __all__ = ["JsonlFileStore", "fsync_dir", "make_dirs", "remove_stale_temps"]
 
@@ -76,9 +77,10 @@ class _FileTransaction:
         if self._store.fsync:
             os.fsync(self._fd)
 
-    def replace(self, data: bytes) -> None:
+    def replace(self, data: bytes, *, keep_from: int | None = None) -> None:
         self._check_open()
-        self._store._replace_with(self._fd, data, read_up_to=self._size)
+        read_up_to = self._size if keep_from is None else keep_from
+        self._store._replace_with(self._fd, data, read_up_to=read_up_to)
         self._closed = True
 
     def _check_open(self) -> None:
@@ -208,25 +210,50 @@ class JsonlFileStore:
             self._fd = None
 
     def _carry_over(self, old_fd: int, target: Path, read_up_to: int) -> None:
-        """Append to the new file what was appended to the old one after we read it.
+        """Append to the new file what was appended to the old one after ``read_up_to``.
 
-        pi takes no lock: an append it started before our rename lands in the old inode, which
-        the rename unlinked. Those bytes are copied over, whole lines only, a few times over a
-        few milliseconds so an append in flight is caught too.
+        pi takes no lock: an append it opened the file for before our rename lands in the old
+        inode, which the rename unlinked. Those bytes are copied over, whole lines only, as
+        they arrive, until the old inode has stopped growing for a pause and no process holds
+        it open write-only any more (where ``/proc`` tells; elsewhere, until it also ends with
+        a finished line), at most ``_CARRY_MAX_S``. An unfinished line still there at the end
+        (its writer died, or is stalled past the limit) is copied as it is: kept, not dropped.
         """
-        carried = read_up_to
-        for check in range(_CARRY_CHECKS):
-            extra = _carry_over_bytes(old_fd, carried)
-            whole = extra[: extra.rfind(b"\n") + 1]
-            if whole:
-                with open(target, "ab") as handle:
-                    handle.write(whole)
-                    handle.flush()
-                    if self.fsync:
-                        os.fsync(handle.fileno())
-                carried += len(whole)
-            if check < _CARRY_CHECKS - 1:
-                time.sleep(_CARRY_PAUSE_S)
+        old = os.fstat(old_fd)
+        identity = (old.st_dev, old.st_ino)
+        carried = seen = read_up_to
+        quiet = 0
+        deadline = time.monotonic() + _CARRY_MAX_S
+        while True:
+            size = os.fstat(old_fd).st_size
+            carried += self._copy_tail(old_fd, target, carried, size, whole_lines=True)
+            holders = count_write_only_holders(target, identity)
+            settled = size == seen and (holders == 0 if holders is not None else carried == size)
+            quiet = quiet + 1 if settled else 0
+            # Two settled looks one pause apart: the pause covers a writer whose open() had
+            # found the old file but not yet returned when we looked the first time.
+            if quiet >= 2 or time.monotonic() > deadline:
+                break
+            seen = size
+            time.sleep(_CARRY_PAUSE_S)
+        size = os.fstat(old_fd).st_size
+        self._copy_tail(old_fd, target, carried, size, whole_lines=False)
+
+    def _copy_tail(
+        self, old_fd: int, target: Path, start: int, end: int, *, whole_lines: bool
+    ) -> int:
+        """Append the old file's bytes ``[start, end)`` (only up to the last newline when
+        ``whole_lines``) to ``target``; returns how many were copied."""
+        extra = _read_range(old_fd, start, end)
+        if whole_lines:
+            extra = extra[: extra.rfind(b"\n") + 1]
+        if extra:
+            with open(target, "ab") as handle:
+                handle.write(extra)
+                handle.flush()
+                if self.fsync:
+                    os.fsync(handle.fileno())
+        return len(extra)
 
     def _target(self) -> Path:
         """The file a rewrite replaces: through a symlink, the file it points to (renaming
@@ -270,15 +297,20 @@ class JsonlFileStore:
         self._identity = (new_stat.st_dev, new_stat.st_ino)
 
 
-_CARRY_CHECKS: Final = 3
 _CARRY_PAUSE_S: Final = 0.005
+_CARRY_MAX_S: Final = 2.0
+"""The longest a rewrite waits for writers still appending to the file it replaced."""
 
 
-def _carry_over_bytes(old_fd: int, start: int) -> bytes:
-    size = os.fstat(old_fd).st_size
-    if size <= start:
-        return b""
-    return os.pread(old_fd, size - start, start)
+def _read_range(fd: int, start: int, end: int) -> bytes:
+    chunks: list[bytes] = []
+    while start < end:
+        chunk = os.pread(fd, end - start, start)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        start += len(chunk)
+    return b"".join(chunks)
 
 
 def remove_stale_temps(file: Path) -> list[Path]:

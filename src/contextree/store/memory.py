@@ -29,8 +29,9 @@ class _MemoryTransaction:
             buf += b"\n"
         buf += data
 
-    def replace(self, data: bytes) -> None:
-        self._store._data = bytearray(data)
+    def replace(self, data: bytes, *, keep_from: int | None = None) -> None:
+        kept = self._store._data[keep_from:] if keep_from is not None else b""
+        self._store._data = bytearray(data) + kept
 
 
 class MemoryStore:

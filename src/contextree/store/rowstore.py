@@ -96,8 +96,11 @@ class _RowTransaction:
             return
         self._guarded(lambda: self._append(data))
 
-    def replace(self, data: bytes) -> None:
-        self._guarded(lambda: self._replace(data))
+    def replace(self, data: bytes, *, keep_from: int | None = None) -> None:
+        # Every writer of a database session goes through its lock: nothing can still be
+        # writing the kept bytes, so they are simply carried into the new rows.
+        kept = self.read_from(keep_from) if keep_from is not None else b""
+        self._guarded(lambda: self._replace(data + kept))
 
     def _guarded(self, operation: Callable[[], None]) -> None:
         try:
