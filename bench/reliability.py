@@ -6,6 +6,8 @@ suite does, all from one seed, and prints one table (``--json OUT`` also writes 
 - crash safety: workers SIGKILLed at random points (and at every I/O call of each scenario);
   entries lost must be 0;
 - concurrent writers: appender processes against ``contextree`` rewrites of the same file;
+- writers without a lock: the real pi (or, without it, a Python appender that writes the same
+  way) appending while the library and ``contextree prune`` rewrite the file; nothing lost;
 - bad input: hypothesis over the codec, the loader and library, every CLI command and the
   ``serve`` endpoint, plus fixed matrices (a wrong type in every field, every truncation, a
   6 MB line, nesting 10000 deep, invalid UTF-8);
@@ -155,6 +157,48 @@ def concurrency(report: Report, work: Path, writers: int, rounds: int) -> None:
     report.add(section, "torn lines", stats.torn_lines, "= 0")
     report.add(section, "appends lost", stats.lost, "= 0")
     report.add(section, "failed checks", len(stats.problems), "= 0")
+
+
+def unlocked_writer(report: Report, work: Path, turns: int) -> None:
+    """An appender that takes no lock (the real pi when it is installed) against rewrites."""
+    from reliability.common import child_env
+    from reliability.unlocked import (
+        Appender,
+        python_appender_command,
+        race_rewrites,
+        start_session,
+    )
+
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / "session.jsonl"
+    start_session(path)
+    pi = _installed_pi()
+    if pi is not None:
+        from differential.pi_writer import start_pi_appender
+
+        name = "pi 0.73.1 (appendFileSync)"
+        appender = start_pi_appender(pi, path, turns=turns, pause_ms=5, output_bytes=1500)
+    else:
+        name = "a Python appender, open(path, 'a') per line (pi is not installed)"
+        command = python_appender_command(path, turns=turns, pause_ms=5, output_bytes=1500)
+        appender = Appender.start(command, cwd=work, env=child_env())
+    stats = race_rewrites(path, appender, turns, work / "home")
+    report.problems.extend(stats.problems)
+    section = "writers without a lock"
+    report.add(section, f"entries appended by {name}, every 5 ms", stats.appended, "> 0")
+    runs = f"library {stats.rewrites - stats.cli_prunes}, contextree prune {stats.cli_prunes}"
+    report.add(section, f"rewrites meanwhile ({runs})", stats.rewrites, "> 0")
+    report.add(section, "entries lost", stats.lost, "= 0")
+    report.add(section, "entries written twice / torn lines", f"{stats.twice} / {stats.torn_lines}")
+    report.add(section, "failed checks", len(stats.problems), "= 0")
+
+
+def _installed_pi() -> Any:
+    """pi 0.73.1 when it is installed (see tests/differential/installs.py), else ``None``."""
+    from differential.installs import Install, find_pi
+
+    found = find_pi()
+    return found if isinstance(found, Install) else None
 
 
 def _hypothesis(
@@ -368,11 +412,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=1000, help="hypothesis examples per run")
     parser.add_argument("--writers", type=int, default=6, help="concurrent appender processes")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of CLI rewrites")
+    parser.add_argument(
+        "--turns", type=int, default=500, help="turns (2 entries each) of the unlocked writer"
+    )
     parser.add_argument("--quick", action="store_true", help="small counts (a smoke test)")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures here")
     args = parser.parse_args(argv)
     if args.quick:
         args.iterations, args.examples, args.writers, args.rounds = 60, 100, 3, 1
+        args.turns = 100
     seed = args.seed if args.seed is not None else random.randrange(2**32)
 
     _ensure_importable()
@@ -392,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         steps: list[tuple[str, Callable[[], None]]] = [
             ("crash", lambda: crash_safety(report, work, args.iterations, progress)),
             ("concurrency", lambda: concurrency(report, work, args.writers, args.rounds)),
+            ("unlocked writer", lambda: unlocked_writer(report, work / "unlocked", args.turns)),
             ("bad input", lambda: bad_input(report, work, args.examples, progress)),
             ("model faults", lambda: model_faults(report, work)),
         ]
