@@ -100,6 +100,27 @@ def _timestamp_key(record: Record) -> str:
     return record.timestamp or ""
 
 
+def _blank_tail(data: bytes) -> int | None:
+    """Where the whitespace at the end of ``data`` begins, when there is more of it than a
+    final newline (what an append that reserved its line and has not filled it in yet looks
+    like); ``None`` otherwise. A file that ends with an entry costs a look at two bytes."""
+    if not data[-2:].isspace():
+        return None
+    end = len(data)
+    while end:
+        chunk = data[max(0, end - 4096) : end]
+        kept = len(chunk.rstrip())
+        if kept:
+            return end - len(chunk) + kept
+        end -= len(chunk)
+    return 0
+
+
+def _still_blank(txn: StoreTransaction, start: int, end: int) -> bool:
+    """Whether the bytes ``[start, end)`` of the stored file are still only whitespace."""
+    return end <= start or txn.read_from(start)[: end - start].isspace()
+
+
 class TreeNode:
     """One entry of :meth:`SessionTree.get_tree` with its children (oldest first) and label.
 
@@ -161,6 +182,10 @@ class SessionTree:
         self._known_size = 0
         self._needs_rewrite = False
         data = store.read() if store.exists() else b""
+        # Read without the lock: the blank lines at the end may be space another writer has
+        # reserved and is filling in (see JsonlFileStore); the first sync under the lock looks
+        # at them again.
+        self._blank_tail = _blank_tail(data)
         if data and not data.isspace():
             self._load(data)
             self._known_size = len(data)
@@ -791,7 +816,13 @@ class SessionTree:
         # Nothing known yet but bytes stored: another writer created the session after we
         # looked; take it in whole (its header included) rather than as a tail.
         created_elsewhere = self._known_size == 0 and size > 0
+        blank_tail, self._blank_tail = self._blank_tail, None
         if txn.replaced or size < self._known_size or created_elsewhere:
+            self._reload(txn)
+            return
+        if blank_tail is not None and not _still_blank(txn, blank_tail, self._known_size):
+            # An append that was reserved but not yet filled in when we read the file: the
+            # line is there now, inside what we took for blank. Read the file again.
             self._reload(txn)
             return
         if size > self._known_size and self._known_size > 0:
