@@ -3,9 +3,9 @@
 pi walks a branch from the file's last entry by ``parentId`` with no guard against cycles, so an
 entry written under a cycle - through a ``parentId`` loop, a self-parent, or duplicate ids that
 make a loop once the last line of an id wins - leaves a file pi hangs on. ``navigate`` (the
-command and the library's ``navigate_tree``), ``SessionTree.branch`` and every append refuse
-with one line naming the file and the entry, and leave the file as it was. ``contextree check``
-finds the same cycles with the same walk (``parent_cycle``).
+command and the library's ``navigate_tree``) and every append (``branch_with_summary``
+included) refuse with one line naming the file and the entry, and leave the file as it was.
+``contextree check`` finds the same cycles with the same walk (``parent_cycle``).
 """
 
 from __future__ import annotations
@@ -113,9 +113,12 @@ def test_the_library_refuses_to_write_under_a_cycle(tmp_path: Path, case: str) -
     assert str(path) in str(raised.value) and "\n" not in str(raised.value)
     assert raised.value.entry_id == named and named in raised.value.cycle
     with pytest.raises(ParentCycleError, match=f"entry {target}:"):
-        tree.branch(target)
+        tree.ensure_acyclic(target)
     with pytest.raises(ParentCycleError, match=f"entry {target}:"):
         tree.branch_with_summary(target, "a summary")
+    tree.branch(target)  # in memory only, as in pi (not checked: it would read the whole chain)
+    with pytest.raises(ParentCycleError, match=f"entry {target}:"):
+        tree.append_message(user("under the cycle"))
     assert path.read_bytes() == original
     # A good entry elsewhere in the same file can still take appends.
     tree.branch("g0000000")

@@ -561,13 +561,12 @@ class SessionTree:
     def branch(self, entry_id: str) -> None:
         """Move the leaf to ``entry_id``; nothing is written (pi's ``branch``).
 
-        Raises:
-            EntryNotFoundError: no entry ``entry_id``.
-            ParentCycleError: its parent chain loops, so nothing could be written there.
+        The move itself is not checked for a parent cycle (that would read the whole chain of
+        a lazily opened file); the next append under it raises ``ParentCycleError``, and
+        :meth:`ensure_acyclic` checks on demand.
         """
         if self._index.get(entry_id) is None:
             raise EntryNotFoundError(entry_id)
-        self.ensure_acyclic(entry_id)
         self.leaf_id = entry_id
 
     def path_cycle(self, entry_id: str) -> list[str]:
