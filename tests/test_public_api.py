@@ -273,6 +273,7 @@ EXPECTED: dict[str, set[str]] = {
         "ModelResponseError",
         "ModelSpecError",
         "ModelTimeoutError",
+        "ParentCycleError",
         "SessionFileError",
         "SessionLockedError",
         "SettingsError",

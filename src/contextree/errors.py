@@ -4,6 +4,7 @@
 ContextreeError
   SessionFileError(path, line)        a session file cannot be read or written as asked
     UnsupportedVersionError           the header names a format version we do not know
+    ParentCycleError(entry_id, cycle) writing under an entry whose parent chain loops
   SessionLockedError(path)            another process holds the session's write lock too long
   TreeError                           the tree cannot do what was asked
     EntryNotFoundError(entry_id)      no entry with that id
@@ -42,6 +43,7 @@ __all__ = [
     "ModelResponseError",
     "ModelSpecError",
     "ModelTimeoutError",
+    "ParentCycleError",
     "SessionFileError",
     "SessionLockedError",
     "SettingsError",
@@ -68,6 +70,24 @@ class SessionFileError(ContextreeError):
 
 class UnsupportedVersionError(SessionFileError):
     """The header names a session format version newer than we understand."""
+
+
+class ParentCycleError(SessionFileError):
+    """The parent chain of an entry loops back on itself, so nothing may be written under it:
+    pi walks a branch from its last entry with no guard against cycles and would hang."""
+
+    def __init__(
+        self, path: str | Path, entry_id: str, cycle: list[str], *, line: int | None = None
+    ) -> None:
+        self.entry_id = entry_id
+        self.cycle = cycle
+        shown = " -> ".join([*cycle[:6], *(["..."] if len(cycle) > 6 else []), cycle[0]])
+        super().__init__(
+            path,
+            f"entry {entry_id}: its parent chain loops back on itself ({shown}); nothing was "
+            "written, since pi would hang on the file; run contextree check",
+            line=line,
+        )
 
 
 class SessionLockedError(SessionFileError):

@@ -11,9 +11,11 @@ migration of a copy of pi's ``large-session.jsonl`` - and kills it:
   dry-run time, which can land anywhere, inside Python code too.
 
 After each kill :func:`verify` checks the invariants of issue 6: the file opens; every entry
-whose append returned is there; at most one new bad line, and only as a partial last line; a
+whose append returned is there; at most one new bad line, and only as the last line, cut off or
+ended early by the blank padding of an interrupted append (issue 15 item 8); a
 rewrite left the old or the new bytes, never a mix; pruned tool output is still in the entry;
-``contextree check`` finds nothing but the torn lines; and a new append works and is clean.
+``contextree check`` finds nothing but the torn lines; a line appended the way pi appends
+(without ending a torn line first) is read; and a new append works and is clean.
 The append, compact, prune and navigate scenarios share one session file that grows across
 iterations (a new one every 40), so later iterations start from files earlier kills left.
 Scenarios take turns; the kind of kill alternates.
@@ -214,6 +216,28 @@ def _dry_run(
     return events.ops, seconds
 
 
+def pi_style_append(path: Path, parent: str | None) -> str:
+    """Append one entry the way pi does (``appendFileSync``: no lock, a torn last line is not
+    ended first); its id."""
+    entry_id = os.urandom(4).hex()
+    entry = {
+        "type": "custom",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "customType": "pi-after-kill",
+    }
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\n")
+    return entry_id
+
+
+def interrupted_fill(bad: BadLine) -> bool:
+    """An append killed while it filled in its reserved line: the entry's start, then the
+    blank padding that was not overwritten yet, and the newline (see JsonlFileStore)."""
+    return bad.raw.endswith(b" ")
+
+
 def verify(state: SessionState, events: Events, where: str) -> tuple[list[str], dict[str, int]]:
     """Check a shared session after a kill; returns problems and counters."""
     problems: list[str] = []
@@ -249,7 +273,8 @@ def verify(state: SessionState, events: Events, where: str) -> tuple[list[str], 
         counts["partial"] = 1
         last_bad = tree.report.bad_lines[-1]
         last_line = max([last_bad.line, *(r.line or 0 for r in items)])
-        if not (last_is_bad and last_bad.line == last_line):
+        torn = last_is_bad or interrupted_fill(last_bad)
+        if not (torn and last_bad.line == last_line):
             problems.append(f"{where}: a bad line that is not the partial last line: {last_bad}")
     for entry_id, marker in state.markers.items():
         entry = tree.get_entry(entry_id)
@@ -262,14 +287,18 @@ def verify(state: SessionState, events: Events, where: str) -> tuple[list[str], 
     ]
     if errors:
         problems.append(f"{where}: check finds damage: {errors[:3]}")
+    # pi appends next, without ending a torn line first: its line must stay readable.
+    foreign = pi_style_append(path, tree.leaf_id)
     # A later append must work, whatever the kill left behind, and leave no new bad line.
     probe = SessionTree.open(path).append_message(user(f"probe after {where}"))
     again = SessionTree.open(path)
+    if not again.has_entry(foreign):
+        problems.append(f"{where}: a line appended the way pi appends after the kill was lost")
     if not again.has_entry(probe) or again.report.partial_last_line:
         problems.append(f"{where}: the append after the kill did not land cleanly")
     if len(again.report.bad_lines) != bad:
-        problems.append(f"{where}: the append after the kill changed the bad lines")
-    state.confirmed.add(probe)
+        problems.append(f"{where}: the appends after the kill changed the bad lines")
+    state.confirmed.update((foreign, probe))
     state.bad_lines = len(again.report.bad_lines)
     return problems, counts
 
@@ -303,8 +332,13 @@ def _verify_migration(
     if len(tree) < 1018:
         problems.append(f"{where}: {1018 - len(tree)} migrated entries missing")
     bad = [b for b in tree.report.bad_lines if not isinstance(b, BadLine) or b.line != 0]
-    if len(bad) > 1 or (bad and not tree.report.partial_last_line):
+    torn = tree.report.partial_last_line or (bad and interrupted_fill(bad[-1]))
+    if len(bad) > 1 or (bad and not torn):
         problems.append(f"{where}: unexpected bad lines after migration: {bad[:2]}")
+    if not tree.needs_rewrite:  # pi appends only to a v3 file (it migrates a v1 one first)
+        foreign = pi_style_append(path, tree.leaf_id)
+        if not SessionTree.open(path).has_entry(foreign):
+            problems.append(f"{where}: a line appended the way pi appends after the kill was lost")
     return problems, interrupted
 
 

@@ -14,8 +14,8 @@ unbuffered writes (the lines survive a SIGKILL of the writer):
 - ``R <old sha> <new sha> <new size>``: a rewrite is about to be renamed over the session,
   ``D`` once the rename returned; ``OPS <n>``: the worker finished after ``n`` I/O calls.
 
-With ``kill_at = n`` the worker SIGKILLs itself at its n-th ``os.write`` / ``os.fsync`` /
-``os.replace``; a write is first cut to a random prefix (a torn write).
+With ``kill_at = n`` the worker SIGKILLs itself at its n-th ``os.write`` / ``os.pwrite`` /
+``os.fsync`` / ``os.replace``; a write is first cut to a random prefix (a torn write).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from reliability.common import assistant_call, filler, sha, sized, tool_result, 
 Emit = Callable[..., None]
 
 _real_write = os.write
+_real_pwrite = os.pwrite
 _real_fsync = os.fsync
 _real_replace = os.replace
 
@@ -74,6 +75,15 @@ class _Injector:
                 _real_write(fd, view[:cut])
             self._die()
         return _real_write(fd, data)
+
+    def pwrite(self, fd: int, data: Any, offset: int) -> int:
+        if self._due():
+            view = memoryview(data)
+            cut = self.rng.randint(0, len(view))
+            if cut:
+                _real_pwrite(fd, view[:cut], offset)
+            self._die()
+        return _real_pwrite(fd, data, offset)
 
     def fsync(self, fd: Any) -> None:
         if self._due():
@@ -176,6 +186,7 @@ def _worker(task: dict[str, Any]) -> None:
     path = Path(task["path"])
     injector = _Injector(task.get("kill_at"), random.Random(task["seed"] ^ 0x5EED), path, emit)
     os.write = injector.write
+    os.pwrite = injector.pwrite
     os.fsync = injector.fsync
     os.replace = injector.replace
     try:

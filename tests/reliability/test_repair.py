@@ -211,3 +211,84 @@ def test_the_help_says_what_repair_does() -> None:
     text = " ".join(run_cli(["check", "--help"]).stdout.split())
     assert "Back up the file to <name>.bak-<time>" in text
     assert "<name>.rejected" in text
+
+
+# -- a repair killed part-way, run again (issue 15 item 8) ----------------------------------------
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: nothing after it runs."""
+
+
+def _kill_at_rename_to(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:
+    real_replace = os.replace
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if Path(dst) == target:
+            raise _Killed
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def _rejected_once(path: Path, *lines: bytes) -> bytes:
+    rejected = path.with_name(f"{path.name}.rejected").read_bytes()
+    held = rejected.split(b"\n")
+    for line in lines:
+        assert held.count(line) == 1, (line, rejected)
+    return rejected
+
+
+@pytest.mark.parametrize("killed_at", ["session", "rejected"])
+def test_a_repair_killed_before_its_renames_sets_each_line_aside_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, killed_at: str
+) -> None:
+    # Killed after .rejected was written but before the session was renamed (or while
+    # .rejected itself was being replaced): the session still holds the bad lines, and the
+    # repair run again must not set them aside a second time.
+    path = tmp_path / "s.jsonl"
+    original = _write(path, HEADER, A, NOT_JSON, B, NO_TYPE, C)
+    rejected_file = tmp_path / "s.jsonl.rejected"
+    with monkeypatch.context() as patch:
+        _kill_at_rename_to(patch, path if killed_at == "session" else rejected_file)
+        with pytest.raises(_Killed):
+            repair_session(path, now=lambda: NOW)
+    assert path.read_bytes() == original
+    assert rejected_file.exists() == (killed_at == "session")
+    report = repair_session(path, now=lambda: NOW)
+    assert report.changed and [r.line for r in report.rejected] == [3, 5]
+    assert path.read_bytes() == b"\n".join([HEADER, A, B, C]) + b"\n"
+    rejected = _rejected_once(path, NOT_JSON, NO_TYPE)
+    assert rejected.count(b"# contextree check --repair") == 1
+    assert report.rejected_file == rejected_file
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp"))
+    assert leftovers == []  # the killed run's temporary copy was removed
+    assert report.stale_temp_files  # and reported
+
+
+def test_a_repair_run_again_on_a_database_session_sets_each_line_aside_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextree.store.rowstore import _RowTransaction
+    from contextree.store.url import open_store
+
+    url = f"sqlite:///{tmp_path / 'sessions.db'}#s"
+    data = b"\n".join([HEADER, A, NOT_JSON, B, NO_TYPE, C]) + b"\n"
+    with open_store(url).transaction() as txn:
+        txn.replace(data)
+    real_replace = _RowTransaction.replace
+
+    def replace(self: _RowTransaction, new: bytes) -> None:
+        if new != data and b"# contextree" not in new and new.startswith(HEADER):
+            raise _Killed  # the session's own replacement: the backup is written before it
+        real_replace(self, new)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_RowTransaction, "replace", replace)
+        with pytest.raises(_Killed):
+            repair_session(url, now=lambda: NOW)
+    assert open_store(url).read() == data
+    report = repair_session(url, now=lambda: NOW)
+    assert report.changed
+    rejected = open_store(f"{url}.rejected").read().split(b"\n")
+    assert rejected.count(NOT_JSON) == 1 and rejected.count(NO_TYPE) == 1

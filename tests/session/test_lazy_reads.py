@@ -5,9 +5,11 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contextree.errors import ParentCycleError
 from contextree.session import SessionTree
 from contextree.session.check import count_types
 from contextree.store import Record
@@ -158,9 +160,12 @@ def test_the_child_map_follows_appends_that_heal_an_orphan_or_parent_themselves(
     assert [(n.id, [c.id for c in n.children]) for n in tree.get_tree()] == [
         ("parent01", ["orphan01"])
     ]
+    # An entry that is its own parent is not appended at all (pi would hang on the file, issue
+    # 15 item 8); the child map stays as it was.
     own_parent = {"type": "custom", "id": "selfself", "parentId": "selfself", "timestamp": "t"}
-    tree.append_entry(own_parent)
-    assert tree.leaves() == ["orphan01", "selfself"]
+    with pytest.raises(ParentCycleError, match="selfself"):
+        tree.append_entry(own_parent)
+    assert tree.leaves() == ["orphan01"]
 
 
 def test_bytes_another_writer_glues_onto_a_torn_line_are_seen_as_a_fresh_open_sees_them(

@@ -10,6 +10,8 @@ tests/differential/test_pi_concurrent.py).
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -131,3 +133,30 @@ def test_a_torn_line_nobody_is_writing_is_kept_as_it_was(tmp_path: Path) -> None
     # Our next append ends the torn line first, so our entry stays a line of its own.
     reopened.append_message(user("next"))
     assert SessionTree.open(path).get_entries()[-1]["message"] == user("next")
+
+
+def test_an_append_waits_for_a_line_another_writer_is_finishing(tmp_path: Path) -> None:
+    # Our lock does not stop pi: when the file ends in half a line that a process holding it
+    # open write-only is still writing, our append must not end that line with a newline of
+    # its own (pi's rest would become a broken line of its own).
+    path = tmp_path / "s.jsonl"
+    tree = _two_line_session(path)
+    line = _late_line(0, tree.get_entries()[-1]["id"]) + b"\n"
+    late = open(path, "ab", buffering=0)  # noqa: SIM115 - closed by the thread
+
+    def finish() -> None:
+        time.sleep(0.05)
+        late.write(line[25:])
+        late.close()
+
+    late.write(line[:25])
+    finisher = threading.Thread(target=finish)
+    finisher.start()
+    try:
+        tree.append_message(user("ours"))
+    finally:
+        finisher.join()
+    reopened = SessionTree.open(path)
+    assert reopened.report.clean, reopened.report.messages()
+    assert _ids(path)[-2] == "c0000000"
+    assert reopened.get_entries()[-1]["message"] == user("ours")

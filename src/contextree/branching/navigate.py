@@ -183,6 +183,8 @@ async def navigate_tree(
     Raises:
         ValueError: ``summarize`` without a client.
         EntryNotFoundError: no entry ``target_id``.
+        ParentCycleError: the new position's parent chain loops (pi would hang on a file
+            with an entry written there); nothing was written.
         BranchSummaryError: the summary call failed; nothing was written.
     """
     old_leaf_id = tree.leaf_id
@@ -193,6 +195,10 @@ async def navigate_tree(
     target = tree.get_entry(target_id)
     if target is None:
         raise EntryNotFoundError(target_id)
+    # Before any summary is paid for: nothing may be written under a parent cycle.
+    position, _ = _position(tree, target, target_id)
+    if position is not None:
+        tree.ensure_acyclic(position)
     opts = resolve_options(options, keywords)
     if settings is not None:
         opts = replace(opts, branch_reserve_tokens=settings.reserve_tokens)

@@ -18,7 +18,7 @@ from contextree.entries.types import (
     is_tool_call_content,
     is_tool_result_message,
 )
-from contextree.session.tree import SessionTree
+from contextree.session.tree import SessionTree, parent_cycle
 from contextree.store.index import Record, collector_paused
 
 __all__ = ["CheckReport", "Finding", "check_session"]
@@ -65,21 +65,10 @@ def _entry(record: Record) -> Entry:
 def _cycles(tree: SessionTree) -> list[Record]:
     """Records whose parent chain loops back on itself (one per cycle member)."""
     by_id = {r.id: r for r in tree.records() if r.id is not None}
-    state: dict[str, int] = {}  # 1 = on the current walk, 2 = known to reach a root
+    reaches_root: dict[str, bool] = {}
     in_cycle: list[Record] = []
     for record in by_id.values():
-        walk: list[str] = []
-        current: Record | None = record
-        while current is not None and current.id is not None and current.id not in state:
-            state[current.id] = 1
-            walk.append(current.id)
-            parent = current.parent_id
-            current = by_id.get(parent) if parent is not None else None
-        if current is not None and current.id is not None and state.get(current.id) == 1:
-            start = walk.index(current.id)
-            in_cycle.extend(by_id[i] for i in walk[start:])
-        for entry_id in walk:
-            state[entry_id] = 2
+        in_cycle.extend(parent_cycle(by_id.get, record, reaches_root))
     return in_cycle
 
 

@@ -5,8 +5,10 @@ The repair works in place, and only after a full copy is safe:
 1. under the session's write lock (appenders in other processes wait), the file is read once;
 2. the original bytes go to ``<name>.bak-<UTC time>`` (a new file, never an existing one),
    which is fsynced before anything else happens;
-3. every unusable line goes, verbatim, to ``<name>.rejected`` (appended, never overwritten),
-   each preceded by a ``#`` comment with its line number and why it was rejected;
+3. every unusable line goes, verbatim, to ``<name>.rejected`` (added to what it holds, never
+   overwritten; the new content replaces it atomically), each preceded by a ``#`` comment with
+   its line number and why it was rejected. A line already there under the same line number
+   is not added again: a repair killed before step 4 and run again leaves each line once;
 4. the session is replaced atomically by the remaining lines (DESIGN decision 6: a file is
    only ever changed by an atomic rewrite), so pi and contextree keep using the same path.
 
@@ -27,6 +29,8 @@ changed, because no rule can tell which side of a dangling reference is the dama
 from __future__ import annotations
 
 import os
+import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,7 +41,7 @@ from contextree.errors import SessionFileError
 from contextree.session.check import Finding, check_session
 from contextree.session.tree import SessionTree
 from contextree.store.index import BadLine, Record, parse_session
-from contextree.store.jsonl import JsonlFileStore, fsync_dir
+from contextree.store.jsonl import JsonlFileStore, fsync_dir, remove_stale_temps
 from contextree.store.url import is_store_url, open_store
 
 __all__ = ["RejectedLine", "RepairReport", "repair_session"]
@@ -127,7 +131,10 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
         with store.transaction() as txn:
             data = txn.read_from(0)
             repaired, rejected_lines = _split(data, report)
-            report.stale_temp_files = store.stale_temps_removed
+            rejected_target = file.with_name(f"{file.name}.rejected")
+            report.stale_temp_files = sorted(
+                store.stale_temps_removed + remove_stale_temps(rejected_target)
+            )
             if repaired != data:
                 stamp = now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
                 report.backup = _write_backup(file, data, stamp)
@@ -157,7 +164,9 @@ def _repair_stored(url: str, now: Callable[[], datetime]) -> RepairReport:
         if rejected_lines:
             rejected = open_store(f"{url}.rejected")
             with rejected.transaction() as txn:
-                txn.append(_rejected_chunk(store.name, rejected_lines, stamp, report.backup))
+                fresh = _not_yet_rejected(txn.read_from(0), rejected_lines)
+                if fresh:
+                    txn.append(_rejected_chunk(store.name, fresh, stamp, report.backup))
             report.rejected_file = rejected.name
         with store.transaction() as txn:
             if txn.replaced or txn.read_from(0) != data:
@@ -265,22 +274,67 @@ def _write_backup(file: Path, data: bytes, stamp: str) -> Path:
 def _append_rejected(
     file: Path, rejected: list[tuple[int, bytes, str]], stamp: str, backup: Path
 ) -> Path:
-    """Append the rejected lines, verbatim, each after a ``# line N: reason`` comment."""
+    """Add the rejected lines, verbatim, each after a ``# line N: reason`` comment, to those
+    already in ``<name>.rejected``, leaving out the ones it holds already (a repair killed
+    before it replaced the session, run again); the file is replaced atomically, so a kill
+    leaves the old or the new one."""
     target = file.with_name(f"{file.name}.rejected")
-    chunk = _rejected_chunk(file.name, rejected, stamp, backup.name)
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, _FILE_MODE)
+        existing = target.read_bytes()
+    except FileNotFoundError:
+        existing = b""
     except OSError as exc:
+        raise SessionFileError(
+            file,
+            f"cannot read {target.name} ({exc.strerror}); the original is in {backup.name} "
+            "and the session was not changed",
+        ) from None
+    fresh = _not_yet_rejected(existing, rejected)
+    if not fresh:
+        return target
+    if existing and not existing.endswith(b"\n"):
+        existing += b"\n"  # cut short by a crash of an older version: keep it, end it
+    chunk = _rejected_chunk(file.name, fresh, stamp, backup.name)
+    real = Path(os.path.realpath(target))
+    temp = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = _create_exclusive(temp)
+        try:
+            _write_all(fd, existing + chunk)
+        finally:
+            os.close(fd)
+        os.replace(temp, real)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
         raise SessionFileError(
             file,
             f"cannot write {target.name} ({exc.strerror}); the original is in {backup.name} "
             "and the session was not changed",
         ) from None
-    try:
-        _write_all(fd, chunk)
-    finally:
-        os.close(fd)
     return target
+
+
+def _not_yet_rejected(
+    existing: bytes, rejected: list[tuple[int, bytes, str]]
+) -> list[tuple[int, bytes, str]]:
+    """The lines of ``rejected`` that ``existing`` (a ``.rejected`` file) does not hold yet
+    under the same line number."""
+    if not existing:
+        return rejected
+    held: set[tuple[int, bytes]] = set()
+    lines = existing.split(b"\n")
+    position = 0
+    while position < len(lines) - 1:
+        found = _COMMENT.match(lines[position])
+        if found is None:
+            position += 1
+            continue
+        held.add((int(found.group(1)), lines[position + 1]))
+        position += 2  # the rejected line itself, whatever it looks like
+    return [item for item in rejected if (item[0], item[1]) not in held]
+
+
+_COMMENT = re.compile(rb"# line (\d+): ")
 
 
 def _rejected_chunk(

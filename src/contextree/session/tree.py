@@ -25,7 +25,12 @@ from contextree.context.build import (
 from contextree.entries.codec import encode_line
 from contextree.entries.ids import iso_now, new_entry_id, new_session_id
 from contextree.entries.types import CURRENT_SESSION_VERSION, AgentMessage, Entry, Header
-from contextree.errors import EntryNotFoundError, SessionFileError, TreeError
+from contextree.errors import (
+    EntryNotFoundError,
+    ParentCycleError,
+    SessionFileError,
+    TreeError,
+)
 from contextree.store.base import SessionStore, StoreTransaction
 from contextree.store.index import (
     BadLine,
@@ -100,6 +105,68 @@ def _timestamp_key(record: Record) -> str:
     return record.timestamp or ""
 
 
+def _blank_tail(data: bytes) -> int | None:
+    """Where the whitespace at the end of ``data`` begins, when there is more of it than a
+    final newline (what an append that reserved its line and has not filled it in yet looks
+    like); ``None`` otherwise. A file that ends with an entry costs a look at two bytes."""
+    if not data[-2:].isspace():
+        return None
+    end = len(data)
+    while end:
+        chunk = data[max(0, end - 4096) : end]
+        kept = len(chunk.rstrip())
+        if kept:
+            return end - len(chunk) + kept
+        end -= len(chunk)
+    return 0
+
+
+def parent_cycle(
+    lookup: Callable[[str], Record | None], start: Record, reaches_root: dict[str, bool]
+) -> list[Record]:
+    """The records of the cycle that ``start``'s parent chain runs into, in chain order from
+    where it closes; ``[]`` when the chain ends (no parent, a missing one) or meets an id
+    already in ``reaches_root``. ``lookup`` gives the record of an id (the last one wins).
+
+    ``reaches_root`` is shared between calls so that each record is walked once: every record
+    walked is marked ``True`` when its chain ends, ``False`` when it runs into a cycle (whether
+    or not it is on it); the missing parent a chain ends at is marked ``True`` too, so that a
+    later entry with that id shows the marks are stale. ``contextree check`` and the guard
+    against writing under a cycle both use it.
+    """
+    walk: list[Record] = []
+    position: dict[str, int] = {}
+    cycle: list[Record] = []
+    ends = True
+    current: Record | None = start
+    while current is not None and current.id is not None:
+        key = current.id
+        if key in reaches_root:
+            ends = reaches_root[key]
+            break
+        if key in position:
+            cycle = walk[position[key] :]
+            ends = False
+            break
+        position[key] = len(walk)
+        walk.append(current)
+        parent = current.parent_id
+        if parent is None:
+            break
+        current = lookup(parent)
+        if current is None:
+            reaches_root[parent] = True
+    for record in walk:
+        assert record.id is not None
+        reaches_root[record.id] = ends
+    return cycle
+
+
+def _still_blank(txn: StoreTransaction, start: int, end: int) -> bool:
+    """Whether the bytes ``[start, end)`` of the stored file are still only whitespace."""
+    return end <= start or txn.read_from(start)[: end - start].isspace()
+
+
 class TreeNode:
     """One entry of :meth:`SessionTree.get_tree` with its children (oldest first) and label.
 
@@ -160,7 +227,14 @@ class SessionTree:
         self._compaction_cache: tuple[str, Record | None] | None = None
         self._known_size = 0
         self._needs_rewrite = False
+        # Which ids' parent chains end (True) or run into a cycle (False), as far as looked at
+        # (see parent_cycle); kept across our own appends, dropped when others write.
+        self._reaches_root: dict[str, bool] = {}
         data = store.read() if store.exists() else b""
+        # Read without the lock: the blank lines at the end may be space another writer has
+        # reserved and is filling in (see JsonlFileStore); the first sync under the lock looks
+        # at them again.
+        self._blank_tail = _blank_tail(data)
         if data and not data.isspace():
             self._load(data)
             self._known_size = len(data)
@@ -235,6 +309,7 @@ class SessionTree:
         self._title_slot = head.title_slot
         self._children = None
         self._forget_branches()
+        self._reaches_root = {}
         last = self._index.last_record()
         self.leaf_id = last.id if last is not None else None
 
@@ -484,10 +559,39 @@ class SessionTree:
     # -- moving the leaf ------------------------------------------------------------------------
 
     def branch(self, entry_id: str) -> None:
-        """Move the leaf to ``entry_id``; nothing is written (pi's ``branch``)."""
+        """Move the leaf to ``entry_id``; nothing is written (pi's ``branch``).
+
+        The move itself is not checked for a parent cycle (that would read the whole chain of
+        a lazily opened file); the next append under it raises ``ParentCycleError``, and
+        :meth:`ensure_acyclic` checks on demand.
+        """
         if self._index.get(entry_id) is None:
             raise EntryNotFoundError(entry_id)
         self.leaf_id = entry_id
+
+    def path_cycle(self, entry_id: str) -> list[str]:
+        """The ids of the parent cycle that ``entry_id``'s chain runs into (duplicate ids
+        resolved as pi does: the last line wins); ``[]`` when the chain reaches a root."""
+        record = self._index.get(entry_id)
+        if record is None:
+            raise EntryNotFoundError(entry_id)
+        cycle = parent_cycle(self._index.get, record, self._reaches_root)
+        if not cycle and self._reaches_root.get(entry_id) is False:
+            # Walked before: it runs into a cycle found then. Walk again to name it.
+            cycle = parent_cycle(self._index.get, record, {})
+        return [str(r.id) for r in cycle]
+
+    def ensure_acyclic(self, entry_id: str) -> None:
+        """Raise :class:`~contextree.errors.ParentCycleError` when ``entry_id``'s parent chain
+        loops: an entry written under it would make a file pi hangs on (it walks a branch from
+        the last entry without a guard). Walks the chain once; later calls and our own appends
+        below it cost a lookup."""
+        cycle = self.path_cycle(entry_id)
+        if cycle:
+            record = self._index.get(entry_id)
+            raise ParentCycleError(
+                self.store.name, entry_id, cycle, line=record.line if record else None
+            )
 
     def reset_leaf(self) -> None:
         """Move the leaf before the first entry; the next append starts a new root."""
@@ -652,6 +756,7 @@ class SessionTree:
             # shapes, paths and contexts are recomputed on demand.
             self._children = None
             self._forget_branches()
+            self._reaches_root = {}
             self._replace_all(txn, [])
 
     def refresh(self) -> bool:
@@ -680,6 +785,7 @@ class SessionTree:
     def _write(self, new: list[Record]) -> None:
         with self.store.transaction() as txn:
             self._sync(txn)
+            self._refuse_cycles(new)
             if self._needs_rewrite or txn.size == 0:
                 self._replace_all(txn, new)
             else:
@@ -689,6 +795,33 @@ class SessionTree:
                     record.raw = line
                 self._known_size = txn.size
                 self._add(new)
+
+    def _refuse_cycles(self, new: list[Record]) -> None:
+        """Raise ParentCycleError when an entry of ``new`` would sit under a parent cycle (or
+        close one, with an id that takes over another's). The chain of the leaf is walked once;
+        after that an append under it costs a lookup."""
+        known = self._reaches_root
+        pending: dict[str, Record] = {}
+        index_get = self._index.get
+
+        def lookup(key: str) -> Record | None:
+            found = pending.get(key)
+            return found if found is not None else index_get(key)
+
+        for record in new:
+            if record.id is None:
+                continue
+            if record.id in known:
+                known.clear()  # an id a chain ended at (or another's): the marks may be stale
+            pending[record.id] = record
+            cycle = parent_cycle(lookup, record, known)
+            if cycle or known.get(record.id) is False:
+                known.clear()  # they counted entries that will not be written
+                parent = record.parent_id
+                if parent is not None and index_get(parent) is not None:
+                    self.ensure_acyclic(parent)
+                ids = [str(r.id) for r in cycle] or [record.id]
+                raise ParentCycleError(self.store.name, parent or record.id, ids)
 
     def _add(self, new: list[Record]) -> None:
         index = self._index
@@ -810,7 +943,13 @@ class SessionTree:
         # Nothing known yet but bytes stored: another writer created the session after we
         # looked; take it in whole (its header included) rather than as a tail.
         created_elsewhere = self._known_size == 0 and size > 0
+        blank_tail, self._blank_tail = self._blank_tail, None
         if txn.replaced or size < self._known_size or created_elsewhere:
+            self._reload(txn)
+            return
+        if blank_tail is not None and not _still_blank(txn, blank_tail, self._known_size):
+            # An append that was reserved but not yet filled in when we read the file: the
+            # line is there now, inside what we took for blank. Read the file again.
             self._reload(txn)
             return
         if size > self._known_size and self._known_size > 0:
@@ -834,6 +973,7 @@ class SessionTree:
             index.add(foreign)
             self._children = None
             self._forget_branches()  # a foreign line may repeat an id and so move a path
+            self._reaches_root = {}
             self.leaf_id = leaf
             self._known_size = size
 

@@ -32,7 +32,8 @@ class StoreTransaction(Protocol):
         ...
 
     def append(self, data: bytes) -> None:
-        """Append ``data`` (whole lines) in one write; a torn last line is terminated first."""
+        """Append ``data`` (whole lines); a torn last line is terminated first. A crash part-way
+        leaves no unfinished line that begins with part of ``data`` (pi would append onto it)."""
         ...
 
     def replace(self, data: bytes, *, keep_from: int | None = None) -> None:

@@ -336,6 +336,14 @@ def _placed(
     return record
 
 
+def _unreadable(raw: bytes, exc: LineError) -> str:
+    """Why a line is bad; a line that ends in spaces is most likely an append that was
+    interrupted while its reserved line was filled in (see JsonlFileStore)."""
+    if raw.endswith(b" ") and raw.lstrip()[:1] == b"{":
+        return f"{exc}; it ends in blank padding (an interrupted append); it is kept"
+    return str(exc)
+
+
 def _object_lines(data: bytes, spans: list[tuple[int, int]]) -> bool:
     """Whether every line starts with ``{`` and ends with ``}``.
 
@@ -433,7 +441,8 @@ def parse_spans(
         try:
             record = _decode_one(view[start:end])
         except LineError as exc:
-            items.append(_bad(number, data[start:end], str(exc), report))
+            raw = data[start:end]
+            items.append(_bad(number, raw, _unreadable(raw, exc), report))
             continue
         items.append(_placed(record, data, start, end, number, needs_id=needs_id, report=report))
     return items

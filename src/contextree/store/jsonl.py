@@ -1,7 +1,14 @@
 """The JSONL session file store: locked appends, atomic rewrites, 0600 files.
 
-Appends are one ``os.write`` of whole lines on an ``O_APPEND`` descriptor under ``flock``;
-rewrites write a temp file in the same directory, fsync it and rename it over the session
+Appends reserve their bytes with one ``os.write`` of a blank line as long as the lines (spaces,
+then a newline) on an ``O_APPEND`` descriptor under ``flock``, then fill the lines in with
+``pwrite`` on a second descriptor opened without ``O_APPEND`` (on Linux ``pwrite`` on an
+``O_APPEND`` descriptor appends). A kill at any point therefore leaves either a prefix of spaces
+(which pi's ``JSON.parse`` and our reader skip, so pi's next line, appended without ending ours
+first, still parses) or a newline-terminated line, never an unfinished line that begins with
+part of an entry (issue 15 item 8).
+
+Rewrites write a temp file in the same directory, fsync it and rename it over the session
 (DESIGN decision 6: a file is never truncated or replaced except by an atomic rewrite). The lock
 is taken on the session file itself; because a rewrite swaps the inode, every transaction checks
 after locking that its descriptor still names the file at ``path`` and reopens it if not.
@@ -66,14 +73,11 @@ class _FileTransaction:
     def append(self, data: bytes) -> None:
         self._check_open()
         size = self._size
+        lead = b""
         if size and os.pread(self._fd, 1, size - 1) != b"\n":
             # A crash left a torn last line: end it so our line stays a line of its own.
-            data = b"\n" + data
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-        self._size = size + len(data)
+            lead = b"\n"
+        self._size = size + self._store._append_lines(self._fd, lead, data)
         if self._store.fsync:
             os.fsync(self._fd)
 
@@ -98,6 +102,8 @@ class JsonlFileStore:
         self.fsync = fsync
         self.lock_timeout = lock_timeout
         self._fd: int | None = None
+        self._fill_fd: int | None = None
+        """The same file opened without ``O_APPEND``, for filling in reserved lines."""
         self._identity: tuple[int, int] | None = None
         self._cleaned = False
         self.stale_temps_removed: list[Path] = []
@@ -133,7 +139,8 @@ class JsonlFileStore:
             return handle.read()
 
     def close(self) -> None:
-        """Release the file descriptor kept open between writes."""
+        """Release the file descriptors kept open between writes."""
+        self._drop_fill_fd()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -153,6 +160,63 @@ class JsonlFileStore:
                 fcntl.flock(fd, fcntl.LOCK_UN)
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _append_lines(self, fd: int, lead: bytes, data: bytes) -> int:
+        """Append ``lead + data`` (``data``: whole lines) to the locked ``fd``; bytes written.
+
+        First a blank line of the same length is appended (``lead``, spaces, a newline), then
+        ``data`` without its final newline is written over the spaces. A kill during the first
+        write leaves only whitespace unfinished; during the second, a line that is already
+        terminated. pi appends without ending an unfinished line first: whitespace in front of
+        its line is harmless, part of an entry is not.
+        """
+        fill = self._fill_descriptor(fd) if len(data) > 1 else None
+        if fill is None:
+            return _write_all(fd, lead + data)
+        blank = lead + b" " * (len(data) - 1) + b"\n"
+        total = 0
+        while True:
+            written = os.write(fd, blank)
+            total += written
+            if written == len(blank):
+                break
+            # A short write (a full disk, a signal): what landed is whitespace. Finish that
+            # blank line, then reserve a whole one again, in one piece.
+            total += _write_all(fd, blank[written:])
+            blank = blank[len(lead) :]
+            lead = b""
+        # O_APPEND put our bytes at the end, wherever that was (pi takes no lock): our own
+        # descriptor's offset is just past them.
+        start = os.lseek(fd, 0, os.SEEK_CUR) - len(data)
+        view = memoryview(data)[:-1]
+        while view:
+            done = os.pwrite(fill, view, start)
+            view = view[done:]
+            start += done
+        return total
+
+    def _fill_descriptor(self, fd: int) -> int | None:
+        """The session opened a second time without ``O_APPEND`` (kept open with ``fd``), or
+        ``None`` when that does not name the same file."""
+        if self._fill_fd is None:
+            try:
+                fill = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+            except OSError:
+                return None
+            mine, theirs = os.fstat(fd), os.fstat(fill)
+            if not stat.S_ISREG(mine.st_mode) or (mine.st_dev, mine.st_ino) != (
+                theirs.st_dev,
+                theirs.st_ino,
+            ):
+                os.close(fill)
+                return None
+            self._fill_fd = fill
+        return self._fill_fd
+
+    def _drop_fill_fd(self) -> None:
+        if self._fill_fd is not None:
+            os.close(self._fill_fd)
+            self._fill_fd = None
 
     def _open(self) -> int:
         try:
@@ -203,11 +267,31 @@ class JsonlFileStore:
                 if not self._cleaned:
                     self._cleaned = True
                     self.stale_temps_removed = remove_stale_temps(self._target())
-                return fd, replaced, fd_stat.st_size
+                return fd, replaced, self._settled_size(fd, fd_stat.st_size, identity)
             # Someone renamed a rewritten file over ours (or removed it): follow the path.
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
             self._fd = None
+            self._drop_fill_fd()
+
+    def _settled_size(self, fd: int, size: int, identity: tuple[int, int]) -> int:
+        """The file's size once a line another writer is writing right now is finished.
+
+        Our lock does not stop pi: a file that ends in an unfinished line may be pi in the
+        middle of an append. Ending that line with our newline (before an append) or writing
+        it back ended (in a rewrite) would cut pi's line in two, so while a process holds the
+        file open write-only and the line stays unfinished, wait, at most ``_SETTLE_MAX_S``.
+        A torn line nobody is writing (a crash) costs one look.
+        """
+        deadline = time.monotonic() + _SETTLE_MAX_S
+        while size and os.pread(fd, 1, size - 1) != b"\n":
+            if not count_write_only_holders(self._target(), identity):
+                break
+            if time.monotonic() > deadline:
+                break
+            time.sleep(_CARRY_PAUSE_S / 5)
+            size = os.fstat(fd).st_size
+        return size
 
     def _carry_over(self, old_fd: int, target: Path, read_up_to: int) -> None:
         """Append to the new file what was appended to the old one after ``read_up_to``.
@@ -294,11 +378,14 @@ class JsonlFileStore:
         fcntl.flock(locked_fd, fcntl.LOCK_UN)
         os.close(locked_fd)
         self._fd = None
+        self._drop_fill_fd()
         self._identity = (new_stat.st_dev, new_stat.st_ino)
 
 
 _CARRY_PAUSE_S: Final = 0.005
 _CARRY_MAX_S: Final = 2.0
+_SETTLE_MAX_S: Final = 0.5
+"""The longest a transaction waits for another writer to finish the file's last line."""
 """The longest a rewrite waits for writers still appending to the file it replaced."""
 
 
@@ -311,6 +398,13 @@ def _read_range(fd: int, start: int, end: int) -> bytes:
         chunks.append(chunk)
         start += len(chunk)
     return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> int:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    return len(data)
 
 
 def remove_stale_temps(file: Path) -> list[Path]:
