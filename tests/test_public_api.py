@@ -123,7 +123,6 @@ EXPECTED: dict[str, set[str]] = {
         "HookFailure",
         "HookRegistry",
         "TREE",
-        "result_field",
     },
     # The framework modules under it are imported by name (each pulls in its framework).
     "contextree.integrations": set(),
