@@ -15,6 +15,7 @@ import typer
 import typer.core
 
 from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
+from contextree.cli.preview import plural
 from contextree.errors import ContextreeError
 
 if TYPE_CHECKING:
@@ -227,11 +228,6 @@ def _root(
     state.debug = debug
 
 
-def plural(count: int, word: str) -> str:
-    """``"1 message"``, ``"2 messages"``."""
-    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
-
-
 def _open(target: str | Path) -> Any:
     """The session at ``target`` (a file or a store URL) for a command on an existing session.
     An empty file is refused as ``sessions`` lists it ("not a session file: the file is
@@ -322,62 +318,11 @@ def _library_warnings_to_stderr() -> None:
 def info(session: SessionArg) -> None:
     """Summarize a session: entries, branches, model, context size."""
     from contextree.cli import render
-    from contextree.context.convert import convert_to_llm
-    from contextree.session.check import UNDECODABLE, count_types
-    from contextree.tokens.usage import estimate_current_tokens
+    from contextree.session.describe import describe_session
 
     tree = _open(session)
     _report_load(tree)
-    counts = count_types(tree)
-    ctx = tree.build_session_context()
-    estimate = estimate_current_tokens(ctx.messages)
-    # The messages the model is sent, as `context` counts them (a `!!` command's output and
-    # other messages kept out of the context are not among them).
-    sent = len(convert_to_llm(ctx.messages))
-    leaves = len(tree.leaves())
-    names = [r.entry.get("name") for r in tree.records() if r.type == "session_info"]
-    version = str(tree.header.get("version"))
-    if tree.report.migrated_from:
-        version = f"3 (file is v{tree.report.migrated_from}; migrated in memory)"
-    roles = ", ".join(
-        f"{n} {k.split(':', 1)[1]}" for k, n in counts.most_common() if k.startswith("message:")
-    )
-    others = ", ".join(f"{n} {k}" for k, n in counts.most_common() if ":" not in k)
-    rows = [
-        ("file", str(session)),
-        ("session id", tree.session_id),
-        ("name", str(names[-1]) if names and names[-1] else tree.title or "-"),
-        ("format version", version),
-        ("cwd", str(tree.header.get("cwd", "-"))),
-        ("created", str(tree.header.get("timestamp", "-"))),
-        ("entries", f"{len(tree)} ({others or 'no other entries'})"),
-        ("messages", roles or "none"),
-        ("branches (leaves)", str(leaves)),
-        ("leaf", str(tree.leaf_id)),
-        ("model", ctx.model.spec if ctx.model else "-"),
-        ("thinking level", ctx.thinking_level),
-        ("context", f"{plural(sent, 'message')}, ~{estimate.tokens:,} tokens"),
-    ]
-    if estimate.last_usage_index is not None:
-        pruned = f" - {estimate.pruned_tokens:,} pruned since" if estimate.pruned_tokens else ""
-        rows.append(
-            (
-                "",
-                f"{estimate.usage_tokens:,} measured by the provider{pruned} + "
-                f"{estimate.trailing_tokens:,} estimated after it",
-            )
-        )
-    problems = len(tree.report.messages()) + counts[UNDECODABLE]
-    # Entry bodies are read only as far as shown here; check decodes and validates every one.
-    rows.append(
-        (
-            "problems",
-            f"{problems} (run contextree check)"
-            if problems
-            else "none found on load (contextree check validates every entry)",
-        )
-    )
-    state.console.print(render.info_table(rows))
+    state.console.print(render.session_description(describe_session(tree), file=str(session)))
 
 
 @app.command()

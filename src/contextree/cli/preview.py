@@ -15,11 +15,17 @@ __all__ = [
     "kind_tag",
     "message_text",
     "one_line",
+    "plural",
     "printable",
 ]
 
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Control characters other than newline and tab (C0, DEL and C1)."""
+
+
+def plural(count: int, word: str) -> str:
+    """``"1 message"``, ``"2 messages"``."""
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
 def printable(text: str) -> str:

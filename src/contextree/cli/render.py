@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -10,11 +11,19 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from contextree.cli.preview import entry_kind, entry_preview, kind_tag, one_line, printable
+from contextree.cli.preview import (
+    entry_kind,
+    entry_preview,
+    kind_tag,
+    one_line,
+    plural,
+    printable,
+)
 from contextree.compaction.prepare import CompactionPreparation
 from contextree.entries.js_json import js_stringify
 from contextree.entries.types import Entry, LlmMessage
 from contextree.session.check import CheckReport
+from contextree.session.describe import SessionDescription
 from contextree.session.folding import fold_run, linear_run
 from contextree.session.listing import SessionSummary
 from contextree.session.tree import SessionTree, TreeNode
@@ -27,6 +36,7 @@ __all__ = [
     "context_text",
     "entry_tree",
     "info_table",
+    "session_description",
     "session_list",
 ]
 
@@ -92,6 +102,51 @@ def info_table(rows: Sequence[tuple[str, str]]) -> Table:
     for key, value in rows:
         table.add_row(key, printable(value))  # values come from the session (ids, names, cwd)
     return table
+
+
+def session_description(info: SessionDescription, *, file: str) -> Table:
+    """``contextree info``: the session at a glance, one row per fact."""
+    version = info.version
+    if info.migrated_from:
+        version = f"3 (file is v{info.migrated_from}; migrated in memory)"
+    roles = ", ".join(f"{n} {role}" for role, n in info.message_roles.most_common())
+    kinds = info.entry_types + Counter({"undecodable": info.undecodable})  # 0 drops out
+    others = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+    estimate = info.estimate
+    rows = [
+        ("file", file),
+        ("session id", info.session_id),
+        ("name", info.name or "-"),
+        ("format version", version),
+        ("cwd", info.cwd or "-"),
+        ("created", info.created or "-"),
+        ("entries", f"{info.entries} ({others or 'no other entries'})"),
+        ("messages", roles or "none"),
+        ("branches (leaves)", str(info.leaves)),
+        ("leaf", str(info.leaf_id)),
+        ("model", info.model or "-"),
+        ("thinking level", info.thinking_level),
+        ("context", f"{plural(info.context_messages, 'message')}, ~{estimate.tokens:,} tokens"),
+    ]
+    if estimate.last_usage_index is not None:
+        pruned = f" - {estimate.pruned_tokens:,} pruned since" if estimate.pruned_tokens else ""
+        rows.append(
+            (
+                "",
+                f"{estimate.usage_tokens:,} measured by the provider{pruned} + "
+                f"{estimate.trailing_tokens:,} estimated after it",
+            )
+        )
+    # Entry bodies are read only as far as shown here; check decodes and validates every one.
+    rows.append(
+        (
+            "problems",
+            f"{info.problems} (run contextree check)"
+            if info.problems
+            else "none found on load (contextree check validates every entry)",
+        )
+    )
+    return info_table(rows)
 
 
 def _size_text(size: int) -> str:

@@ -12,7 +12,8 @@ _FORCE_HELP = "Replace the target when it already holds a session."
 
 
 def register(app: typer.Typer) -> None:
-    from contextree.cli.app import handles_errors, plural, state
+    from contextree.cli.app import handles_errors, state
+    from contextree.cli.preview import plural
 
     def report(transfer: object) -> None:
         from contextree.store.transfer import Transfer
