@@ -15,7 +15,6 @@ import typer
 import typer.core
 
 from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
-from contextree.cli.preview import plural
 from contextree.errors import ContextreeError
 
 if TYPE_CHECKING:
@@ -388,8 +387,6 @@ def context(
     ] = ContextFormat.text,
 ) -> None:
     """Print what the LLM sees at the leaf (or at --leaf)."""
-    from rich.text import Text
-
     from contextree.cli import render
     from contextree.context.convert import convert_to_llm
     from contextree.tokens.usage import estimate_current_tokens
@@ -406,19 +403,9 @@ def context(
         _print_provider_messages(messages, format)
         return
     if format is ContextFormat.json:
-        # Each message with the id of the entry it comes from (first key; the message's own
-        # keys follow unchanged).
-        sent: list[dict[str, Any]] = []
-        for message, entry_id in zip(ctx.messages, ctx.entry_ids, strict=False):
-            for llm_message in convert_to_llm([message]):
-                sent.append({"entryId": entry_id, **llm_message})
-        payload = {
-            "thinkingLevel": ctx.thinking_level,
-            "model": {"provider": ctx.model.provider, "modelId": ctx.model.model_id}
-            if ctx.model
-            else None,
-            "messages": sent,
-        }
+        from contextree.context.convert import context_json
+
+        payload = context_json(ctx)
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
     # Message text is printed as it is, lines unbroken (the terminal wraps them): rich's word
@@ -428,15 +415,8 @@ def context(
         state.console.print(render.context_text(messages), soft_wrap=True)
     else:
         state.console.file.write(render.context_plain(messages))
-    tokens = estimate_current_tokens(ctx.messages).tokens
-    model_spec = ctx.model.spec if ctx.model else "-"
-    state.console.print(
-        Text(
-            f"{plural(len(messages), 'message')}, ~{tokens:,} tokens, "
-            f"thinking {ctx.thinking_level}, model {model_spec}",
-            style="ct.meta",
-        )
-    )
+    estimate = estimate_current_tokens(ctx.messages)
+    state.console.print(render.context_footer(ctx, sent=len(messages), tokens=estimate.tokens))
 
 
 def _print_provider_messages(messages: list[dict[str, Any]], format: ContextFormat) -> None:
@@ -772,6 +752,7 @@ def sessions(
 
 def _list_database(url: str, format: ListFormat) -> None:
     """``sessions URL``: the sessions a database holds, by name."""
+    from contextree.cli.preview import plural
     from contextree.store.url import parse_target
 
     target = parse_target(url)

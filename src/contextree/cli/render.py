@@ -20,6 +20,7 @@ from contextree.cli.preview import (
     printable,
 )
 from contextree.compaction.prepare import CompactionPreparation
+from contextree.context.build import SessionContext
 from contextree.entries.js_json import js_stringify
 from contextree.entries.types import Entry, LlmMessage
 from contextree.session.check import CheckReport
@@ -32,6 +33,7 @@ from contextree.tokens.estimate import estimate_tokens
 __all__ = [
     "check_report",
     "compaction_plan",
+    "context_footer",
     "context_plain",
     "context_text",
     "entry_tree",
@@ -102,6 +104,16 @@ def info_table(rows: Sequence[tuple[str, str]]) -> Table:
     for key, value in rows:
         table.add_row(key, printable(value))  # values come from the session (ids, names, cwd)
     return table
+
+
+def context_footer(context: SessionContext, *, sent: int, tokens: int) -> Text:
+    """The line under ``contextree context``: messages sent, tokens, thinking level, model."""
+    model = context.model.spec if context.model else "-"
+    return Text(
+        f"{plural(sent, 'message')}, ~{tokens:,} tokens, "
+        f"thinking {context.thinking_level}, model {model}",
+        style="ct.meta",
+    )
 
 
 def session_description(info: SessionDescription, *, file: str) -> Table:

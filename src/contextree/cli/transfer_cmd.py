@@ -13,9 +13,9 @@ _FORCE_HELP = "Replace the target when it already holds a session."
 
 def register(app: typer.Typer) -> None:
     from contextree.cli.app import handles_errors, state
-    from contextree.cli.preview import plural
 
     def report(transfer: object) -> None:
+        from contextree.cli.preview import plural
         from contextree.store.transfer import Transfer
 
         assert isinstance(transfer, Transfer)

@@ -19,16 +19,20 @@ Input messages are never modified.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from contextree.entries.js_json import js_stringify
 from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage
+
+if TYPE_CHECKING:
+    from contextree.context.build import SessionContext
 
 __all__ = [
     "PRUNED_OUTPUT_PLACEHOLDER",
     "bash_execution_to_text",
     "branch_summary_text",
     "compaction_summary_text",
+    "context_json",
     "convert_message",
     "convert_to_llm",
 ]
@@ -91,6 +95,24 @@ def convert_to_llm(messages: Iterable[AgentMessage]) -> list[LlmMessage]:
         if llm_message is not None:
             converted.append(llm_message)
     return converted
+
+
+def context_json(context: SessionContext) -> dict[str, Any]:
+    """``context`` as ``contextree context --format json`` prints it: ``thinkingLevel``,
+    ``model`` (``{provider, modelId}`` or ``None``) and the converted ``messages``, each with
+    the id of the entry it comes from as its first key ``entryId`` (the compaction's id for the
+    summary; the message's own keys follow unchanged)."""
+    messages: list[dict[str, Any]] = [
+        {"entryId": entry_id, **llm_message}
+        for message, entry_id in zip(context.messages, context.entry_ids, strict=False)
+        for llm_message in convert_to_llm([message])
+    ]
+    model = context.model
+    return {
+        "thinkingLevel": context.thinking_level,
+        "model": {"provider": model.provider, "modelId": model.model_id} if model else None,
+        "messages": messages,
+    }
 
 
 def convert_message(message: object) -> LlmMessage | None:
