@@ -182,6 +182,7 @@ EXPECTED: dict[str, set[str]] = {
         "FallbackClient",
         "OVERFLOW_RETRY_FAILED",
         "TurnOutcome",
+        "coding_agent",
         "default_system_prompt",
     },
     "contextree.runtime.tools": {

@@ -1158,3 +1158,36 @@ async def test_the_agents_compaction_redacts_the_environments_secret_values(
     sent = json.dumps(run.summary_bodies())
     assert run.summary_bodies() and "deploy-token-value-0042" not in sent
     assert "[REDACTED:secret]" in sent
+
+
+# --- compaction.remoteEndpoint and coding_agent: what `contextree chat` used to set up itself ---
+
+
+def test_the_remote_endpoint_setting_is_the_agents_summarizer(tmp_path: Path) -> None:
+    from contextree.llm.remote import RemoteSummaryClient
+
+    endpoint = "http://127.0.0.1:9/summarize"
+    tree = SessionTree.open(tmp_path / "s.jsonl")
+    client = OpenAIClient("gpt-4o-mini", base_url="http://127.0.0.1:9", api_key="k")
+    agent = AgentSession(tree, client, settings=settings(remote_endpoint=endpoint))
+    assert isinstance(agent.summarizer, RemoteSummaryClient)
+    assert agent.summary_candidates()[0] is agent.summarizer
+    assert AgentSession(tree, client, settings=settings()).summarizer is None
+    given = OpenAIClient("other", base_url="http://127.0.0.1:9", api_key="k")
+    with_remote = settings(remote_endpoint=endpoint)
+    chosen = AgentSession(tree, client, settings=with_remote, summarizer=given)
+    assert chosen.summarizer is given  # an explicit summarizer wins
+
+
+def test_coding_agent_has_the_builtin_tools_in_its_directory(tmp_path: Path) -> None:
+    from contextree.runtime import coding_agent
+
+    tree = SessionTree.open(tmp_path / "s.jsonl")
+    client = OpenAIClient("gpt-4o-mini", base_url="http://127.0.0.1:9", api_key="k")
+    loaded = Settings(allow_outside_cwd=True)
+    agent = coding_agent(tree, client, cwd=tmp_path, settings=loaded, model_spec="openai:x")
+    assert sorted(agent.tools) == sorted(builtin_tools())
+    assert agent.tool_context == ToolContext(cwd=tmp_path, allow_outside_cwd=True)
+    assert str(tmp_path) in agent.system_prompt and agent.model_spec == "openai:x"
+    own = coding_agent(tree, client, cwd=tmp_path, settings=loaded, system_prompt="Be brief.")
+    assert own.system_prompt == "Be brief."

@@ -232,6 +232,19 @@ class ChatApp:
             )
         return True
 
+    async def run_once(self, text: str) -> int:
+        """``chat --prompt``: one turn; the exit code (1 when it failed or was aborted)."""
+        outcome = await self.run_turn(lambda: self.session.prompt(text))
+        return 1 if outcome.error or outcome.aborted else 0
+
+    async def run_interactive(self, greeting: str) -> None:
+        """Read and handle lines until ``/quit`` or the end of input."""
+        self.console.print(Text(greeting, style="ct.meta"))
+        while True:
+            line = await read_line("› ")
+            if line is None or not await self.handle_line(line):
+                return
+
     async def _navigate(self, rest: str) -> None:
         from contextree.branching.navigate import resolve_entry_id
 
