@@ -698,56 +698,36 @@ def sessions(
 ) -> None:
     """List session files, newest first: name, first message, entries, size."""
     from contextree.cli import render
-    from contextree.session.listing import list_sessions, session_files
+    from contextree.session.listing import list_session_folders
     from contextree.session.paths import session_dirs, session_roots
     from contextree.store.url import is_store_url
 
     if where is not None and is_store_url(where):
         _list_database(where, format)
         return
-    folder = Path(where) if where is not None else None
-    if folder is not None:
-        if not folder.exists():
-            raise _fail(f"{folder}: no such directory")
-        if not folder.is_dir():
-            raise _fail(
-                f"{folder}: not a directory; give the folder that holds the session files "
-                "(contextree info FILE describes one session)"
-            )
-        folders = [folder]
-    elif all_:
-        folders = session_roots()  # ours, then pi's and oh-my-pi's when they exist
-    else:
-        folders = session_dirs(Path.cwd())  # ours, then pi's and oh-my-pi's for this directory
-    files = [f for where in folders if where.is_dir() for f in session_files(where, nested=all_)]
-    summaries = list_sessions(files, limit=limit)
+    if where is not None:
+        folders = [_folder_argument(where)]
+    else:  # ours, then pi's and oh-my-pi's when they exist (for this directory, or all)
+        folders = session_roots() if all_ else session_dirs(Path.cwd())
+    listing = list_session_folders(folders, nested=all_, limit=limit)
     if format is ListFormat.json:
-        payload = [summary.to_json() for summary in summaries]
+        payload = [summary.to_json() for summary in listing.sessions]
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
-    where_text = " and ".join(str(where) for where in folders)
-    if not summaries:
-        if folder is None and not all_:
-            message = f"No sessions for this directory yet (looked in {where_text})."
-        else:
-            message = f"No session files {'under' if all_ else 'in'} {where_text}."
-        state.console.print(message, markup=False, soft_wrap=True)
-        return
-    shown = (
-        f"{len(summaries)} of {len(files)}, newest first (--limit 0 shows all)"
-        if len(summaries) < len(files)
-        else f"{len(files)}, newest first"
-    )
-    state.console.print(
-        render.session_list(
-            summaries,
-            title=f"Sessions {'under' if all_ else 'in'} {where_text}: {shown}",
-            width=state.console.width,
-            # Whole paths when the files come from several folders: each says where it is.
-            full_paths=all_ or len(folders) > 1,
-        ),
-        soft_wrap=True,
-    )
+    shown = render.session_listing(listing, here=where is None, width=state.console.width)
+    state.console.print(shown, soft_wrap=True)
+
+
+def _folder_argument(where: str) -> Path:
+    folder = Path(where)
+    if not folder.exists():
+        raise _fail(f"{folder}: no such directory")
+    if not folder.is_dir():
+        raise _fail(
+            f"{folder}: not a directory; give the folder that holds the session files "
+            "(contextree info FILE describes one session)"
+        )
+    return folder
 
 
 def _list_database(url: str, format: ListFormat) -> None:

@@ -26,7 +26,7 @@ from contextree.entries.types import Entry, LlmMessage
 from contextree.session.check import CheckReport
 from contextree.session.describe import SessionDescription
 from contextree.session.folding import fold_run, linear_run
-from contextree.session.listing import SessionSummary
+from contextree.session.listing import SessionListing, SessionSummary
 from contextree.session.tree import SessionTree, TreeNode
 from contextree.tokens.estimate import estimate_tokens
 
@@ -40,6 +40,7 @@ __all__ = [
     "info_table",
     "session_description",
     "session_list",
+    "session_listing",
 ]
 
 
@@ -171,6 +172,30 @@ def _size_text(size: int) -> str:
             break
         value /= 1000
     return f"{value:.1f} {unit}"
+
+
+def session_listing(listing: SessionListing, *, here: bool, width: int | None) -> RenderableType:
+    """``contextree sessions``: a title naming the folders, then :func:`session_list`, or one
+    line saying there is nothing (``here``: the folders of this directory were searched)."""
+    where = " and ".join(str(folder) for folder in listing.folders)
+    inside = "under" if listing.nested else "in"
+    if not listing.sessions:
+        if here and not listing.nested:
+            return Text(f"No sessions for this directory yet (looked in {where}).")
+        return Text(f"No session files {inside} {where}.")
+    count, total = len(listing.sessions), listing.total
+    shown = (
+        f"{count} of {total}, newest first (--limit 0 shows all)"
+        if count < total
+        else f"{total}, newest first"
+    )
+    return session_list(
+        listing.sessions,
+        title=f"Sessions {inside} {where}: {shown}",
+        width=width,
+        # Whole paths when the files come from several folders: each says where it is.
+        full_paths=listing.nested or len(listing.folders) > 1,
+    )
 
 
 def session_list(
