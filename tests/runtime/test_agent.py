@@ -1191,3 +1191,27 @@ def test_coding_agent_has_the_builtin_tools_in_its_directory(tmp_path: Path) -> 
     assert str(tmp_path) in agent.system_prompt and agent.model_spec == "openai:x"
     own = coding_agent(tree, client, cwd=tmp_path, settings=loaded, system_prompt="Be brief.")
     assert own.system_prompt == "Be brief."
+
+
+async def test_the_agents_remote_endpoint_never_gets_a_split_turns_prefix(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    # §7.6: "the turn prefix is always summarized locally"; the CLI's compact did this, the
+    # agent (whose summarizer `chat` set to the endpoint) sent the prefix there too.
+    from contextree.compaction.prompt_templates import load_prompt
+    from sample_session import FAILING_COMMAND, KEEP_SPLIT, build_session, open_session
+
+    tree = open_session(tmp_path / "s.jsonl")
+    build_session(tree)
+    client = OpenAIClient(MODEL, base_url=fake_llm.url, api_key="")
+    config = settings(keep_recent_tokens=KEEP_SPLIT, remote_endpoint=fake_llm.remote_url)
+    agent = AgentSession(tree, client, settings=config, context_window=WINDOW)
+    fake_llm.enqueue_text("REMOTE HISTORY")
+    fake_llm.enqueue_text("Remote short summary.")
+
+    result = await agent.compact()
+
+    assert [r.path for r in fake_llm.requests] == ["/summarize", "/summarize"]
+    assert not any(load_prompt("turn-prefix") in r.body["prompt"] for r in fake_llm.requests)
+    assert result.summary.startswith("REMOTE HISTORY")
+    assert FAILING_COMMAND in result.summary  # the prefix, summarized here (offline)

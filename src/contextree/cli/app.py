@@ -515,7 +515,7 @@ def compact(
     import asyncio
 
     from contextree.cli import render
-    from contextree.cli.models import make_client, turn_prefix_client
+    from contextree.cli.models import make_client
     from contextree.compaction.options import summary_model, summary_options
     from contextree.compaction.prepare import NothingToCompact
     from contextree.compaction.run import compact_session, plan_compaction
@@ -555,7 +555,6 @@ def compact(
                 client,
                 settings=settings,
                 options=options,
-                turn_prefix_summarizer=turn_prefix_client(model, client),
             )
         )
     if isinstance(outcome, NothingToCompact):

@@ -8,7 +8,6 @@ __all__ = [
     "DEFAULT_MODEL",
     "destination",
     "make_client",
-    "turn_prefix_client",
 ]
 
 DEFAULT_MODEL = "offline"
@@ -37,14 +36,6 @@ def make_client(
         timeout=timeout,
         offline_factory=_offline,
     )
-
-
-def turn_prefix_client(spec: str | None, client: ModelClient) -> ModelClient:
-    """The remote endpoint never summarizes a split turn's prefix (§7.6): do it locally."""
-    from contextree.llm.registry import parse_model_spec
-
-    provider, _ = parse_model_spec(spec or DEFAULT_MODEL)
-    return _offline() if provider == "remote" else client
 
 
 def destination(client: ModelClient) -> str | None:
