@@ -517,7 +517,6 @@ def compact(
     from contextree.cli import render
     from contextree.cli.models import make_client
     from contextree.compaction.options import summary_model, summary_options
-    from contextree.compaction.prepare import NothingToCompact
     from contextree.compaction.run import compact_session, plan_compaction
 
     loaded = _settings(
@@ -538,28 +537,14 @@ def compact(
     _report_load(session_tree)
     if dry_run:
         plan = plan_compaction(session_tree, settings=settings, options=options)
-        if isinstance(plan, NothingToCompact):
-            state.console.print(f"Nothing to do: {plan.message}.", markup=False)
-            return
-        state.console.print(
-            render.compaction_plan(plan.preparation, plan.path, summary_budget=plan.summary_budget)
-        )
+        state.console.print(render.dry_run(plan))
         return
     client = make_client(model, base_url=base_url)
     _library_warnings_to_stderr()
     _say_where_it_goes(client)
     with state.console.status(f"Summarizing with {client.name}..."):
-        outcome = asyncio.run(
-            compact_session(
-                session_tree,
-                client,
-                settings=settings,
-                options=options,
-            )
-        )
-    if isinstance(outcome, NothingToCompact):
-        state.console.print(f"Nothing to do: {outcome.message}.", markup=False)
-        return
+        run = compact_session(session_tree, client, settings=settings, options=options)
+        outcome = asyncio.run(run)
     state.console.print(render.compaction_outcome(outcome, show_summary=not quiet))
 
 

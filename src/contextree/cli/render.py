@@ -19,7 +19,8 @@ from contextree.cli.preview import (
     plural,
     printable,
 )
-from contextree.compaction.prepare import CompactionPreparation
+from contextree.compaction.prepare import CompactionPreparation, NothingToCompact
+from contextree.compaction.run import CompactionPlan
 from contextree.context.build import SessionContext
 from contextree.entries.js_json import js_stringify
 from contextree.entries.types import Entry, LlmMessage
@@ -36,6 +37,7 @@ __all__ = [
     "context_footer",
     "context_plain",
     "context_text",
+    "dry_run",
     "entry_tree",
     "info_table",
     "session_description",
@@ -396,11 +398,20 @@ _METHOD_LABELS = {
 }
 
 
+def dry_run(plan: CompactionPlan | NothingToCompact) -> RenderableType:
+    """``compact --dry-run``: the plan, or why there is nothing to do."""
+    if isinstance(plan, NothingToCompact):
+        return Text(f"Nothing to do: {plan.message}.")
+    return compaction_plan(plan.preparation, plan.path, summary_budget=plan.summary_budget)
+
+
 def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
-    """Before/after table of a saved compaction, then the summary."""
+    """Before/after table of a saved compaction, then the summary (or why there is none)."""
     from rich.markdown import Markdown
     from rich.panel import Panel
 
+    if isinstance(outcome, NothingToCompact):
+        return Text(f"Nothing to do: {outcome.message}.")
     prep = outcome.preparation
     result = outcome.result
     table = Table(title="Compacted", title_justify="left")
