@@ -18,6 +18,12 @@ from rich.console import Console
 from rich.text import Text
 
 from contextree.cli.preview import message_text
+from contextree.entries.types import (
+    is_assistant_message,
+    is_text_content,
+    is_tool_call_content,
+    is_tool_result_message,
+)
 from contextree.errors import ContextreeError
 from contextree.runtime.agent import AgentSession
 from contextree.runtime.events import (
@@ -109,8 +115,7 @@ class ChatApp:
         return "" if url is None else f" (the conversation is sent to {first.name} at {url})"
 
     def _render_message(self, message: dict[str, Any]) -> None:
-        role = message.get("role")
-        if role == "assistant":
+        if is_assistant_message(message):
             if message.get("stopReason") in ("error", "aborted"):
                 error = str(message.get("errorMessage") or message.get("stopReason"))
                 self._last_error = error
@@ -118,15 +123,13 @@ class ChatApp:
                 return
             content = message.get("content")
             for block in content if isinstance(content, list) else []:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "text" and block.get("text"):
+                if is_text_content(block) and block.get("text"):
                     self.console.print(Text(str(block["text"])))
-                elif block.get("type") == "toolCall":
+                elif is_tool_call_content(block):
                     self.console.print(
                         Text(message_text({"content": [block]}), style="ct.role.tool")
                     )
-        elif role == "toolResult":
+        elif is_tool_result_message(message):
             first = message_text(message).strip().splitlines()
             line = first[0][:120] if first else ""
             style = "ct.error" if message.get("isError") else "ct.meta"

@@ -23,7 +23,7 @@ from contextree.compaction.prepare import CompactionPreparation, NothingToCompac
 from contextree.compaction.run import CompactionPlan
 from contextree.context.build import SessionContext
 from contextree.entries.js_json import js_stringify
-from contextree.entries.types import Entry, LlmMessage
+from contextree.entries.types import Entry, LlmMessage, entry_message
 from contextree.session.check import CheckReport
 from contextree.session.describe import SessionDescription
 from contextree.session.folding import fold_run, linear_run
@@ -57,7 +57,8 @@ def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text
     text.append(tag, style=style)
     preview = entry_preview(entry)
     if preview:
-        text.append(" " + preview, style=None if entry.get("type") == "message" else "ct.meta")
+        is_message = entry_message(entry) is not None
+        text.append(" " + preview, style=None if is_message else "ct.meta")
     if node.label:
         text.append(f"  #{printable(node.label)}", style="ct.label")
     if entry_id == leaf_id:

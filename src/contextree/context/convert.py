@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from contextree.entries.js_json import js_stringify
-from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage
+from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage, is_text_content
 
 if TYPE_CHECKING:
     from contextree.context.build import SessionContext
@@ -148,9 +148,7 @@ def _pruned_tool_result(message: AgentMessage) -> LlmMessage:
         text = "".join(
             block["text"]
             for block in content
-            if isinstance(block, dict)
-            and block.get("type") == "text"
-            and isinstance(block.get("text"), str)
+            if is_text_content(block) and isinstance(block.get("text"), str)
         )
     else:
         text = ""

@@ -367,9 +367,7 @@ class AgentSession:
                 # A good reply re-arms overflow recovery (§10.2); a silent overflow does not,
                 # so a retry that overflows again cannot loop.
                 self._triggers.overflow_recovery_attempted = False
-            calls = [
-                b for b in completion.content if isinstance(b, dict) and b.get("type") == "toolCall"
-            ]
+            calls = completion.tool_calls
             if not calls:
                 return
             await self._run_tools(calls)

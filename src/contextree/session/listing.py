@@ -27,6 +27,7 @@ from contextree.entries.codec import (
     replaced_text,
     surrogate_free,
 )
+from contextree.entries.types import is_text_content
 from contextree.errors import SessionFileError, UnsupportedVersionError
 from contextree.store.index import SessionHead, parse_head
 
@@ -201,11 +202,7 @@ def _message_text(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = (
-            block.get("text")
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text"
-        )
+        texts = (block.get("text") for block in content if is_text_content(block))
         return " ".join(text for text in texts if isinstance(text, str) and text)
     return ""
 
