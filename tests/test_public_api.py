@@ -123,7 +123,6 @@ EXPECTED: dict[str, set[str]] = {
         "HookFailure",
         "HookRegistry",
         "TREE",
-        "result_field",
     },
     # The framework modules under it are imported by name (each pulls in its framework).
     "contextree.integrations": set(),
@@ -183,6 +182,7 @@ EXPECTED: dict[str, set[str]] = {
         "FallbackClient",
         "OVERFLOW_RETRY_FAILED",
         "TurnOutcome",
+        "coding_agent",
         "default_system_prompt",
     },
     "contextree.runtime.tools": {

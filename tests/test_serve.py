@@ -24,12 +24,16 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from contextree.cli.models import make_client, turn_prefix_client
+from contextree.cli.models import make_client
 from contextree.compaction.offline import OfflineSummarizer
 from contextree.compaction.prepare import CompactionPreparation, prepare_compaction
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.run import CompactionOutcome, compact_session
-from contextree.compaction.summarize import SPLIT_TURN_SEPARATOR, build_summary_prompt
+from contextree.compaction.summarize import (
+    SPLIT_TURN_SEPARATOR,
+    build_summary_prompt,
+    local_turn_prefix_summarizer,
+)
 from contextree.errors import CompactionError, ContextreeError, ModelHTTPError
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.llm.remote import RemoteSummaryClient
@@ -333,14 +337,10 @@ def test_compact_session_with_a_remote_summarizer(tmp_path: Path) -> None:
     with serving(model) as url:
         spec = f"remote:{url}"
         client = make_client(spec)
-        prefix_client = turn_prefix_client(spec, client)
         assert isinstance(client, RemoteSummaryClient)
-        assert isinstance(prefix_client, OfflineSummarizer)
-        outcome = asyncio.run(
-            compact_session(
-                tree, client, settings=settings(KEEP_SPLIT), turn_prefix_summarizer=prefix_client
-            )
-        )
+        assert isinstance(local_turn_prefix_summarizer(client), OfflineSummarizer)
+        # No turn_prefix_summarizer given: the library keeps the prefix local by itself.
+        outcome = asyncio.run(compact_session(tree, client, settings=settings(KEEP_SPLIT)))
     assert isinstance(outcome, CompactionOutcome)
     prep = outcome.preparation
     assert prep.is_split_turn

@@ -283,11 +283,13 @@ def test_chat_without_an_api_key_fails_at_once_with_one_line(
 
 
 def test_chat_with_a_base_url_or_a_local_server_needs_no_key() -> None:
-    from contextree.cli.models import make_client, missing_api_key
+    from contextree.cli.models import make_client
+    from contextree.llm.registry import missing_api_key
 
     assert missing_api_key(make_client("openai:gpt-4o-mini")) == "OPENAI_API_KEY"
     assert missing_api_key(make_client("openai:x", base_url="http://127.0.0.1:8080")) is None
     assert missing_api_key(make_client("ollama:llama3.1")) is None
+    assert missing_api_key(make_client("anthropic:claude-sonnet-4-5")) == "ANTHROPIC_API_KEY"
     assert missing_api_key(make_client("offline")) is None
 
 

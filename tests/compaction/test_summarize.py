@@ -707,6 +707,20 @@ def test_remote_endpoint_summarizes_history_and_short_summary_prefix_stays_local
     assert result.short_summary == "Remote short summary."
 
 
+def test_a_remote_endpoint_never_gets_the_prefix_even_when_no_local_summarizer_is_given(
+    tree: SessionTree, fake_llm: FakeLLMServer
+) -> None:
+    # Issue 12 point 9: the rule lived in the CLI (turn_prefix_client); the library applies it.
+    prep = prepared(tree, KEEP_SPLIT)
+    fake_llm.enqueue_text("REMOTE HISTORY")
+    fake_llm.enqueue_text("Remote short summary.")
+    result = asyncio.run(compact(prep, RemoteSummaryClient(fake_llm.remote_url)))
+    _history, short = fake_llm.requests  # no third request: the prefix stayed here
+    assert kind_of(short.body["prompt"]) == "short"
+    assert "REMOTE HISTORY" + SPLIT_TURN_SEPARATOR + "## Original Request" in result.summary
+    assert FAILING_COMMAND in result.summary
+
+
 @pytest.mark.parametrize(
     ("script", "error", "message"),
     [

@@ -236,3 +236,29 @@ def test_input_messages_are_not_modified() -> None:
     before = copy.deepcopy(messages)
     convert_to_llm(messages)
     assert messages == before
+
+
+# --- context_json: what `contextree context --format json` prints ---------------------------
+
+
+def test_context_json_gives_each_sent_message_its_entry_id() -> None:
+    from contextree.context.build import ModelRef, SessionContext
+    from contextree.context.convert import context_json
+
+    bash = {"role": "bashExecution", "command": "ls", "output": "", "excludeFromContext": True}
+    summary = {"role": "compactionSummary", "summary": "S", "tokensBefore": 9, "timestamp": 1}
+    hello = {"role": "user", "content": "hello", "timestamp": 2}
+    context = SessionContext(
+        messages=[summary, bash, hello],
+        thinking_level="high",
+        model=ModelRef("anthropic", "claude-sonnet-4-5"),
+        entry_ids=["c0ffee00", "ba5e0000", "0000abcd"],
+    )
+    payload = context_json(context)
+    assert payload["thinkingLevel"] == "high"
+    assert payload["model"] == {"provider": "anthropic", "modelId": "claude-sonnet-4-5"}
+    # The excluded command is not sent, so it has no line; entryId comes first.
+    assert [m["entryId"] for m in payload["messages"]] == ["c0ffee00", "0000abcd"]
+    assert list(payload["messages"][1]) == ["entryId", "role", "content", "timestamp"]
+    assert payload["messages"][1]["content"] == "hello"
+    assert context_json(SessionContext())["model"] is None

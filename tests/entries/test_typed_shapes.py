@@ -130,3 +130,22 @@ def test_pi_s_optional_fields_are_optional_at_runtime_too() -> None:
         CompactionEntry.__optional_keys__
     )
     assert "isError" in ToolResultMessage.__optional_keys__
+
+
+def test_entry_message_and_the_block_guards() -> None:
+    from contextree.entries.types import (
+        entry_message,
+        is_compaction_summary_message,
+        is_image_content,
+        is_thinking_content,
+    )
+
+    message = {"role": "user", "content": "hi"}
+    assert entry_message({"type": "message", "id": "a", "message": message}) is message
+    assert entry_message({"type": "message", "id": "a", "message": "damaged"}) is None
+    assert entry_message({"type": "custom", "id": "a", "message": message}) is None
+    assert is_compaction_summary_message({"role": "compactionSummary", "summary": "S"})
+    assert not is_compaction_summary_message({"role": "branchSummary", "summary": "S"})
+    assert is_image_content({"type": "image", "data": "", "mimeType": "image/png"})
+    assert is_thinking_content({"type": "thinking", "thinking": "..."})
+    assert not is_thinking_content("thinking") and not is_image_content(None)

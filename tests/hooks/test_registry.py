@@ -18,7 +18,6 @@ from contextree.hooks import (
     TREE,
     HookFailure,
     HookRegistry,
-    result_field,
 )
 from contextree.hooks.events import BeforeCompactResult, CompactingResult
 
@@ -336,21 +335,38 @@ def test_cancelling_the_caller_cancels_the_handler_and_is_not_a_failure() -> Non
     assert run(scenario()) == (True, [])
 
 
-# --- result_field --------------------------------------------------------------------------------
+# --- cancel, read as every hook result is (contextree.hooks.results) ------------------------------
 
 
 @dataclass
 class _Result:
-    preserve_data: Any = None
     cancel: bool = False
 
 
-def test_result_field_reads_dicts_by_camel_case_and_objects_by_snake_case() -> None:
-    names = ("preserveData", "preserve_data")
-    assert result_field({"preserveData": {"a": 1}}, *names) == {"a": 1}
-    assert result_field(_Result(preserve_data={"b": 2}), *names) == {"b": 2}
-    assert result_field({"preserve_data": 3}, *names) == 3  # the second name is tried too
-    assert result_field({"preserveData": None, "preserve_data": 4}, *names) == 4
-    assert result_field({}, *names) is None
-    assert result_field(_Result(), "missing") is None
-    assert result_field(_Result(cancel=False), "cancel") is False
+@pytest.mark.parametrize(
+    ("result", "cancels"),
+    [
+        ({"cancel": True}, True),
+        (_Result(cancel=True), True),
+        (_Result(cancel=False), False),
+        ({"cancel": False}, False),
+    ],
+)
+def test_a_before_result_cancels_as_a_dict_or_an_object(result: object, cancels: bool) -> None:
+    hooks = HookRegistry()
+    seen: list[str] = []
+    hooks.on(BEFORE_COMPACT, lambda event: result)
+    hooks.on(BEFORE_COMPACT, lambda event: seen.append("second") or None)
+    chosen = run(hooks.run_before(BEFORE_COMPACT, None))
+    assert chosen is result
+    assert seen == ([] if cancels else ["second"])
+
+
+def test_the_registry_offers_no_reader_of_two_spellings() -> None:
+    """Issue 12 point 9: hook results are read by contextree.hooks.results alone (a dict by
+    camelCase, an object by snake_case); result_field, which tried both, is gone."""
+    import contextree.hooks
+    import contextree.hooks.registry
+
+    assert not hasattr(contextree.hooks, "result_field")
+    assert not hasattr(contextree.hooks.registry, "result_field")

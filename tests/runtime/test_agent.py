@@ -1158,3 +1158,60 @@ async def test_the_agents_compaction_redacts_the_environments_secret_values(
     sent = json.dumps(run.summary_bodies())
     assert run.summary_bodies() and "deploy-token-value-0042" not in sent
     assert "[REDACTED:secret]" in sent
+
+
+# --- compaction.remoteEndpoint and coding_agent: what `contextree chat` used to set up itself ---
+
+
+def test_the_remote_endpoint_setting_is_the_agents_summarizer(tmp_path: Path) -> None:
+    from contextree.llm.remote import RemoteSummaryClient
+
+    endpoint = "http://127.0.0.1:9/summarize"
+    tree = SessionTree.open(tmp_path / "s.jsonl")
+    client = OpenAIClient("gpt-4o-mini", base_url="http://127.0.0.1:9", api_key="k")
+    agent = AgentSession(tree, client, settings=settings(remote_endpoint=endpoint))
+    assert isinstance(agent.summarizer, RemoteSummaryClient)
+    assert agent.summary_candidates()[0] is agent.summarizer
+    assert AgentSession(tree, client, settings=settings()).summarizer is None
+    given = OpenAIClient("other", base_url="http://127.0.0.1:9", api_key="k")
+    with_remote = settings(remote_endpoint=endpoint)
+    chosen = AgentSession(tree, client, settings=with_remote, summarizer=given)
+    assert chosen.summarizer is given  # an explicit summarizer wins
+
+
+def test_coding_agent_has_the_builtin_tools_in_its_directory(tmp_path: Path) -> None:
+    from contextree.runtime import coding_agent
+
+    tree = SessionTree.open(tmp_path / "s.jsonl")
+    client = OpenAIClient("gpt-4o-mini", base_url="http://127.0.0.1:9", api_key="k")
+    loaded = Settings(allow_outside_cwd=True)
+    agent = coding_agent(tree, client, cwd=tmp_path, settings=loaded, model_spec="openai:x")
+    assert sorted(agent.tools) == sorted(builtin_tools())
+    assert agent.tool_context == ToolContext(cwd=tmp_path, allow_outside_cwd=True)
+    assert str(tmp_path) in agent.system_prompt and agent.model_spec == "openai:x"
+    own = coding_agent(tree, client, cwd=tmp_path, settings=loaded, system_prompt="Be brief.")
+    assert own.system_prompt == "Be brief."
+
+
+async def test_the_agents_remote_endpoint_never_gets_a_split_turns_prefix(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    # §7.6: "the turn prefix is always summarized locally"; the CLI's compact did this, the
+    # agent (whose summarizer `chat` set to the endpoint) sent the prefix there too.
+    from contextree.compaction.prompt_templates import load_prompt
+    from sample_session import FAILING_COMMAND, KEEP_SPLIT, build_session, open_session
+
+    tree = open_session(tmp_path / "s.jsonl")
+    build_session(tree)
+    client = OpenAIClient(MODEL, base_url=fake_llm.url, api_key="")
+    config = settings(keep_recent_tokens=KEEP_SPLIT, remote_endpoint=fake_llm.remote_url)
+    agent = AgentSession(tree, client, settings=config, context_window=WINDOW)
+    fake_llm.enqueue_text("REMOTE HISTORY")
+    fake_llm.enqueue_text("Remote short summary.")
+
+    result = await agent.compact()
+
+    assert [r.path for r in fake_llm.requests] == ["/summarize", "/summarize"]
+    assert not any(load_prompt("turn-prefix") in r.body["prompt"] for r in fake_llm.requests)
+    assert result.summary.startswith("REMOTE HISTORY")
+    assert FAILING_COMMAND in result.summary  # the prefix, summarized here (offline)

@@ -12,13 +12,23 @@ pi's selection.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from contextree.compaction.file_ops import FileOps, extract_file_ops_from_message, seed_from_details
 from contextree.context.build import compaction_summary_message, message_from_entry
-from contextree.entries.types import AgentMessage, Entry, is_message_entry, is_tool_call_content
+from contextree.entries.types import (
+    AgentMessage,
+    Entry,
+    entry_message,
+    is_branch_summary_entry,
+    is_compaction_entry,
+    is_message_entry,
+    is_text_content,
+    is_tool_call_content,
+    is_tool_result_message,
+)
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
 __all__ = ["BRANCH_TOOL_RESULT_CHARS", "BranchPreparation", "prepare_branch_entries"]
@@ -40,7 +50,7 @@ class BranchPreparation:
     total_tokens: int = 0
 
 
-def _is_from_extension(entry: Entry) -> bool:
+def _is_from_extension(entry: Mapping[str, Any]) -> bool:
     # pi writes ``fromHook``, the fork ``fromExtension``; either one marks a hook's summary.
     return entry.get("fromHook") is True or entry.get("fromExtension") is True
 
@@ -48,26 +58,23 @@ def _is_from_extension(entry: Entry) -> bool:
 def _message_for_summary(
     entry: Entry, tool_result_chars: int, call_ids: set[str]
 ) -> AgentMessage | None:
-    kind = entry.get("type")
-    if kind == "compaction":
+    if is_compaction_entry(entry):
         return compaction_summary_message(entry)
-    if kind == "message":
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            return None
-        if message.get("role") == "toolResult":
+    message = entry_message(entry)
+    if message is not None:
+        if is_tool_result_message(message):
             # A result whose call is not in the branch says nothing a reader can place.
             call_id = message.get("toolCallId")
             if tool_result_chars <= 0 or not isinstance(call_id, str) or call_id not in call_ids:
                 return None
             return _cut_tool_result(message, tool_result_chars)
         return message
-    if kind in ("custom_message", "branch_summary"):
+    if entry.get("type") in ("custom_message", "branch_summary"):
         return message_from_entry(entry, for_context=False)
     return None
 
 
-def _cut_tool_result(message: AgentMessage, limit: int) -> AgentMessage | None:
+def _cut_tool_result(message: Mapping[str, Any], limit: int) -> AgentMessage | None:
     """A copy of a tool result whose text blocks together hold at most ``limit`` characters
     (``None`` when it has no text)."""
     content = message.get("content")
@@ -78,7 +85,7 @@ def _cut_tool_result(message: AgentMessage, limit: int) -> AgentMessage | None:
     left = limit
     blocks: list[Any] = []
     for block in content:
-        if not (isinstance(block, dict) and block.get("type") == "text"):
+        if not is_text_content(block):
             continue  # images say nothing a summary can use
         text = block.get("text")
         if not isinstance(text, str) or left <= 0:
@@ -137,7 +144,7 @@ def prepare_branch_entries(
     estimate = (estimator or get_estimator("pi")).estimate
     ops = FileOps()
     for entry in entries:
-        if entry.get("type") == "branch_summary" and not _is_from_extension(entry):
+        if is_branch_summary_entry(entry) and not _is_from_extension(entry):
             seed_from_details(ops, entry.get("details"))
 
     call_ids = _tool_call_ids(entries) if tool_result_chars > 0 else set()

@@ -227,11 +227,6 @@ def _root(
     state.debug = debug
 
 
-def plural(count: int, word: str) -> str:
-    """``"1 message"``, ``"2 messages"``."""
-    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
-
-
 def _open(target: str | Path) -> Any:
     """The session at ``target`` (a file or a store URL) for a command on an existing session.
     An empty file is refused as ``sessions`` lists it ("not a session file: the file is
@@ -322,62 +317,11 @@ def _library_warnings_to_stderr() -> None:
 def info(session: SessionArg) -> None:
     """Summarize a session: entries, branches, model, context size."""
     from contextree.cli import render
-    from contextree.context.convert import convert_to_llm
-    from contextree.session.check import UNDECODABLE, count_types
-    from contextree.tokens.usage import estimate_current_tokens
+    from contextree.session.describe import describe_session
 
     tree = _open(session)
     _report_load(tree)
-    counts = count_types(tree)
-    ctx = tree.build_session_context()
-    estimate = estimate_current_tokens(ctx.messages)
-    # The messages the model is sent, as `context` counts them (a `!!` command's output and
-    # other messages kept out of the context are not among them).
-    sent = len(convert_to_llm(ctx.messages))
-    leaves = len(tree.leaves())
-    names = [r.entry.get("name") for r in tree.records() if r.type == "session_info"]
-    version = str(tree.header.get("version"))
-    if tree.report.migrated_from:
-        version = f"3 (file is v{tree.report.migrated_from}; migrated in memory)"
-    roles = ", ".join(
-        f"{n} {k.split(':', 1)[1]}" for k, n in counts.most_common() if k.startswith("message:")
-    )
-    others = ", ".join(f"{n} {k}" for k, n in counts.most_common() if ":" not in k)
-    rows = [
-        ("file", str(session)),
-        ("session id", tree.session_id),
-        ("name", str(names[-1]) if names and names[-1] else tree.title or "-"),
-        ("format version", version),
-        ("cwd", str(tree.header.get("cwd", "-"))),
-        ("created", str(tree.header.get("timestamp", "-"))),
-        ("entries", f"{len(tree)} ({others or 'no other entries'})"),
-        ("messages", roles or "none"),
-        ("branches (leaves)", str(leaves)),
-        ("leaf", str(tree.leaf_id)),
-        ("model", ctx.model.spec if ctx.model else "-"),
-        ("thinking level", ctx.thinking_level),
-        ("context", f"{plural(sent, 'message')}, ~{estimate.tokens:,} tokens"),
-    ]
-    if estimate.last_usage_index is not None:
-        pruned = f" - {estimate.pruned_tokens:,} pruned since" if estimate.pruned_tokens else ""
-        rows.append(
-            (
-                "",
-                f"{estimate.usage_tokens:,} measured by the provider{pruned} + "
-                f"{estimate.trailing_tokens:,} estimated after it",
-            )
-        )
-    problems = len(tree.report.messages()) + counts[UNDECODABLE]
-    # Entry bodies are read only as far as shown here; check decodes and validates every one.
-    rows.append(
-        (
-            "problems",
-            f"{problems} (run contextree check)"
-            if problems
-            else "none found on load (contextree check validates every entry)",
-        )
-    )
-    state.console.print(render.info_table(rows))
+    state.console.print(render.session_description(describe_session(tree), file=str(session)))
 
 
 @app.command()
@@ -443,8 +387,6 @@ def context(
     ] = ContextFormat.text,
 ) -> None:
     """Print what the LLM sees at the leaf (or at --leaf)."""
-    from rich.text import Text
-
     from contextree.cli import render
     from contextree.context.convert import convert_to_llm
     from contextree.tokens.usage import estimate_current_tokens
@@ -461,19 +403,9 @@ def context(
         _print_provider_messages(messages, format)
         return
     if format is ContextFormat.json:
-        # Each message with the id of the entry it comes from (first key; the message's own
-        # keys follow unchanged).
-        sent: list[dict[str, Any]] = []
-        for message, entry_id in zip(ctx.messages, ctx.entry_ids, strict=False):
-            for llm_message in convert_to_llm([message]):
-                sent.append({"entryId": entry_id, **llm_message})
-        payload = {
-            "thinkingLevel": ctx.thinking_level,
-            "model": {"provider": ctx.model.provider, "modelId": ctx.model.model_id}
-            if ctx.model
-            else None,
-            "messages": sent,
-        }
+        from contextree.context.convert import context_json
+
+        payload = context_json(ctx)
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
     # Message text is printed as it is, lines unbroken (the terminal wraps them): rich's word
@@ -483,15 +415,8 @@ def context(
         state.console.print(render.context_text(messages), soft_wrap=True)
     else:
         state.console.file.write(render.context_plain(messages))
-    tokens = estimate_current_tokens(ctx.messages).tokens
-    model_spec = ctx.model.spec if ctx.model else "-"
-    state.console.print(
-        Text(
-            f"{plural(len(messages), 'message')}, ~{tokens:,} tokens, "
-            f"thinking {ctx.thinking_level}, model {model_spec}",
-            style="ct.meta",
-        )
-    )
+    estimate = estimate_current_tokens(ctx.messages)
+    state.console.print(render.context_footer(ctx, sent=len(messages), tokens=estimate.tokens))
 
 
 def _print_provider_messages(messages: list[dict[str, Any]], format: ContextFormat) -> None:
@@ -590,9 +515,8 @@ def compact(
     import asyncio
 
     from contextree.cli import render
-    from contextree.cli.models import make_client, turn_prefix_client
+    from contextree.cli.models import make_client
     from contextree.compaction.options import summary_model, summary_options
-    from contextree.compaction.prepare import NothingToCompact
     from contextree.compaction.run import compact_session, plan_compaction
 
     loaded = _settings(
@@ -613,29 +537,14 @@ def compact(
     _report_load(session_tree)
     if dry_run:
         plan = plan_compaction(session_tree, settings=settings, options=options)
-        if isinstance(plan, NothingToCompact):
-            state.console.print(f"Nothing to do: {plan.message}.", markup=False)
-            return
-        state.console.print(
-            render.compaction_plan(plan.preparation, plan.path, summary_budget=plan.summary_budget)
-        )
+        state.console.print(render.dry_run(plan))
         return
     client = make_client(model, base_url=base_url)
     _library_warnings_to_stderr()
     _say_where_it_goes(client)
     with state.console.status(f"Summarizing with {client.name}..."):
-        outcome = asyncio.run(
-            compact_session(
-                session_tree,
-                client,
-                settings=settings,
-                options=options,
-                turn_prefix_summarizer=turn_prefix_client(model, client),
-            )
-        )
-    if isinstance(outcome, NothingToCompact):
-        state.console.print(f"Nothing to do: {outcome.message}.", markup=False)
-        return
+        run = compact_session(session_tree, client, settings=settings, options=options)
+        outcome = asyncio.run(run)
     state.console.print(render.compaction_outcome(outcome, show_summary=not quiet))
 
 
@@ -773,60 +682,41 @@ def sessions(
 ) -> None:
     """List session files, newest first: name, first message, entries, size."""
     from contextree.cli import render
-    from contextree.session.listing import list_sessions, session_files
+    from contextree.session.listing import list_session_folders
     from contextree.session.paths import session_dirs, session_roots
     from contextree.store.url import is_store_url
 
     if where is not None and is_store_url(where):
         _list_database(where, format)
         return
-    folder = Path(where) if where is not None else None
-    if folder is not None:
-        if not folder.exists():
-            raise _fail(f"{folder}: no such directory")
-        if not folder.is_dir():
-            raise _fail(
-                f"{folder}: not a directory; give the folder that holds the session files "
-                "(contextree info FILE describes one session)"
-            )
-        folders = [folder]
-    elif all_:
-        folders = session_roots()  # ours, then pi's and oh-my-pi's when they exist
-    else:
-        folders = session_dirs(Path.cwd())  # ours, then pi's and oh-my-pi's for this directory
-    files = [f for where in folders if where.is_dir() for f in session_files(where, nested=all_)]
-    summaries = list_sessions(files, limit=limit)
+    if where is not None:
+        folders = [_folder_argument(where)]
+    else:  # ours, then pi's and oh-my-pi's when they exist (for this directory, or all)
+        folders = session_roots() if all_ else session_dirs(Path.cwd())
+    listing = list_session_folders(folders, nested=all_, limit=limit)
     if format is ListFormat.json:
-        payload = [summary.to_json() for summary in summaries]
+        payload = [summary.to_json() for summary in listing.sessions]
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
-    where_text = " and ".join(str(where) for where in folders)
-    if not summaries:
-        if folder is None and not all_:
-            message = f"No sessions for this directory yet (looked in {where_text})."
-        else:
-            message = f"No session files {'under' if all_ else 'in'} {where_text}."
-        state.console.print(message, markup=False, soft_wrap=True)
-        return
-    shown = (
-        f"{len(summaries)} of {len(files)}, newest first (--limit 0 shows all)"
-        if len(summaries) < len(files)
-        else f"{len(files)}, newest first"
-    )
-    state.console.print(
-        render.session_list(
-            summaries,
-            title=f"Sessions {'under' if all_ else 'in'} {where_text}: {shown}",
-            width=state.console.width,
-            # Whole paths when the files come from several folders: each says where it is.
-            full_paths=all_ or len(folders) > 1,
-        ),
-        soft_wrap=True,
-    )
+    shown = render.session_listing(listing, here=where is None, width=state.console.width)
+    state.console.print(shown, soft_wrap=True)
+
+
+def _folder_argument(where: str) -> Path:
+    folder = Path(where)
+    if not folder.exists():
+        raise _fail(f"{folder}: no such directory")
+    if not folder.is_dir():
+        raise _fail(
+            f"{folder}: not a directory; give the folder that holds the session files "
+            "(contextree info FILE describes one session)"
+        )
+    return folder
 
 
 def _list_database(url: str, format: ListFormat) -> None:
     """``sessions URL``: the sessions a database holds, by name."""
+    from contextree.cli.preview import plural
     from contextree.store.url import parse_target
 
     target = parse_target(url)

@@ -18,6 +18,12 @@ from rich.console import Console
 from rich.text import Text
 
 from contextree.cli.preview import message_text
+from contextree.entries.types import (
+    is_assistant_message,
+    is_text_content,
+    is_tool_call_content,
+    is_tool_result_message,
+)
 from contextree.errors import ContextreeError
 from contextree.runtime.agent import AgentSession
 from contextree.runtime.events import (
@@ -109,8 +115,7 @@ class ChatApp:
         return "" if url is None else f" (the conversation is sent to {first.name} at {url})"
 
     def _render_message(self, message: dict[str, Any]) -> None:
-        role = message.get("role")
-        if role == "assistant":
+        if is_assistant_message(message):
             if message.get("stopReason") in ("error", "aborted"):
                 error = str(message.get("errorMessage") or message.get("stopReason"))
                 self._last_error = error
@@ -118,15 +123,13 @@ class ChatApp:
                 return
             content = message.get("content")
             for block in content if isinstance(content, list) else []:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "text" and block.get("text"):
+                if is_text_content(block) and block.get("text"):
                     self.console.print(Text(str(block["text"])))
-                elif block.get("type") == "toolCall":
+                elif is_tool_call_content(block):
                     self.console.print(
                         Text(message_text({"content": [block]}), style="ct.role.tool")
                     )
-        elif role == "toolResult":
+        elif is_tool_result_message(message):
             first = message_text(message).strip().splitlines()
             line = first[0][:120] if first else ""
             style = "ct.error" if message.get("isError") else "ct.meta"
@@ -231,6 +234,19 @@ class ChatApp:
                 Text(f"unknown command /{command}; /help lists them", style="ct.error")
             )
         return True
+
+    async def run_once(self, text: str) -> int:
+        """``chat --prompt``: one turn; the exit code (1 when it failed or was aborted)."""
+        outcome = await self.run_turn(lambda: self.session.prompt(text))
+        return 1 if outcome.error or outcome.aborted else 0
+
+    async def run_interactive(self, greeting: str) -> None:
+        """Read and handle lines until ``/quit`` or the end of input."""
+        self.console.print(Text(greeting, style="ct.meta"))
+        while True:
+            line = await read_line("› ")
+            if line is None or not await self.handle_line(line):
+                return
 
     async def _navigate(self, rest: str) -> None:
         from contextree.branching.navigate import resolve_entry_id

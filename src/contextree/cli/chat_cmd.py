@@ -1,5 +1,6 @@
 """Registers ``contextree chat`` on the app (kept apart so ``app.py`` stays small)."""
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,105 +39,95 @@ def register(app: typer.Typer) -> None:
         """An interactive agent that compacts its own context as it goes."""
         import asyncio
 
-        from rich.text import Text
-
-        from contextree.cli.chat import ChatApp, read_line
-        from contextree.cli.models import make_client, missing_api_key
+        from contextree.cli.chat import ChatApp
+        from contextree.cli.models import make_client
         from contextree.entries.ids import new_session_id
-        from contextree.llm.registry import parse_model_spec
-        from contextree.runtime.agent import AgentSession
-        from contextree.runtime.system_prompt import default_system_prompt
-        from contextree.runtime.tools import builtin_tools
-        from contextree.runtime.tools.base import ToolContext
+        from contextree.runtime.coding import coding_agent
         from contextree.session.paths import latest_session, new_session_path
         from contextree.session.tree import SessionTree
 
         loaded = _settings(model=model)
         settings = loaded.settings
-        spec = settings.model
-        if not spec or parse_model_spec(spec)[0] in ("offline", "remote"):
-            raise _fail(
-                "chat needs a model that can hold a conversation: pass --model provider:model "
-                "(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, ollama:llama3.1) or set "
-                '"model" in settings'
-            )
+        spec = _conversation_model(settings.model, _fail)
         client = make_client(spec, base_url=base_url)
-        # Before any request: without a key every call would fail, after three retries and
-        # ~15 s, as "cannot reach".
-        env = missing_api_key(client)
-        if env:
-            raise _fail(
-                f"{spec} needs an API key: set {env} (or pass --base-url for a server that needs "
-                "none, e.g. a local one)"
-            )
-        # The fallbacks too: a retry that falls back to a model without its key fails the same
-        # way, only later.
         fallbacks = [make_client(s) for s in settings.retry.fallback_models]
-        for fallback_spec, fallback in zip(settings.retry.fallback_models, fallbacks, strict=True):
-            env = missing_api_key(fallback)
-            if env:
-                raise _fail(
-                    f"fallback model {fallback_spec} (retry.fallbackModels) needs an API key: "
-                    f"set {env}, or remove it from retry.fallbackModels"
-                )
+        _require_api_keys(spec, client, settings.retry.fallback_models, fallbacks, _fail)
         cwd = Path.cwd()
-        path: str | Path | None = session
-        if path is None and continue_:
-            path = latest_session(cwd)
         session_id = new_session_id()
-        if path is None:
-            path = new_session_path(cwd, session_id)
+        path = session if session is not None or not continue_ else latest_session(cwd)
+        path = path if path is not None else new_session_path(cwd, session_id)
         tree = SessionTree.open(path, cwd=str(cwd), fsync=settings.fsync, session_id=session_id)
-        tools = builtin_tools()
-        summarizer: Any = None
-        if settings.compaction.remote_endpoint:
-            summarizer = make_client(f"remote:{settings.compaction.remote_endpoint}")
-        agent = AgentSession(
+        agent = coding_agent(
             tree,
             client,
-            model_spec=spec,
+            cwd=cwd,
             settings=settings,
-            tools=tools,
-            tool_context=ToolContext(cwd=cwd, allow_outside_cwd=settings.allow_outside_cwd),
-            system_prompt=system or default_system_prompt(cwd, tools),
+            model_spec=spec,
+            system_prompt=system,
             fallback_clients=fallbacks,
-            summarizer=summarizer,
         )
-
-        def show_tree() -> None:
-            from contextree.cli import render
-
-            state.console.print(render.entry_tree(tree))
-
-        def show_settings() -> None:
-            from contextree.cli import render
-
-            state.console.print(render.settings_table(loaded))
-
         ui = ChatApp(
             agent,
             state.console,
             make_client=lambda s: make_client(s, base_url=base_url),
-            show_settings=show_settings,
-            show_tree=show_tree,
+            show_settings=lambda: _show_settings(state.console, loaded),
+            show_tree=lambda: _show_tree(state.console, tree),
         )
-
-        async def one_shot(text: str) -> int:
-            outcome = await ui.run_turn(lambda: agent.prompt(text))
-            return 1 if outcome.error or outcome.aborted else 0
-
-        async def interactive() -> None:
-            state.console.print(
-                Text(f"session {path} - {spec} - /help for commands", style="ct.meta")
-            )
-            while True:
-                line = await read_line("› ")
-                if line is None or not await ui.handle_line(line):
-                    return
-
         if prompt is not None:
-            code = asyncio.run(one_shot(prompt))
+            code = asyncio.run(ui.run_once(prompt))
             if code:
                 raise typer.Exit(code)
             return
-        asyncio.run(interactive())
+        asyncio.run(ui.run_interactive(f"session {path} - {spec} - /help for commands"))
+
+
+def _conversation_model(spec: str | None, fail: Callable[[str], typer.Exit]) -> str:
+    """The chat's model: one that can hold a conversation (not offline, not remote)."""
+    from contextree.llm.registry import parse_model_spec
+
+    if not spec or parse_model_spec(spec)[0] in ("offline", "remote"):
+        raise fail(
+            "chat needs a model that can hold a conversation: pass --model provider:model "
+            "(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, ollama:llama3.1) or set "
+            '"model" in settings'
+        )
+    return spec
+
+
+def _require_api_keys(
+    spec: str,
+    client: Any,
+    fallback_specs: Sequence[str],
+    fallbacks: Sequence[Any],
+    fail: Callable[[str], typer.Exit],
+) -> None:
+    """Before any request: without a key every call would fail, after three retries and ~15 s,
+    as "cannot reach". The fallbacks too: a retry that falls back to a model without its key
+    fails the same way, only later."""
+    from contextree.llm.registry import missing_api_key
+
+    env = missing_api_key(client)
+    if env:
+        raise fail(
+            f"{spec} needs an API key: set {env} (or pass --base-url for a server that needs "
+            "none, e.g. a local one)"
+        )
+    for fallback_spec, fallback in zip(fallback_specs, fallbacks, strict=True):
+        env = missing_api_key(fallback)
+        if env:
+            raise fail(
+                f"fallback model {fallback_spec} (retry.fallbackModels) needs an API key: "
+                f"set {env}, or remove it from retry.fallbackModels"
+            )
+
+
+def _show_tree(console: Any, tree: Any) -> None:
+    from contextree.cli import render
+
+    console.print(render.entry_tree(tree))
+
+
+def _show_settings(console: Any, loaded: Any) -> None:
+    from contextree.cli import render
+
+    console.print(render.settings_table(loaded))

@@ -7,6 +7,7 @@ Styles come from the CLI theme but are resolved to ``Style`` values here: textua
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from rich.style import Style
@@ -20,7 +21,19 @@ from contextree.cli.preview import (
     printable,
 )
 from contextree.cli.theme import THEME
-from contextree.entries.types import Entry
+from contextree.entries.types import (
+    Entry,
+    entry_message,
+    is_assistant_message,
+    is_branch_summary_entry,
+    is_compaction_entry,
+    is_custom_message_entry,
+    is_image_content,
+    is_text_content,
+    is_thinking_content,
+    is_tool_call_content,
+    is_tool_result_message,
+)
 
 __all__ = ["entry_detail", "entry_line", "theme_style"]
 
@@ -51,7 +64,7 @@ def entry_line(
     text.append_text(_kind_text(entry))
     preview = entry_preview(entry, width)
     if preview:
-        is_message = entry.get("type") == "message"
+        is_message = entry_message(entry) is not None
         text.append(" " + preview, style=Style.null() if is_message else theme_style("ct.meta"))
     if label:
         text.append(f"  #{printable(label)}", style=theme_style("ct.label"))
@@ -84,25 +97,24 @@ def entry_detail(entry: Entry, *, label: str | None, is_leaf: bool, on_path: boo
 
 
 def _body(entry: Entry) -> Text:
-    kind = entry.get("type")
-    message = entry.get("message")
-    if kind == "message" and isinstance(message, dict):
+    message = entry_message(entry)
+    if message is not None:
         return _message_body(message)
-    if kind == "compaction":
+    if is_compaction_entry(entry):
         facts = f"first kept entry {entry.get('firstKeptEntryId')}"
         facts += f" · {entry.get('tokensBefore')} tokens before"
         return _summary_body(entry, facts)
-    if kind == "branch_summary":
+    if is_branch_summary_entry(entry):
         where = entry.get("fromId")
         return _summary_body(entry, f"summary of a branch left behind, added on moving to {where}")
-    if kind == "custom_message":
+    if is_custom_message_entry(entry):
         body = Text(_content_text(entry.get("content")))
         body.append(f"\n\n({entry.get('customType')})", style=theme_style("ct.meta"))
         return body
     return Text(_json(entry))
 
 
-def _summary_body(entry: Entry, facts: str) -> Text:
+def _summary_body(entry: Mapping[str, Any], facts: str) -> Text:
     body = Text(facts + "\n\n", style=theme_style("ct.meta"))
     body.append(str(entry.get("summary", "")))
     details = entry.get("details")
@@ -122,12 +134,13 @@ def _message_body(message: dict[str, Any]) -> Text:
         body.append(f"\n\nexit code {message.get('exitCode', '-')}", style=theme_style("ct.meta"))
         return body
     body = Text()
-    if role == "toolResult":
+    if is_tool_result_message(message):
         body.append(f"{message.get('toolName', '')}\n", style=theme_style("ct.role.tool"))
         if message.get("isError"):
             body.append("error\n", style=theme_style("ct.error"))
-    if role == "assistant":
-        model = "/".join(str(message[k]) for k in ("provider", "model") if message.get(k))
+    if is_assistant_message(message):
+        named = (message.get("provider"), message.get("model"))
+        model = "/".join(str(part) for part in named if part)
         stop = message.get("stopReason")
         facts = " · ".join(part for part in (model, f"stop: {stop}" if stop else "") if part)
         if facts:
@@ -155,17 +168,17 @@ def _content(content: object) -> Text:
         if not isinstance(block, dict):
             parts.append(Text(_json(block)))
             continue
-        kind = block.get("type")
-        if kind == "text":
+        if is_text_content(block):
             parts.append(Text(str(block.get("text", ""))))
-        elif kind == "thinking":
+        elif is_thinking_content(block):
             parts.append(Text(f"(thinking) {block.get('thinking', '')}", style=Style(dim=True)))
-        elif kind == "toolCall":
+        elif is_tool_call_content(block):
             call = Text(f"→ {block.get('name')}", style=theme_style("ct.role.tool"))
             call.append("\n" + _json(block.get("arguments", {})))
             parts.append(call)
-        elif kind == "image":
+        elif is_image_content(block):
             parts.append(Text(f"[image {block.get('mimeType', '')}]", style=theme_style("ct.meta")))
         else:
+            kind = block.get("type")
             parts.append(Text(f"[{kind} block]\n{_json(block)}", style=theme_style("ct.meta")))
     return Text("\n\n").join(parts)

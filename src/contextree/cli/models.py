@@ -8,8 +8,6 @@ __all__ = [
     "DEFAULT_MODEL",
     "destination",
     "make_client",
-    "missing_api_key",
-    "turn_prefix_client",
 ]
 
 DEFAULT_MODEL = "offline"
@@ -38,32 +36,6 @@ def make_client(
         timeout=timeout,
         offline_factory=_offline,
     )
-
-
-def turn_prefix_client(spec: str | None, client: ModelClient) -> ModelClient:
-    """The remote endpoint never summarizes a split turn's prefix (§7.6): do it locally."""
-    from contextree.llm.registry import parse_model_spec
-
-    provider, _ = parse_model_spec(spec or DEFAULT_MODEL)
-    return _offline() if provider == "remote" else client
-
-
-def missing_api_key(client: ModelClient) -> str | None:
-    """The environment variable to set when ``client`` talks to OpenAI's or Anthropic's own
-    service without a key (every request would fail); ``None`` when it has one or talks to
-    another server (``--base-url``, ``OPENAI_BASE_URL``: local servers need none)."""
-    from contextree.llm.anthropic import DEFAULT_ANTHROPIC_BASE_URL, AnthropicClient
-    from contextree.llm.openai_compat import DEFAULT_OPENAI_BASE_URL, OpenAIClient
-
-    if isinstance(client, OpenAIClient):
-        default = DEFAULT_OPENAI_BASE_URL
-    elif isinstance(client, AnthropicClient):
-        default = DEFAULT_ANTHROPIC_BASE_URL
-    else:
-        return None
-    if client._api_key or client.base_url.rstrip("/") != default:
-        return None
-    return client._api_key_env
 
 
 def destination(client: ModelClient) -> str | None:

@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Final
 
 from contextree.entries.js_json import js_stringify
-from contextree.entries.types import Entry
+from contextree.entries.types import (
+    Entry,
+    entry_message,
+    is_branch_summary_entry,
+    is_compaction_entry,
+    is_custom_entry,
+    is_custom_message_entry,
+    is_image_content,
+    is_label_entry,
+    is_model_change_entry,
+    is_text_content,
+    is_tool_call_content,
+    is_tool_result_message,
+)
 
 __all__ = [
     "CONTROL_CHARACTERS",
@@ -15,11 +29,17 @@ __all__ = [
     "kind_tag",
     "message_text",
     "one_line",
+    "plural",
     "printable",
 ]
 
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Control characters other than newline and tab (C0, DEL and C1)."""
+
+
+def plural(count: int, word: str) -> str:
+    """``"1 message"``, ``"2 messages"``."""
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
 def printable(text: str) -> str:
@@ -43,7 +63,7 @@ def _call_args(arguments: object) -> str:
     return ", ".join(f"{key}={js_stringify(value)}" for key, value in arguments.items())
 
 
-def message_text(message: dict[str, Any]) -> str:
+def message_text(message: Mapping[str, Any]) -> str:
     """The readable text of a message: text blocks, tool calls, summaries or commands."""
     role = message.get("role")
     if role in ("branchSummary", "compactionSummary"):
@@ -56,14 +76,11 @@ def message_text(message: dict[str, Any]) -> str:
     parts: list[str] = []
     if isinstance(content, list):
         for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text":
+            if is_text_content(block):
                 parts.append(str(block.get("text", "")))
-            elif kind == "toolCall":
+            elif is_tool_call_content(block):
                 parts.append(f"→ {block.get('name')}({_call_args(block.get('arguments'))})")
-            elif kind == "image":
+            elif is_image_content(block):
                 parts.append(f"[image {block.get('mimeType', '')}]")
     return " ".join(p for p in parts if p)
 
@@ -88,10 +105,9 @@ def kind_tag(kind: str) -> tuple[str, str]:
 
 def entry_kind(entry: Entry) -> str:
     """``user``, ``assistant``, ``toolResult``, ``compaction``, ``label`` ... for an entry."""
-    if entry.get("type") == "message":
-        message = entry.get("message")
-        if isinstance(message, dict):
-            return printable(str(message.get("role", "message")))
+    message = entry_message(entry)
+    if message is not None:
+        return printable(str(message.get("role", "message")))
     return printable(str(entry.get("type", "?")))
 
 
@@ -101,29 +117,29 @@ def entry_preview(entry: Entry, width: int = 72) -> str:
 
 
 def _preview(entry: Entry, width: int) -> str:
-    kind = entry.get("type")
-    message = entry.get("message")
-    if kind == "message" and isinstance(message, dict):
-        if message.get("role") == "toolResult":
+    message = entry_message(entry)
+    if message is not None:
+        if is_tool_result_message(message):
             text = message_text(message)
             return one_line(f"{message.get('toolName', '')}: {text}", width)
         return one_line(message_text(message), width)
-    if kind in ("compaction", "branch_summary"):
+    if is_compaction_entry(entry) or is_branch_summary_entry(entry):
         return one_line(str(entry.get("summary", "")), width)
-    if kind == "custom_message":
+    if is_custom_message_entry(entry):
         return one_line(message_text({"content": entry.get("content")}), width)
+    kind = entry.get("type")
     if kind == "reset_boundary":
         return "context cleared: the model sees only what follows"
     if kind == "title_change":
         return one_line(str(entry.get("title", "")), width)
     if kind == "thinking_level_change":
         return str(entry.get("thinkingLevel"))
-    if kind == "model_change":
+    if is_model_change_entry(entry):
         model = entry.get("model") or f"{entry.get('provider')}/{entry.get('modelId')}"
         return str(model)
-    if kind == "label":
+    if is_label_entry(entry):
         return f"{entry.get('targetId')} = {entry.get('label', '(cleared)')}"
-    if kind == "custom":
+    if is_custom_entry(entry):
         return str(entry.get("customType", ""))
     if kind == "session_info":
         return str(entry.get("name", "(cleared)"))

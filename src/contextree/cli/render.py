@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -10,24 +11,38 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from contextree.cli.preview import entry_kind, entry_preview, kind_tag, one_line, printable
-from contextree.compaction.prepare import CompactionPreparation
+from contextree.cli.preview import (
+    entry_kind,
+    entry_preview,
+    kind_tag,
+    one_line,
+    plural,
+    printable,
+)
+from contextree.compaction.prepare import CompactionPreparation, NothingToCompact
+from contextree.compaction.run import CompactionPlan
+from contextree.context.build import SessionContext
 from contextree.entries.js_json import js_stringify
-from contextree.entries.types import Entry, LlmMessage
+from contextree.entries.types import Entry, LlmMessage, entry_message
 from contextree.session.check import CheckReport
+from contextree.session.describe import SessionDescription
 from contextree.session.folding import fold_run, linear_run
-from contextree.session.listing import SessionSummary
+from contextree.session.listing import SessionListing, SessionSummary
 from contextree.session.tree import SessionTree, TreeNode
 from contextree.tokens.estimate import estimate_tokens
 
 __all__ = [
     "check_report",
     "compaction_plan",
+    "context_footer",
     "context_plain",
     "context_text",
+    "dry_run",
     "entry_tree",
     "info_table",
+    "session_description",
     "session_list",
+    "session_listing",
 ]
 
 
@@ -42,7 +57,8 @@ def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text
     text.append(tag, style=style)
     preview = entry_preview(entry)
     if preview:
-        text.append(" " + preview, style=None if entry.get("type") == "message" else "ct.meta")
+        is_message = entry_message(entry) is not None
+        text.append(" " + preview, style=None if is_message else "ct.meta")
     if node.label:
         text.append(f"  #{printable(node.label)}", style="ct.label")
     if entry_id == leaf_id:
@@ -94,6 +110,61 @@ def info_table(rows: Sequence[tuple[str, str]]) -> Table:
     return table
 
 
+def context_footer(context: SessionContext, *, sent: int, tokens: int) -> Text:
+    """The line under ``contextree context``: messages sent, tokens, thinking level, model."""
+    model = context.model.spec if context.model else "-"
+    return Text(
+        f"{plural(sent, 'message')}, ~{tokens:,} tokens, "
+        f"thinking {context.thinking_level}, model {model}",
+        style="ct.meta",
+    )
+
+
+def session_description(info: SessionDescription, *, file: str) -> Table:
+    """``contextree info``: the session at a glance, one row per fact."""
+    version = info.version
+    if info.migrated_from:
+        version = f"3 (file is v{info.migrated_from}; migrated in memory)"
+    roles = ", ".join(f"{n} {role}" for role, n in info.message_roles.most_common())
+    kinds = info.entry_types + Counter({"undecodable": info.undecodable})  # 0 drops out
+    others = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+    estimate = info.estimate
+    rows = [
+        ("file", file),
+        ("session id", info.session_id),
+        ("name", info.name or "-"),
+        ("format version", version),
+        ("cwd", info.cwd or "-"),
+        ("created", info.created or "-"),
+        ("entries", f"{info.entries} ({others or 'no other entries'})"),
+        ("messages", roles or "none"),
+        ("branches (leaves)", str(info.leaves)),
+        ("leaf", str(info.leaf_id)),
+        ("model", info.model or "-"),
+        ("thinking level", info.thinking_level),
+        ("context", f"{plural(info.context_messages, 'message')}, ~{estimate.tokens:,} tokens"),
+    ]
+    if estimate.last_usage_index is not None:
+        pruned = f" - {estimate.pruned_tokens:,} pruned since" if estimate.pruned_tokens else ""
+        rows.append(
+            (
+                "",
+                f"{estimate.usage_tokens:,} measured by the provider{pruned} + "
+                f"{estimate.trailing_tokens:,} estimated after it",
+            )
+        )
+    # Entry bodies are read only as far as shown here; check decodes and validates every one.
+    rows.append(
+        (
+            "problems",
+            f"{info.problems} (run contextree check)"
+            if info.problems
+            else "none found on load (contextree check validates every entry)",
+        )
+    )
+    return info_table(rows)
+
+
 def _size_text(size: int) -> str:
     """``812 B``, ``4.2 KB``, ``141.2 MB`` (SI units, as the docs and ``ls --si`` give them)."""
     if size < 1000:
@@ -104,6 +175,30 @@ def _size_text(size: int) -> str:
             break
         value /= 1000
     return f"{value:.1f} {unit}"
+
+
+def session_listing(listing: SessionListing, *, here: bool, width: int | None) -> RenderableType:
+    """``contextree sessions``: a title naming the folders, then :func:`session_list`, or one
+    line saying there is nothing (``here``: the folders of this directory were searched)."""
+    where = " and ".join(str(folder) for folder in listing.folders)
+    inside = "under" if listing.nested else "in"
+    if not listing.sessions:
+        if here and not listing.nested:
+            return Text(f"No sessions for this directory yet (looked in {where}).")
+        return Text(f"No session files {inside} {where}.")
+    count, total = len(listing.sessions), listing.total
+    shown = (
+        f"{count} of {total}, newest first (--limit 0 shows all)"
+        if count < total
+        else f"{total}, newest first"
+    )
+    return session_list(
+        listing.sessions,
+        title=f"Sessions {inside} {where}: {shown}",
+        width=width,
+        # Whole paths when the files come from several folders: each says where it is.
+        full_paths=listing.nested or len(listing.folders) > 1,
+    )
 
 
 def session_list(
@@ -304,11 +399,20 @@ _METHOD_LABELS = {
 }
 
 
+def dry_run(plan: CompactionPlan | NothingToCompact) -> RenderableType:
+    """``compact --dry-run``: the plan, or why there is nothing to do."""
+    if isinstance(plan, NothingToCompact):
+        return Text(f"Nothing to do: {plan.message}.")
+    return compaction_plan(plan.preparation, plan.path, summary_budget=plan.summary_budget)
+
+
 def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
-    """Before/after table of a saved compaction, then the summary."""
+    """Before/after table of a saved compaction, then the summary (or why there is none)."""
     from rich.markdown import Markdown
     from rich.panel import Panel
 
+    if isinstance(outcome, NothingToCompact):
+        return Text(f"Nothing to do: {outcome.message}.")
     prep = outcome.preparation
     result = outcome.result
     table = Table(title="Compacted", title_justify="left")

@@ -12,9 +12,10 @@ _FORCE_HELP = "Replace the target when it already holds a session."
 
 
 def register(app: typer.Typer) -> None:
-    from contextree.cli.app import handles_errors, plural, state
+    from contextree.cli.app import handles_errors, state
 
     def report(transfer: object) -> None:
+        from contextree.cli.preview import plural
         from contextree.store.transfer import Transfer
 
         assert isinstance(transfer, Transfer)

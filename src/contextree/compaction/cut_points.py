@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from contextree.entries.types import Entry, is_message_entry
+from contextree.entries.types import Entry, entry_message
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
 __all__ = ["CutPoint", "find_cut_point", "find_turn_start_index", "find_valid_cut_points"]
@@ -33,10 +33,9 @@ class CutPoint:
 
 
 def _role(entry: Entry) -> str | None:
-    if is_message_entry(entry):
-        role = entry["message"].get("role")
-        return role if isinstance(role, str) else None
-    return None
+    message = entry_message(entry)
+    role = message.get("role") if message is not None else None
+    return role if isinstance(role, str) else None
 
 
 def _is_cut_point(entry: Entry) -> bool:
@@ -80,10 +79,10 @@ def find_cut_point(
     accumulated = 0
     for i in range(end - 1, start - 1, -1):
         entry = entries[i]
-        if entry.get("type") != "message":
+        if entry.get("type") != "message":  # metadata entries neither count nor stop the walk
             continue
-        message = entry.get("message")
-        if isinstance(message, dict):
+        message = entry_message(entry)
+        if message is not None:
             accumulated += estimate(message)
         if accumulated >= keep_recent_tokens:
             # The first cut point at or after i; none means everything is kept.

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import AgentMessage, is_assistant_message, is_tool_call_content
 
 __all__ = [
     "MAX_LISTED_FILES",
@@ -51,13 +51,13 @@ def extract_file_ops_from_message(message: AgentMessage, ops: FileOps) -> None:
     Only assistant messages count, and only calls whose ``arguments.path`` is a non-empty
     string; other tool names are ignored.
     """
-    if not isinstance(message, dict) or message.get("role") != "assistant":
+    if not is_assistant_message(message):
         return
     content = message.get("content")
     if not isinstance(content, list):
         return
     for block in content:
-        if not isinstance(block, dict) or block.get("type") != "toolCall":
+        if not is_tool_call_content(block):
             continue
         arguments = block.get("arguments")
         path = arguments.get("path") if isinstance(arguments, dict) else None

@@ -21,7 +21,7 @@ from contextree.context.build import (
     message_from_entry,
 )
 from contextree.entries.sequence import id_reader, type_at, type_reader
-from contextree.entries.types import AgentMessage, Entry
+from contextree.entries.types import AgentMessage, Entry, is_branch_summary_entry
 from contextree.settings.schema import CompactionSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 from contextree.tokens.usage import (
@@ -122,7 +122,7 @@ class _Region:
         return [
             message
             for entry, message in zip(self.entries, self.messages, strict=True)
-            if entry.get("type") != "branch_summary" or entry.get("summary")
+            if not is_branch_summary_entry(entry) or entry.get("summary")
         ]
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from contextree.compaction.prepare import context_region
 from contextree.entries.ids import now_ms
-from contextree.entries.types import Entry
+from contextree.entries.types import Entry, entry_message, is_tool_result_message
 from contextree.settings.schema import PruneSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
@@ -93,10 +93,8 @@ def decide_prune(
     # One slice decodes the region at once (a PathView's entries are decoded already in a
     # session that is in use): cheaper than reading the entries one by one.
     for entry in reversed(path_entries[start:]):
-        if entry.get("type") != "message":
-            continue
-        message = entry.get("message")
-        if not isinstance(message, dict) or message.get("role") != "toolResult":
+        message = entry_message(entry)
+        if not is_tool_result_message(message):
             continue
         tokens = estimate(message)
         # Already pruned: pi's mark, or our saved original (a line may have lost prunedAt).

@@ -25,7 +25,7 @@ from contextree.compaction.prune import (
     placeholder_tokens,
     worth_pruning,
 )
-from contextree.entries.types import Entry
+from contextree.entries.types import Entry, entry_message, is_tool_result_message
 from contextree.settings.schema import PruneSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
@@ -91,10 +91,8 @@ class PruneDecider:
         return self._decision(settings)
 
     def _take(self, entry: Entry, protected: frozenset[str]) -> None:
-        if entry.get("type") != "message":
-            return
-        message = entry.get("message")
-        if not isinstance(message, dict) or message.get("role") != "toolResult":
+        message = entry_message(entry)
+        if not is_tool_result_message(message):
             return
         tokens = self._estimate(message)
         # The same tests as decide_prune, in its order: pruned before (pi's mark or our saved

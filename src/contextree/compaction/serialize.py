@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from contextree.entries.js_json import js_object_entries, js_stringify
-from contextree.entries.types import LlmMessage
+from contextree.entries.types import LlmMessage, is_text_content
 from contextree.tokens.estimate import utf16_len
 
 __all__ = ["TOOL_RESULT_MAX_CHARS", "TOOL_RESULT_TAIL_CHARS", "serialize_conversation"]
@@ -64,11 +64,7 @@ def _joined_text(content: object) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return "".join(
-        _str(block.get("text"))
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
-    )
+    return "".join(_str(block.get("text")) for block in content if is_text_content(block))
 
 
 def _assistant_parts(content: object) -> list[str]:

@@ -43,6 +43,7 @@ from contextree.context.convert import convert_to_llm
 from contextree.entries.types import AgentMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ModelError
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
+from contextree.llm.remote import RemoteSummaryClient
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.tokens.estimate import get_estimator, utf16_len
 
@@ -53,6 +54,7 @@ __all__ = [
     "SummaryMethod",
     "build_summary_prompt",
     "compact",
+    "local_turn_prefix_summarizer",
     "summary_request",
     "text_tokens",
 ]
@@ -391,6 +393,13 @@ def _file_tags(read_files: list[str], modified_files: list[str], budget: int) ->
     return "", 0
 
 
+def local_turn_prefix_summarizer(summarizer: ModelClient) -> ModelClient:
+    """Who summarizes a split turn's prefix when ``summarizer`` writes the history: the same
+    model, but never the remote endpoint (§7.6: "the turn prefix is always summarized
+    locally"), for which the offline summarizer does it."""
+    return _offline_summarizer() if isinstance(summarizer, RemoteSummaryClient) else summarizer
+
+
 def _offline_summarizer() -> ModelClient:
     from contextree.compaction.offline import OfflineSummarizer
 
@@ -453,8 +462,10 @@ async def compact(
             preparation's settings; ``context_window`` plans windows for history beyond it (an
             overflow reply halves a window either way); ``redactor`` blanks secrets out of
             every prompt (see :func:`build_summary_prompt`).
-        turn_prefix_summarizer: the model for a split turn's prefix; default ``summarizer``. The
-            remote endpoint never summarizes the prefix (§7.6); callers pass a local one.
+        turn_prefix_summarizer: the model for a split turn's prefix; default ``summarizer``,
+            except that a remote endpoint never gets the prefix (§7.6): with a
+            :class:`~contextree.llm.remote.RemoteSummaryClient` the default is the offline
+            summarizer.
         short_summarizer: the model for the short display summary; default ``summarizer``.
         prompt_override: replaces the initial/update prompt (a ``session.compacting`` hook).
         extra_context: lines for the ``<additional-context>`` block (hooks).
@@ -497,8 +508,9 @@ async def compact(
                 job, summarized, preparation.previous_summary, text_budget // _FACTS_SHARE
             )
         model_budget = text_budget - (text_tokens(facts) + 1 if facts else 0)
+        prefix_summarizer = turn_prefix_summarizer or local_turn_prefix_summarizer(summarizer)
         text = await job.text(
-            summarizer, turn_prefix_summarizer or summarizer, max(model_budget, _MIN_PART_TOKENS)
+            summarizer, prefix_summarizer, max(model_budget, _MIN_PART_TOKENS)
         )
         if facts:
             heading = facts.splitlines()[0].strip()

@@ -18,6 +18,8 @@ from contextree.entries.types import (
     AgentMessage,
     Entry,
     is_assistant_message,
+    is_branch_summary_entry,
+    is_custom_message_entry,
     is_message_entry,
     is_model_change_entry,
 )
@@ -80,11 +82,10 @@ def message_from_entry(entry: Entry, *, for_context: bool = True) -> AgentMessag
     With ``for_context`` an empty branch summary produces nothing, as when pi rebuilds the
     context; compaction preparation counts it (§5.4 step 8).
     """
-    kind = entry.get("type")
-    if kind == "message":
+    if entry.get("type") == "message":  # the hot case: one read of the tag
         message = entry.get("message")
         return message if isinstance(message, dict) else None
-    if kind == "custom_message":
+    if is_custom_message_entry(entry):
         custom: AgentMessage = {
             "role": "custom",
             "customType": entry.get("customType"),
@@ -97,7 +98,7 @@ def message_from_entry(entry: Entry, *, for_context: bool = True) -> AgentMessag
             custom["attribution"] = entry["attribution"]
         custom["timestamp"] = iso_to_ms(entry.get("timestamp"))
         return custom
-    if kind == "branch_summary":
+    if is_branch_summary_entry(entry):
         summary = entry.get("summary")
         if for_context and not summary:
             return None
@@ -110,7 +111,7 @@ def message_from_entry(entry: Entry, *, for_context: bool = True) -> AgentMessag
     return None
 
 
-def compaction_summary_message(entry: Entry) -> AgentMessage:
+def compaction_summary_message(entry: Mapping[str, Any]) -> AgentMessage:
     """The ``compactionSummary`` message a compaction entry stands for."""
     summary = entry.get("summary")
     message: AgentMessage = {

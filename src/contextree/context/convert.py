@@ -19,16 +19,20 @@ Input messages are never modified.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from contextree.entries.js_json import js_stringify
-from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage
+from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage, is_text_content
+
+if TYPE_CHECKING:
+    from contextree.context.build import SessionContext
 
 __all__ = [
     "PRUNED_OUTPUT_PLACEHOLDER",
     "bash_execution_to_text",
     "branch_summary_text",
     "compaction_summary_text",
+    "context_json",
     "convert_message",
     "convert_to_llm",
 ]
@@ -93,6 +97,24 @@ def convert_to_llm(messages: Iterable[AgentMessage]) -> list[LlmMessage]:
     return converted
 
 
+def context_json(context: SessionContext) -> dict[str, Any]:
+    """``context`` as ``contextree context --format json`` prints it: ``thinkingLevel``,
+    ``model`` (``{provider, modelId}`` or ``None``) and the converted ``messages``, each with
+    the id of the entry it comes from as its first key ``entryId`` (the compaction's id for the
+    summary; the message's own keys follow unchanged)."""
+    messages: list[dict[str, Any]] = [
+        {"entryId": entry_id, **llm_message}
+        for message, entry_id in zip(context.messages, context.entry_ids, strict=False)
+        for llm_message in convert_to_llm([message])
+    ]
+    model = context.model
+    return {
+        "thinkingLevel": context.thinking_level,
+        "model": {"provider": model.provider, "modelId": model.model_id} if model else None,
+        "messages": messages,
+    }
+
+
 def convert_message(message: object) -> LlmMessage | None:
     """What a model sees for one agent message, or ``None`` (not sent)."""
     if not isinstance(message, dict):
@@ -126,9 +148,7 @@ def _pruned_tool_result(message: AgentMessage) -> LlmMessage:
         text = "".join(
             block["text"]
             for block in content
-            if isinstance(block, dict)
-            and block.get("type") == "text"
-            and isinstance(block.get("text"), str)
+            if is_text_content(block) and isinstance(block.get("text"), str)
         )
     else:
         text = ""

@@ -69,16 +69,20 @@ __all__ = [
     "ToolResultMessage",
     "Usage",
     "UserMessage",
+    "entry_message",
     "is_assistant_message",
     "is_bash_execution_message",
     "is_branch_summary_entry",
     "is_compaction_entry",
+    "is_compaction_summary_message",
     "is_custom_entry",
     "is_custom_message_entry",
+    "is_image_content",
     "is_label_entry",
     "is_message_entry",
     "is_model_change_entry",
     "is_text_content",
+    "is_thinking_content",
     "is_tool_call_content",
     "is_tool_result_message",
     "is_user_message",
@@ -328,6 +332,15 @@ class SessionInfoEntry(EntryBase):
 # reading fields with .get and checking what it finds.
 
 
+def entry_message(entry: Mapping[str, Any]) -> AgentMessage | None:
+    """The message a ``message`` entry holds; ``None`` for other entries (and for a message
+    entry whose ``message`` is not an object). Narrow it further with the message guards
+    (``if is_tool_result_message(message := entry_message(entry)): ...``); ``entry`` itself
+    stays an :data:`Entry`, so it can still be passed on as one."""
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return message if isinstance(message, dict) else None
+
+
 def is_message_entry(entry: Mapping[str, Any]) -> TypeGuard[MessageEntry]:
     """A ``message`` entry holding a message object."""
     return entry.get("type") == "message" and isinstance(entry.get("message"), dict)
@@ -373,8 +386,20 @@ def is_bash_execution_message(message: object) -> TypeGuard[BashExecutionMessage
     return isinstance(message, dict) and message.get("role") == "bashExecution"
 
 
+def is_compaction_summary_message(message: object) -> TypeGuard[CompactionSummaryMessage]:
+    return isinstance(message, dict) and message.get("role") == "compactionSummary"
+
+
 def is_text_content(block: object) -> TypeGuard[TextContent]:
     return isinstance(block, dict) and block.get("type") == "text"
+
+
+def is_image_content(block: object) -> TypeGuard[ImageContent]:
+    return isinstance(block, dict) and block.get("type") == "image"
+
+
+def is_thinking_content(block: object) -> TypeGuard[ThinkingContent]:
+    return isinstance(block, dict) and block.get("type") == "thinking"
 
 
 def is_tool_call_content(block: object) -> TypeGuard[ToolCallContent]:

@@ -9,7 +9,6 @@ from contextree.hooks.registry import (
     TREE,
     HookFailure,
     HookRegistry,
-    result_field,
 )
 
 __all__ = [
@@ -21,5 +20,4 @@ __all__ = [
     "TREE",
     "HookFailure",
     "HookRegistry",
-    "result_field",
 ]

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from contextree.hooks.results import hook_field
+
 __all__ = [
     "BEFORE_COMPACT",
     "BEFORE_TREE",
@@ -129,7 +131,7 @@ class HookRegistry:
             if not ok or not result:
                 continue
             chosen = result
-            if _get(result, cancel_key):
+            if hook_field(result, cancel_key):
                 return result
         return chosen
 
@@ -146,18 +148,3 @@ class HookRegistry:
         """Notify every handler; results are ignored."""
         for handler in self.handlers(event):
             await self._call(event, handler, payload)
-
-
-def _get(result: Any, key: str) -> Any:
-    if isinstance(result, dict):
-        return result.get(key)
-    return getattr(result, key, None)
-
-
-def result_field(result: Any, *names: str) -> Any:
-    """Read a field of a handler result given as a dict (camelCase) or an object (snake_case)."""
-    for name in names:
-        value = _get(result, name)
-        if value is not None:
-            return value
-    return None

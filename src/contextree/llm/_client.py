@@ -68,6 +68,15 @@ class _HTTPModelClient(Generic[AccumulatorT]):
         self._headers = dict(headers or {})
         self._secrets = tuple(s for s in (self._api_key, *self._headers.values()) if len(s) >= 8)
 
+    @property
+    def missing_api_key(self) -> str | None:
+        """The environment variable to set when this client talks to its provider's own
+        service without a key (every request would fail); ``None`` when it has one or talks to
+        another server (a base URL given or in the environment: local servers need none)."""
+        if self._api_key or self.base_url.rstrip("/") != self._default_base_url.rstrip("/"):
+            return None
+        return self._api_key_env
+
     def __repr__(self) -> str:
         return (
             f"{self._repr_name}(model={self.model!r}, base_url={self.base_url!r}, "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from contextree.entries.types import ContentBlock, LlmMessage, StopReason, Usage
+from contextree.entries.types import ContentBlock, LlmMessage, StopReason, Usage, is_text_content
 
 __all__ = [
     "Completion",
@@ -88,7 +88,7 @@ class Completion:
     def text(self) -> str:
         """The text blocks joined with ``"\\n"``; thinking and tool calls are left out (§7.4)."""
         return "\n".join(
-            str(block.get("text", "")) for block in self.content if block.get("type") == "text"
+            str(block.get("text", "")) for block in self.content if is_text_content(block)
         )
 
     @property

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Final, TypeVar
 
 from contextree.errors import ModelSpecError
+from contextree.llm._client import _HTTPModelClient
 from contextree.llm._http import DEFAULT_TIMEOUT
 from contextree.llm.anthropic import AnthropicClient
 from contextree.llm.base import ModelClient
@@ -27,6 +28,7 @@ __all__ = [
     "REASONING_MODELS",
     "context_window",
     "create_client",
+    "missing_api_key",
     "parse_model_spec",
     "supports_reasoning",
 ]
@@ -272,3 +274,10 @@ def create_client(
         provider=provider,
         timeout=seconds,
     )
+
+
+def missing_api_key(client: ModelClient) -> str | None:
+    """The environment variable to set before ``client`` can work: an ``openai:`` or
+    ``anthropic:`` client on the provider's own service without a key (every request would
+    fail, after the retries); ``None`` for every other client."""
+    return client.missing_api_key if isinstance(client, _HTTPModelClient) else None

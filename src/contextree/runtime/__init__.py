@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from contextree.runtime.agent import OVERFLOW_RETRY_FAILED, AgentSession, TurnOutcome
+    from contextree.runtime.coding import coding_agent
     from contextree.runtime.events import EVENT_TYPES, AgentEvent, EventListener
     from contextree.runtime.retry import FallbackClient
     from contextree.runtime.system_prompt import default_system_prompt
@@ -20,6 +21,7 @@ __all__ = [
     "EventListener",
     "FallbackClient",
     "TurnOutcome",
+    "coding_agent",
     "default_system_prompt",
 ]
 
@@ -31,6 +33,7 @@ _LAZY = {
     "AgentEvent": "events",
     "EventListener": "events",
     "FallbackClient": "retry",
+    "coding_agent": "coding",
     "default_system_prompt": "system_prompt",
 }
 

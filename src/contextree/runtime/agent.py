@@ -36,7 +36,7 @@ from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.llm.errors import is_context_overflow
 from contextree.llm.registry import context_window as registry_context_window
-from contextree.llm.registry import parse_model_spec
+from contextree.llm.registry import create_client, parse_model_spec
 from contextree.runtime.events import (
     AGENT_END,
     AGENT_START,
@@ -125,6 +125,9 @@ class AgentSession:
         self.system_prompt = system_prompt
         self.fallback_clients = list(fallback_clients)
         self.available_clients = list(available_clients)
+        if summarizer is None and self.settings.compaction.remote_endpoint:
+            # compaction.remoteEndpoint: summaries go to that endpoint; the model still chats.
+            summarizer = create_client(f"remote:{self.settings.compaction.remote_endpoint}")
         self.summarizer = summarizer
         self.max_tokens = max_tokens
         self.sleep = sleep
@@ -364,9 +367,7 @@ class AgentSession:
                 # A good reply re-arms overflow recovery (§10.2); a silent overflow does not,
                 # so a retry that overflows again cannot loop.
                 self._triggers.overflow_recovery_attempted = False
-            calls = [
-                b for b in completion.content if isinstance(b, dict) and b.get("type") == "toolCall"
-            ]
+            calls = completion.tool_calls
             if not calls:
                 return
             await self._run_tools(calls)

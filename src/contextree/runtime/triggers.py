@@ -24,7 +24,11 @@ from contextree.compaction.prepare import NothingToCompact
 from contextree.compaction.prune import prune_session
 from contextree.compaction.prune_decider import PruneDecider
 from contextree.compaction.run import CompactionOutcome, compact_session
-from contextree.compaction.summarize import CompactionResult, StructuredSummarizer
+from contextree.compaction.summarize import (
+    CompactionResult,
+    StructuredSummarizer,
+    local_turn_prefix_summarizer,
+)
 from contextree.entries.ids import iso_to_ms
 from contextree.entries.types import AgentMessage, Entry
 from contextree.errors import CompactionCancelledError, ContextreeError
@@ -32,6 +36,7 @@ from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import ModelClient
 from contextree.llm.errors import is_context_overflow
 from contextree.llm.registry import context_window as registry_context_window
+from contextree.llm.remote import RemoteSummaryClient
 from contextree.runtime.events import AUTO_COMPACTION_END, AUTO_COMPACTION_START, PRUNE
 from contextree.runtime.retry import FallbackClient, Sleep
 from contextree.security.redact import Redactor
@@ -242,6 +247,11 @@ class CompactionTriggers:
 
     # -- running a compaction -------------------------------------------------------------------
 
+    def _one_client(self, candidates: Sequence[ModelClient]) -> ModelClient:
+        if len(candidates) == 1 and isinstance(candidates[0], StructuredSummarizer):
+            return candidates[0]  # the offline summarizer reads messages, not a prompt
+        return FallbackClient(candidates, self.settings.retry, self.sleep)
+
     async def compact(self, reason: str, instructions: str | None) -> CompactionOutcome:
         """Run one compaction in its own task (so it can be cancelled on its own).
 
@@ -252,9 +262,14 @@ class CompactionTriggers:
         # The smallest candidate window plans the summary windows; an overflow reply from a
         # candidate with a smaller real window halves them further.
         window = min(registry_context_window(c.name, windows) for c in candidates)
-        client: ModelClient = FallbackClient(candidates, self.settings.retry, self.sleep)
-        if len(candidates) == 1 and isinstance(candidates[0], StructuredSummarizer):
-            client = candidates[0]  # the offline summarizer reads messages, not a prompt
+        client = self._one_client(candidates)
+        # A remote endpoint never gets a split turn's prefix (§7.6): the other candidates
+        # summarize it, else the offline summarizer.
+        prefix: ModelClient | None = None
+        first = candidates[0]
+        if isinstance(first, RemoteSummaryClient):
+            local = [c for c in candidates if not isinstance(c, RemoteSummaryClient)]
+            prefix = self._one_client(local) if local else local_turn_prefix_summarizer(first)
         task = asyncio.ensure_future(
             compact_session(
                 self.tree,
@@ -268,6 +283,7 @@ class CompactionTriggers:
                 ),
                 hooks=self.hooks,
                 reason=reason,
+                turn_prefix_summarizer=prefix,
             )
         )
         self.task = task

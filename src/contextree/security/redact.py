@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from contextree.entries.types import is_text_content, is_thinking_content
+
 __all__ = [
     "BUILTIN_PATTERNS",
     "DEFAULT_REDACTOR",
@@ -175,12 +177,11 @@ def redact_stored_message(message: Mapping[str, Any], redactor: Redactor) -> dic
 def _redact_block(block: Any, redactor: Redactor) -> Any:
     if not isinstance(block, dict):
         return block
-    kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
+    if is_text_content(block) and isinstance(block.get("text"), str):
         return {**block, "text": redactor.redact(block["text"])}
     # A signed thinking block goes back to the provider verbatim or not at all.
     signed = bool(block.get("thinkingSignature"))
-    if kind == "thinking" and isinstance(block.get("thinking"), str) and not signed:
+    if is_thinking_content(block) and isinstance(block.get("thinking"), str) and not signed:
         return {**block, "thinking": redactor.redact(block["thinking"])}
     return block
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -27,11 +27,14 @@ from contextree.entries.codec import (
     replaced_text,
     surrogate_free,
 )
+from contextree.entries.types import is_text_content
 from contextree.errors import SessionFileError, UnsupportedVersionError
 from contextree.store.index import SessionHead, parse_head
 
 __all__ = [
+    "SessionListing",
     "SessionSummary",
+    "list_session_folders",
     "list_sessions",
     "session_files",
     "summarize_session_file",
@@ -199,11 +202,7 @@ def _message_text(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = (
-            block.get("text")
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text"
-        )
+        texts = (block.get("text") for block in content if is_text_content(block))
         return " ".join(text for text in texts if isinstance(text, str) and text)
     return ""
 
@@ -355,3 +354,34 @@ def list_sessions(
     ordered = sorted(((_mtime(p), p) for p in paths), reverse=True)
     chosen = ordered[:limit] if limit else ordered
     return [summarize_session_file(path, preview_chars=preview_chars) for _, path in chosen]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionListing:
+    """What ``contextree sessions`` lists: where it looked, how many files, the newest ones."""
+
+    folders: list[Path]
+    """The folders looked in (missing ones included; they hold nothing)."""
+    nested: bool
+    """Whether the folders inside each folder were looked in too."""
+    total: int
+    """Session files found in all of them."""
+    sessions: list[SessionSummary]
+    """The newest of them, newest first (all, or as many as the limit allowed)."""
+
+
+def list_session_folders(
+    folders: Sequence[Path],
+    *,
+    nested: bool = False,
+    limit: int | None = None,
+    preview_chars: int = PREVIEW_CHARS,
+) -> SessionListing:
+    """The session files of ``folders`` (:func:`session_files`), the newest ``limit`` of them
+    summarized (:func:`list_sessions`; ``None`` or 0 summarizes all)."""
+    files: list[Path] = []
+    for folder in folders:
+        if folder.is_dir():
+            files.extend(session_files(folder, nested=nested))
+    sessions = list_sessions(files, limit=limit, preview_chars=preview_chars)
+    return SessionListing(list(folders), nested, len(files), sessions)

@@ -12,8 +12,8 @@ Estimates never raise: a field that is missing or has the wrong type counts 0.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Final, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Protocol
 
 from contextree.entries.js_json import js_stringify
 from contextree.entries.types import AgentMessage
@@ -55,8 +55,10 @@ class TokenEstimator(Protocol):
     name: str
     """The name ``tokens.estimator`` selects it by (``"pi"``, ``"utf8"``)."""
 
-    def estimate(self, message: AgentMessage) -> int:
-        """Tokens of one message (any role; unknown roles count 0). Never raises."""
+    def estimate(self, message: Mapping[str, Any]) -> int:
+        """Tokens of one message (any role; unknown roles count 0). Never raises.
+
+        Any message mapping: an :data:`AgentMessage` or one narrowed by a guard."""
         ...
 
     def count_text(self, text: str) -> int:
@@ -70,7 +72,7 @@ class _QuarterEstimator:
     name: str
     _measure: Callable[[str], int]
 
-    def estimate(self, message: AgentMessage) -> int:
+    def estimate(self, message: Mapping[str, Any]) -> int:
         return _ceil_quarter(_message_size(message, self._measure))
 
     def count_text(self, text: str) -> int:

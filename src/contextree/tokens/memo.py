@@ -9,7 +9,9 @@ object is held with it, so its ``id`` cannot be reused by another while it is re
 
 from __future__ import annotations
 
-from contextree.entries.types import AgentMessage
+from collections.abc import Mapping
+from typing import Any
+
 from contextree.tokens.estimate import TokenEstimator
 
 __all__ = ["MemoizedEstimator"]
@@ -27,10 +29,10 @@ class MemoizedEstimator:
     def __init__(self, base: TokenEstimator) -> None:
         self._base = base
         self.name = base.name
-        self._current: dict[int, tuple[AgentMessage, int]] = {}
-        self._previous: dict[int, tuple[AgentMessage, int]] = {}
+        self._current: dict[int, tuple[Mapping[str, Any], int]] = {}
+        self._previous: dict[int, tuple[Mapping[str, Any], int]] = {}
 
-    def estimate(self, message: AgentMessage) -> int:
+    def estimate(self, message: Mapping[str, Any]) -> int:
         """Tokens of one message: remembered when this very object was estimated recently."""
         key = id(message)
         hit = self._current.get(key)

@@ -11,7 +11,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from contextree.entries.types import AgentMessage, Entry, Usage
+from contextree.entries.types import (
+    AgentMessage,
+    Entry,
+    Usage,
+    is_assistant_message,
+    is_compaction_summary_message,
+    is_message_entry,
+    is_tool_result_message,
+)
 from contextree.tokens.estimate import PiEstimator, TokenEstimator
 
 __all__ = [
@@ -71,7 +79,7 @@ def calculate_prompt_tokens(usage: Usage) -> int:
 
 
 def _valid_usage(message: object) -> Usage | None:
-    if not isinstance(message, dict) or message.get("role") != "assistant":
+    if not is_assistant_message(message):
         return None
     stop = message.get("stopReason")
     if isinstance(stop, str) and stop in _INVALID_STOP_REASONS:
@@ -84,8 +92,8 @@ def get_last_assistant_usage(entries: Sequence[Entry]) -> Usage | None:
     """The usage of the last assistant reply among ``message`` entries that was not aborted or
     failed, or ``None`` when there is none."""
     for entry in reversed(entries):
-        if isinstance(entry, dict) and entry.get("type") == "message":
-            usage = _valid_usage(entry.get("message"))
+        if isinstance(entry, dict) and is_message_entry(entry):
+            usage = _valid_usage(entry["message"])
             if usage is not None:
                 return usage
     return None
@@ -124,7 +132,7 @@ def estimate_current_tokens(
     starts ``messages`` is stale (it counted the history the summary replaced) and is ignored,
     and what pruning saved after the usage was measured is subtracted (``pruned_tokens``).
     """
-    if not messages or messages[0].get("role") != "compactionSummary":
+    if not messages or not is_compaction_summary_message(messages[0]):
         return _minus_later_pruning(
             messages, estimate_context_tokens(messages, estimator), estimator
         )
@@ -151,7 +159,7 @@ def _minus_later_pruning(
     counter = estimator if estimator is not None else PiEstimator()
     saved = 0
     for message in messages[:index]:
-        if message.get("role") != "toolResult" or "prunedContent" not in message:
+        if not is_tool_result_message(message) or "prunedContent" not in message:
             continue
         if _count(message.get("prunedAt")) <= measured_at:
             continue  # pruned before the request the usage measured

@@ -13,7 +13,7 @@ from contextree.compaction.offline.render import _render, _short_summary
 from contextree.compaction.offline.text import _estimate_tokens, _fit_text
 from contextree.compaction.serialize import serialize_conversation
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import AgentMessage, is_text_content
 from contextree.llm.base import Completion, CompletionRequest, make_usage
 
 __all__ = ["OfflineSummarizer"]
@@ -159,6 +159,7 @@ class OfflineSummarizer:
 
 
 def _message_text(message: object) -> str:
+    # The fork's developer messages are user input too.
     if not isinstance(message, dict) or message.get("role") not in ("user", "developer"):
         return ""
     content = message.get("content")
@@ -169,7 +170,5 @@ def _message_text(message: object) -> str:
     return "".join(
         block["text"]
         for block in content
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
+        if is_text_content(block) and isinstance(block.get("text"), str)
     )
