@@ -113,7 +113,9 @@ async def test_timeouts_are_retried_then_fail_over(fake_llm: FakeLLMServer) -> N
     fake_llm.enqueue_slow(60)
     fake_llm.enqueue_text("from the fallback")
     sleeps = Sleeps()
-    impatient = client(fake_llm, timeout=0.2)
+    # Long enough for a request to reach the server on a loaded machine (else the slow
+    # replies queued for gpt-a are left for gpt-b), far below the 60 s they take.
+    impatient = client(fake_llm, timeout=1.0)
     caller = FallbackClient(
         [impatient, client(fake_llm, "gpt-b")],
         RetrySettings(max_retries=1),
