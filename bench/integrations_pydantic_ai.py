@@ -95,6 +95,7 @@ def measure_pydantic_ai_turn(path: Path, workdir: Path, turns: int = TURNS) -> d
         return samples, own
 
     samples, own = asyncio.run(run())
+    session.tree.store.close()  # the descriptor kept open between appends
     copy.unlink()
     return {
         "pydantic_ai_turn": statistics.median(samples) * 1000,
