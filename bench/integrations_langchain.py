@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bench.core import Metric, Target
 
@@ -63,12 +63,19 @@ class _Timed:
 def measure_langchain_turn(path: Path, workdir: Path, turns: int = TURNS) -> dict[str, float]:
     """Per-turn milliseconds on a copy of ``path``; ``{}`` without the extra."""
     try:
-        from langchain.agents.middleware import ModelRequest, ModelResponse
+        from langchain.agents.middleware import AgentState, ModelRequest, ModelResponse
         from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-        from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+        from langchain_core.messages import (
+            AIMessage,
+            AnyMessage,
+            BaseMessage,
+            HumanMessage,
+            ToolMessage,
+        )
 
         from contextree.integrations.core import ManagedSession
         from contextree.integrations.langchain import ContextreeMiddleware
+        from contextree.store.jsonl import JsonlFileStore
     except ImportError:
         return {}
 
@@ -96,7 +103,11 @@ def measure_langchain_turn(path: Path, workdir: Path, turns: int = TURNS) -> dic
         def handler(request: ModelRequest[Any]) -> ModelResponse[Any]:
             return ModelResponse(result=[answer])
 
-        request = ModelRequest(model=model, messages=list(state), state={"messages": state})
+        request = ModelRequest(
+            model=model,
+            messages=cast("list[AnyMessage]", list(state)),
+            state=cast("AgentState[Any]", {"messages": state}),
+        )
         gc.collect()
         before = sum(timer.seconds for timer in core)
         start = time.perf_counter()
@@ -112,7 +123,8 @@ def measure_langchain_turn(path: Path, workdir: Path, turns: int = TURNS) -> dic
 
     first, _ = one_turn(0)
     timings = [one_turn(turn) for turn in range(1, turns + 1)]
-    session.tree.store.close()
+    if isinstance(session.tree.store, JsonlFileStore):
+        session.tree.store.close()  # the descriptor kept open between appends
     copy.unlink()
     return {
         "langchain_first": first * 1000,

@@ -40,6 +40,7 @@ def measure_pydantic_ai_turn(path: Path, workdir: Path, turns: int = TURNS) -> d
         from pydantic_ai.usage import RequestUsage
 
         from contextree.integrations.pydantic_ai import SessionHistory
+        from contextree.store.jsonl import JsonlFileStore
     except ImportError:
         return {}
     copy = workdir / f"pydantic-ai-{path.name}"
@@ -95,6 +96,8 @@ def measure_pydantic_ai_turn(path: Path, workdir: Path, turns: int = TURNS) -> d
         return samples, own
 
     samples, own = asyncio.run(run())
+    if isinstance(session.tree.store, JsonlFileStore):
+        session.tree.store.close()  # the descriptor kept open between appends
     copy.unlink()
     return {
         "pydantic_ai_turn": statistics.median(samples) * 1000,

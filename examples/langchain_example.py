@@ -18,6 +18,7 @@ from pathlib import Path
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 
 from contextree.integrations.langchain import ContextreeMiddleware
 from contextree.settings.load import Settings
@@ -53,9 +54,8 @@ def main() -> None:
 
         server = MeasuringFakeServer().start()
         base_url = f"{server.url}/v1"
-    model = ChatOpenAI(
-        model="gpt-4o", base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY", "sk-offline")
-    )  # type: ignore[arg-type]
+    api_key = SecretStr(os.environ.get("OPENAI_API_KEY", "sk-offline"))
+    model = ChatOpenAI(model="gpt-4o", base_url=base_url, api_key=api_key)
     agent = create_agent(
         model, tools=[read_file], system_prompt="Be brief.", middleware=[middleware]
     )

@@ -137,6 +137,7 @@ EXPECTED: dict[str, set[str]] = {
     },
     "contextree.integrations.openai_agents": {
         "CLEAR_MARKER",
+        "POP_MARKER",
         "ContextreeSession",
         "UnsupportedItemError",
         "items_to_messages",

@@ -218,6 +218,41 @@ def test_sync_calls_work_outside_and_inside_a_running_loop(tmp_path: Path) -> No
     assert len(compactions(session)) == 2
 
 
+class LoopBoundSummarizer:
+    """The offline summarizer behind a client bound to the loop it was first used on, as an
+    ``httpx.AsyncClient``'s connection pool is: another loop breaks it."""
+
+    name = "offline"
+
+    def __init__(self) -> None:
+        from contextree.compaction.offline import OfflineSummarizer
+
+        self.inner = OfflineSummarizer()
+        self.loops: list[asyncio.AbstractEventLoop] = []
+
+    async def complete(self, request: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        if self.loops and loop is not self.loops[0]:
+            raise RuntimeError("bound to a different event loop")
+        self.loops.append(loop)
+        return await self.inner.complete(request)
+
+
+def test_sync_calls_outside_a_loop_run_on_one_loop_of_the_session(tmp_path: Path) -> None:
+    # A framework's sync hook compacts again and again (LangChain's wrap_model_call, every
+    # model call): one loop for all of them, not a new one each time (asyncio.run), so an
+    # async client the summarizer keeps goes on working - and a turn is cheaper.
+    summarizer = LoopBoundSummarizer()
+    session = managed(tmp_path, summarizer=summarizer)
+    for round_ in range(3):
+        for number in range(10 * round_ + 1, 10 * round_ + 11):
+            session.append(turn(number, 1_600 * (number - 10 * round_) + 4_000 * (round_ > 0)))
+        assert session.maybe_compact_sync() is not None
+    assert len(compactions(session)) == 3
+    assert len(set(map(id, summarizer.loops))) == 1
+    assert not summarizer.loops[0].is_running()
+
+
 def test_replies_and_tool_results_are_redacted_before_they_are_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

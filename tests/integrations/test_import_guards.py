@@ -32,6 +32,33 @@ def test_importing_contextree_never_imports_the_framework(
     assert run(code) == "[]"
 
 
+def test_no_module_outside_the_framework_integrations_imports_a_framework() -> None:
+    # Every module of the package (the CLI, the runtime, the stores...) but the three
+    # framework integrations, found by file (pkgutil.walk_packages would import the
+    # integrations' packages to look inside them).
+    frameworks = sorted({name for _, packages, _ in INTEGRATIONS for name in packages})
+    skipped = tuple(f"contextree.integrations.{integration}" for integration, _, _ in INTEGRATIONS)
+    code = (
+        "import importlib, pathlib, sys, contextree\n"
+        "root = pathlib.Path(contextree.__file__).parent\n"
+        "names = []\n"
+        "for path in sorted(root.rglob('*.py')):\n"
+        "    parts = list(path.relative_to(root.parent).with_suffix('').parts)\n"
+        "    if parts[-1] == '__init__':\n"
+        "        parts.pop()\n"
+        "    name = '.'.join(parts)\n"
+        f"    if name.endswith('__main__') or name.startswith({skipped!r}):\n"
+        "        continue\n"
+        "    importlib.import_module(name)\n"
+        "    names.append(name)\n"
+        f"found = sorted({{m for m in sys.modules if m.split('.')[0] in {frameworks!r}}})\n"
+        "print(len(names), found)\n"
+    )
+    count, found = run(code).split(" ", 1)
+    assert int(count) > 100  # the walk found the package
+    assert found == "[]"
+
+
 @pytest.mark.parametrize(("integration", "packages", "extra"), INTEGRATIONS)
 def test_without_the_framework_the_import_error_names_the_extra(
     integration: str, packages: tuple[str, ...], extra: str

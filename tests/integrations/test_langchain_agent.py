@@ -238,3 +238,24 @@ def test_a_session_and_options_together_is_a_usage_error(tmp_path: Path) -> None
     with pytest.raises(TypeError, match="pass a path"):
         ContextreeMiddleware(session, model="openai:gpt-4o")
     assert ContextreeMiddleware(session).session is session
+
+
+def test_a_session_with_a_developer_message_continues_here(
+    server: MeasuringFakeServer, tmp_path: Path
+) -> None:
+    # oh-my-pi writes "developer" messages, and so does the Agents SDK adapter for a system or
+    # developer item: a session file from either goes on under LangChain, the message sent
+    # as user text (as contextree's own OpenAI mapping sends it).
+    path = tmp_path / "s.jsonl"
+    note = [{"type": "text", "text": "Answer in French."}]
+    ManagedSession.open(path).append([{"role": "developer", "content": note, "timestamp": 1}])
+    mw = middleware(path)
+    server.enqueue_text("ok")
+
+    agent(server, mw).invoke(ask(0))
+
+    sent = server.requests[0].body["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "user"]
+    assert "Answer in French." in str(sent[1]["content"])
+    roles = [e["message"]["role"] for e in mw.session.tree.get_entries()]
+    assert roles == ["developer", "user", "assistant"]

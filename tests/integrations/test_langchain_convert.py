@@ -16,6 +16,7 @@ from langchain_core.messages import (
 )
 from langchain_openai.chat_models.base import ChatOpenAI
 
+from contextree.context import convert_to_llm, provider_messages
 from contextree.entries.types import AgentMessage
 from contextree.integrations.langchain import (
     MessageConversionError,
@@ -24,6 +25,8 @@ from contextree.integrations.langchain import (
     to_langchain,
     to_langchain_messages,
 )
+from contextree.llm.openai_compat import to_openai_messages
+from provider_conversations import from_messages, from_tree, message_ops, tree_ops
 from provider_rules import openai_problems
 
 PNG = (
@@ -329,7 +332,7 @@ def _usage() -> st.SearchStrategy[dict[str, Any]]:
 
 _user = st.fixed_dictionaries(
     {
-        "role": st.just("user"),
+        "role": st.sampled_from(["user", "developer"]),
         "content": _text | st.lists(_text_block | _image_block, max_size=4),
         "timestamp": _timestamps,
     },
@@ -463,3 +466,79 @@ _lc_tool = st.builds(
 def test_langchain_to_pi_and_back_keeps_what_langchain_meant(message: BaseMessage) -> None:
     back = to_langchain(from_langchain(message, now=fixed_now))
     assert _langchain_view(back) == _langchain_view(message)
+
+
+# -- tool-call pairing, both ways -----------------------------------------------------------------
+
+_chat_openai = ChatOpenAI(model="gpt-4o", api_key="sk-test")  # type: ignore[arg-type]
+
+
+def _sent(messages: list[BaseMessage]) -> list[dict[str, Any]]:
+    """The ``messages`` of the request ChatOpenAI makes for ``messages`` (nothing is sent)."""
+    body = _chat_openai._get_request_payload(messages)
+    return list(body["messages"])
+
+
+@given(message_ops)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_provider_view_becomes_langchain_messages_chat_openai_sends_validly(
+    ops: list[tuple[Any, ...]],
+) -> None:
+    # Whatever the session holds (calls without results, orphans, failed replies, messages
+    # between a call and its results, reused ids), what the middleware hands the model is a
+    # request OpenAI takes once ChatOpenAI has made it.
+    view = provider_messages(convert_to_llm(from_messages(ops)))
+    assert openai_problems(_sent(to_langchain_messages(view))) == []
+
+
+@given(tree_ops)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_session_context_becomes_langchain_messages_chat_openai_sends_validly(
+    ops: list[tuple[Any, ...]],
+) -> None:
+    view = provider_messages(from_tree(ops))  # compactions cutting turns, branches, !bash
+    assert openai_problems(_sent(to_langchain_messages(view))) == []
+
+
+@st.composite
+def _lc_conversations(draw: st.DrawFn) -> list[BaseMessage]:
+    """Conversations create_agent's loop makes: a question, replies whose calls (ids unique in
+    the conversation) are all answered, in any order, before the next reply."""
+    messages: list[BaseMessage] = []
+    calls = 0
+    for turn in range(draw(st.integers(1, 4))):
+        messages.append(HumanMessage(draw(_text), id=f"h{turn}"))
+        for step in range(draw(st.integers(0, 3))):
+            count = draw(st.integers(0, 3))
+            ids = [f"call_{calls + n}" for n in range(count)]
+            calls += count
+            messages.append(
+                AIMessage(
+                    content=draw(_text),
+                    tool_calls=[
+                        {"id": i, "name": "read", "args": {"n": n}, "type": "tool_call"}
+                        for n, i in enumerate(ids)
+                    ],
+                    id=f"a{turn}_{step}",
+                )
+            )
+            for i in draw(st.permutations(ids)):
+                error = draw(st.booleans())
+                status = "error" if error else "success"
+                messages.append(ToolMessage(draw(_text), tool_call_id=i, status=status, id=f"t{i}"))
+    return messages
+
+
+@given(_lc_conversations())
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_paired_langchain_conversation_stays_paired_in_pi(messages: list[BaseMessage]) -> None:
+    assert openai_problems(_sent(messages)) == []  # valid as LangChain sends it
+    pi = from_langchain_messages(messages, now=fixed_now)
+    llm = convert_to_llm(pi)
+    # Paired as stored: nothing for the provider view to repair (results may only be put
+    # in the order of their calls), and every result is kept.
+    assert openai_problems(to_openai_messages("", llm)) == []
+    view = provider_messages(llm)
+    assert not any(message.get("synthetic") for message in view)
+    assert sorted(map(repr, view)) == sorted(map(repr, llm))
+    assert openai_problems(_sent(to_langchain_messages(llm))) == []

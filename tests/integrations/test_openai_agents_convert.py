@@ -18,6 +18,8 @@ from contextree.integrations.openai_agents import (
     messages_to_items,
 )
 from contextree.integrations.openai_agents.convert import FAKE_ITEM_ID, ItemCache, usage_from_sdk
+from contextree.llm.openai_compat import to_openai_messages
+from provider_conversations import from_messages, from_tree, message_ops, tree_ops
 from provider_rules import openai_problems
 
 Json = dict[str, Any]
@@ -402,3 +404,77 @@ def test_the_item_cache_converts_each_message_object_once(monkeypatch: pytest.Mo
     assert len(converted) == 6
     with pytest.raises(ValueError, match="message 0: role 'custom'"):
         cache.items([{"role": "custom", "content": "x"}])
+
+
+# -- tool-call pairing over generated sessions ------------------------------------------------
+
+_pairing = settings(max_examples=200, deadline=None)
+
+
+@given(message_ops)
+@_pairing
+def test_any_provider_view_becomes_items_the_sdk_sends_validly(
+    ops: list[tuple[Any, ...]],
+) -> None:
+    view = provider_messages(convert_to_llm(from_messages(ops)))
+    assert openai_problems(chat_messages(messages_to_items(view))) == []
+
+
+@given(tree_ops)
+@_pairing
+def test_any_session_context_becomes_items_the_sdk_sends_validly(
+    ops: list[tuple[Any, ...]],
+) -> None:
+    view = provider_messages(from_tree(ops))  # compactions cutting turns, branches, !bash
+    assert openai_problems(chat_messages(messages_to_items(view))) == []
+
+
+@st.composite
+def runner_items(draw: st.DrawFn) -> list[Json]:
+    """Items the runner hands ``add_items``: a user input, then per model call an optional
+    reasoning item and message, its function calls (ids unique in the session), and their
+    outputs in any order."""
+    items: list[Json] = []
+    calls = 0
+    for run in range(draw(st.integers(1, 3))):
+        items.append({"role": "user", "content": draw(texts)})
+        for step in range(draw(st.integers(0, 3))):
+            if draw(st.booleans()):
+                summary = [{"type": "summary_text", "text": draw(texts)}]
+                items.append({"type": "reasoning", "id": f"rs_{run}_{step}", "summary": summary})
+            if draw(st.booleans()):
+                items.append(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "id": f"msg_{run}_{step}",
+                        "status": "completed",
+                        "content": [{"type": "output_text", "text": draw(texts)}],
+                    }
+                )
+            count = draw(st.integers(0, 3))
+            ids = [f"call_{calls + n}" for n in range(count)]
+            calls += count
+            items.extend(
+                {"type": "function_call", "call_id": i, "name": "read", "arguments": "{}"}
+                for i in ids
+            )
+            items.extend(
+                {"type": "function_call_output", "call_id": i, "output": draw(texts)}
+                for i in draw(st.permutations(ids))
+            )
+    return items
+
+
+@given(runner_items())
+@_pairing
+def test_paired_runner_items_stay_paired_in_pi(items: list[Json]) -> None:
+    assert openai_problems(chat_messages(items)) == []  # valid as the SDK sends them
+    llm = convert_to_llm(to_pi(items, model="gpt-4o"))
+    # Paired as stored: nothing for the provider view to repair (results may only be put in
+    # the order of their calls), and every result is kept.
+    assert openai_problems(to_openai_messages("", llm)) == []
+    view = provider_messages(llm)
+    assert not any(message.get("synthetic") for message in view)
+    assert sorted(map(repr, view)) == sorted(map(repr, llm))
+    assert openai_problems(chat_messages(messages_to_items(view))) == []

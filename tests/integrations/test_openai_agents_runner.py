@@ -210,11 +210,16 @@ async def test_the_file_opens_in_pi_with_the_same_context(
     await converse(fake, session, runs=14)
     assert len(compaction_entries(session)) >= 2
 
+    written = path.read_bytes()
     tree = SessionTree.open(path)
+    # Every entry as the leaf: before, between and after the compactions.
+    every = [str(entry["id"]) for entry in tree.get_entries()]
     [answer] = pi.run(
-        [{"file": str(path), "leaves": [tree.leaf_id], "serialize": True}],
-        tmp_path / "pi-home",
+        [{"file": str(path), "leaves": every, "serialize": True}], tmp_path / "pi-home"
     )
 
+    assert path.read_bytes() == written  # pi changed nothing
     assert answer["leafId"] == tree.leaf_id
-    assert check_contexts(tree, answer, whole_list=False) == 1
+    assert answer["ids"] == every
+    assert check_contexts(tree, answer) == len(every)
+    assert tree.build_session_context().messages == session.managed.context_messages()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,10 @@ from agents.models.chatcmpl_converter import Converter
 from agents.run_config import CallModelData, ModelInputData
 
 from contextree.integrations.core import ManagedSession
-from contextree.integrations.openai_agents import CLEAR_MARKER, ContextreeSession
+from contextree.integrations.openai_agents import CLEAR_MARKER, POP_MARKER, ContextreeSession
 from contextree.session import SessionTree
+from differential.installs import find_pi, require
+from differential.pi_checks import check_contexts
 from provider_rules import openai_problems
 
 pytestmark = pytest.mark.anyio
@@ -52,6 +55,10 @@ async def filled(path: Path) -> ContextreeSession:
     await session.add_items(TURN)  # type: ignore[arg-type]
     await session.add_items([ANSWER])  # type: ignore[list-item]
     return session
+
+
+def entry_ids(path: Path) -> list[str]:
+    return [str(entry["id"]) for entry in SessionTree.open(path).get_entries()]
 
 
 def stored_messages(path: Path) -> list[Json]:
@@ -122,7 +129,10 @@ async def test_pop_item_moves_the_leaf_back_and_keeps_the_file(tmp_path: Path) -
     assert items[3]["type"] == "function_call_output" and items[3]["call_id"] == "c1"
     assert len(items) == 4
     tree = SessionTree.open(path)
-    assert len(tree.get_entries()) == entries_before + 1  # only the remainder was appended
+    # Appended: a marker where each of the first four pops left the leaf, and the remainder.
+    assert len(tree.get_entries()) == entries_before + 5
+    markers = [e for e in tree.get_entries() if e.get("customType") == POP_MARKER]
+    assert len(markers) == 4
     assert await open_session(path).get_items() == items  # the leaf is the file's
 
 
@@ -197,3 +207,52 @@ async def test_the_input_filter_swaps_in_the_compacted_context(tmp_path: Path) -
     assert out.instructions == "x"
     assert len(out.input) == 3 and "Summed twice." in str(out.input[0])
     assert out.input[1:] == [ANSWER, new_call]
+
+
+async def test_a_pop_holds_for_the_next_process(tmp_path: Path) -> None:
+    # The SDK's sessions forget a popped item for good; a file opens on its last entry, so
+    # the new position is written (a marker that never reaches the model).
+    path = tmp_path / "s.jsonl"
+    session = await filled(path)
+
+    assert await session.pop_item() == ANSWER  # a whole message: nothing to write again
+    assert await open_session(path).get_items() == [USER, *TURN]
+    assert await session.pop_item() == TURN[4]
+    after = await open_session(path).get_items()
+    assert after == await session.get_items()
+    assert after[:4] == [USER, *TURN[:3]] and after[4]["call_id"] == "c1"  # c2: answered
+    # Popping the first message leaves an empty conversation, also for the next process.
+    first = open_session(tmp_path / "t.jsonl")
+    await first.add_items([USER])  # type: ignore[list-item]
+    assert await first.pop_item() == USER
+    assert await open_session(tmp_path / "t.jsonl").get_items() == []
+    # What comes next goes on from there.
+    await session.add_items([ANSWER])  # type: ignore[list-item]
+    assert await open_session(path).get_items() == [*after, ANSWER]
+
+
+@pytest.mark.differential
+async def test_pi_opens_the_file_where_pop_and_clear_left_it(tmp_path: Path) -> None:
+    pi = require(find_pi(), "PI_UNAVAILABLE")
+    path = tmp_path / "s.jsonl"
+    session = await filled(path)
+    for _ in range(3):  # the last one writes the message of c1 and c2 again without c2
+        await session.pop_item()
+    await session.add_items([{"role": "user", "content": "go on"}])  # type: ignore[list-item]
+    await session.pop_item()
+    popped = tmp_path / "popped.jsonl"
+    shutil.copyfile(path, popped)
+    expected = {popped: await session.get_items()}
+    await session.clear_session()
+    expected[path] = await session.get_items()
+
+    answers = pi.run(
+        [{"file": str(file), "leaves": entry_ids(file)} for file in expected],
+        tmp_path / "pi-home",
+    )
+
+    for (file, items), answer in zip(expected.items(), answers, strict=True):
+        tree = SessionTree.open(file)
+        assert answer["leafId"] == tree.leaf_id  # pi opens it where contextree does
+        assert check_contexts(tree, answer) == len(tree.get_entries())
+        assert await open_session(file).get_items() == items  # which is where the SDK left it

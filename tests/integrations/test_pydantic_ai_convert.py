@@ -3,6 +3,7 @@ both ways (hypothesis) that give back what went in, to pi's millisecond."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,6 +31,9 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.usage import RequestUsage
 
 from contextree.context import convert_to_llm, provider_messages
@@ -40,6 +44,9 @@ from contextree.integrations.pydantic_ai import (
     pi_to_model_messages,
 )
 from contextree.integrations.pydantic_ai.convert import _normalized
+from contextree.llm.openai_compat import to_openai_messages
+from provider_conversations import from_messages, from_tree, message_ops, tree_ops
+from provider_rules import openai_problems
 
 Json = dict[str, Any]
 T0 = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
@@ -462,3 +469,96 @@ def test_pi_to_pydantic_ai_and_back_gives_the_same_messages(history: list[Json])
     for message in converted:
         if message.metadata:
             assert set(message.metadata) == {METADATA_KEY}
+
+
+# -- tool-call pairing, both ways -------------------------------------------------------------
+
+_openai_chat = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="sk-test"))
+
+
+def sent(messages: list[ModelMessage]) -> list[Json]:
+    """The ``messages`` of the chat-completions request pydantic-ai's OpenAI model makes for
+    ``messages`` (nothing is sent)."""
+    parameters = ModelRequestParameters()
+    prepared = _openai_chat.prepare_messages(list(messages), parameters)  # as Agent does
+    mapped = asyncio.run(_openai_chat._map_messages(prepared, parameters))
+    return [dict(message) for message in mapped]
+
+
+_pairing = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@given(message_ops)
+@_pairing
+def test_any_provider_view_becomes_messages_pydantic_ai_sends_validly(
+    ops: list[tuple[Any, ...]],
+) -> None:
+    # Whatever the session holds (calls without results, orphans, failed replies, messages
+    # between a call and its results, reused ids), what SessionHistory hands the model is a
+    # request OpenAI takes once pydantic-ai's OpenAI model has made it.
+    view = provider_messages(convert_to_llm(from_messages(ops)))
+    assert openai_problems(sent(pi_to_model_messages(view))) == []
+
+
+@given(tree_ops)
+@_pairing
+def test_any_session_context_becomes_messages_pydantic_ai_sends_validly(
+    ops: list[tuple[Any, ...]],
+) -> None:
+    view = provider_messages(from_tree(ops))  # compactions cutting turns, branches, !bash
+    assert openai_problems(sent(pi_to_model_messages(view))) == []
+
+
+@st.composite
+def agent_histories(draw: st.DrawFn) -> list[ModelMessage]:
+    """Histories pydantic-ai's agent loop makes: a prompt, responses whose calls (ids unique in
+    the history) are all answered - returned, failed or retried, in any order - at the start
+    of the next request, which may go on with retry feedback or a new prompt."""
+    history: list[ModelMessage] = []
+    calls = 0
+    for run in range(draw(st.integers(1, 3))):
+        history.append(ModelRequest(parts=[UserPromptPart(draw(texts), timestamp=T0)]))
+        for _ in range(draw(st.integers(0, 3))):
+            count = draw(st.integers(0, 3))
+            ids = [f"call_{calls + n}" for n in range(count)]
+            calls += count
+            parts: list[Any] = []
+            if draw(st.booleans()):
+                parts.append(ThinkingPart(draw(texts)))
+            parts.append(TextPart(draw(texts)))
+            parts.extend(ToolCallPart("read", {"n": n}, i) for n, i in enumerate(ids))
+            history.append(ModelResponse(parts=parts, timestamp=T0))
+            if not ids:
+                break
+            answers: list[Any] = [
+                ToolReturnPart(
+                    "read",
+                    draw(texts),
+                    i,
+                    timestamp=T0,
+                    outcome=draw(st.sampled_from(["success", "failed", "retried"])),
+                )
+                for i in draw(st.permutations(ids))
+            ]
+            after = draw(st.sampled_from(["none", "feedback", "prompt"]))
+            if after == "feedback":
+                retry = RetryInfo(cause="model_retry")
+                answers.append(RetryFeedbackPart(draw(texts), retry=retry, timestamp=T0))
+            elif after == "prompt":
+                answers.append(UserPromptPart(f"and then {run}", timestamp=T0))
+            history.append(ModelRequest(parts=answers))
+    return history
+
+
+@given(agent_histories())
+@_pairing
+def test_a_paired_pydantic_ai_history_stays_paired_in_pi(history: list[ModelMessage]) -> None:
+    assert openai_problems(sent(history)) == []  # valid as pydantic-ai sends it
+    llm = convert_to_llm(model_messages_to_pi(history))
+    # Paired as stored: nothing for the provider view to repair (results may only be put in
+    # the order of their calls), and every result is kept.
+    assert openai_problems(to_openai_messages("", llm)) == []
+    view = provider_messages(llm)
+    assert not any(message.get("synthetic") for message in view)
+    assert sorted(map(repr, view)) == sorted(map(repr, llm))
+    assert openai_problems(sent(pi_to_model_messages(view))) == []

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import threading
+import weakref
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
@@ -71,6 +73,8 @@ class ManagedSession:
         self.summarizer = summarizer or _offline_summarizer()
         self.hooks = hooks or HookRegistry()
         self._context_window = context_window
+        self._sync_loop: asyncio.AbstractEventLoop | None = None  # for the *_sync methods
+        self._sync_lock = threading.Lock()
         self._provider_view = ProviderView()  # the last request's view, extended each turn
         self._events = EventHub(self.hooks, [listener] if listener is not None else [])
         # What is stored is sent again with every later request: a reply that echoes a key
@@ -166,7 +170,7 @@ class ManagedSession:
 
     def maybe_compact_sync(self, *, overflow: bool = False) -> CompactionResult | None:
         """:meth:`maybe_compact` for synchronous callers (also from inside a running loop)."""
-        return _run_sync(lambda: self.maybe_compact(overflow=overflow))
+        return self._run_sync(lambda: self.maybe_compact(overflow=overflow))
 
     async def compact(self, instructions: str | None = None) -> CompactionResult:
         """Compact now (manual); raises ``CompactionError`` when there is nothing to do."""
@@ -178,25 +182,36 @@ class ManagedSession:
 
     def compact_sync(self, instructions: str | None = None) -> CompactionResult:
         """:meth:`compact` for synchronous callers."""
-        return _run_sync(lambda: self.compact(instructions))
+        return self._run_sync(lambda: self.compact(instructions))
+
+    def _run_sync(self, make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+        """Run a coroutine to completion from synchronous code.
+
+        Outside a running event loop it runs on this session's own loop, made once and kept
+        (closed when the session is collected): a framework's sync hook runs once per model
+        call, ``asyncio.run`` would make and tear down a loop each time (about half a
+        millisecond), and an async client the summarizer or a hook keeps (an
+        ``httpx.AsyncClient``) stays on the loop it was made on. Inside a running loop (a sync
+        callback of an async framework) that loop cannot be re-entered, so the coroutine runs
+        on a fresh loop in a worker thread while the caller waits: the session is not touched
+        by anything else meanwhile.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+                return pool.submit(lambda: asyncio.run(make())).result()
+        with self._sync_lock:  # one caller at a time, from whichever thread
+            loop = self._sync_loop
+            if loop is None or loop.is_closed():
+                loop = self._sync_loop = asyncio.new_event_loop()
+                weakref.finalize(self, loop.close)
+            return loop.run_until_complete(make())
 
 
 def _offline_summarizer() -> ModelClient:
     from contextree.compaction.offline import OfflineSummarizer
 
     return OfflineSummarizer()
-
-
-def _run_sync(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
-    """Run a coroutine to completion from synchronous code.
-
-    Inside a running event loop (a sync callback of an async framework) the loop cannot be
-    re-entered, so the coroutine runs on a fresh loop in a worker thread while the caller
-    waits: the session is not touched by anything else meanwhile.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()

@@ -23,6 +23,9 @@ args}``
 ``name``, ``status``, JSON
 ``artifact``
 message ``id``, ``name``          ``langchain: {id, name}`` (an extra key pi keeps and ignores)
+``HumanMessage``                  ``developer`` (oh-my-pi's role, also what the Agents SDK
+                                  adapter stores system items as): sent as user text, as
+                                  contextree's own OpenAI mapping sends it
 ================================  ==============================================================
 
 Everything pi has and LangChain has no field for (``timestamp``, ``api``, ``usage.cost``,
@@ -169,7 +172,8 @@ def _user_from_langchain(message: HumanMessage, now: Callable[[], int]) -> Agent
     else:
         content = _user_blocks(message, what=_describe(message))
     pi = _pi_extras(message)
-    return _finish(message, pi, {"role": "user", "content": content}, now)
+    role = "developer" if pi.pop("role", None) == "developer" else "user"
+    return _finish(message, pi, {"role": role, "content": content}, now)
 
 
 def _user_blocks(message: BaseMessage, *, what: str) -> list[ContentBlock]:
@@ -362,9 +366,11 @@ def _describe(message: BaseMessage) -> str:
 
 
 def to_langchain(message: LlmMessage) -> BaseMessage:
-    """The LangChain message for one pi ``user``, ``assistant`` or ``toolResult`` message.
+    """The LangChain message for one pi ``user``, ``assistant`` or ``toolResult`` message
+    (and ``developer``, which contextree sends as user text: a ``HumanMessage`` that
+    remembers its role).
 
-    Other roles (summaries, ``bashExecution``, custom messages) become one of these three
+    Other roles (summaries, ``bashExecution``, custom messages) become one of these
     through ``contextree.context.convert_to_llm`` first.
 
     Raises:
@@ -372,7 +378,7 @@ def to_langchain(message: LlmMessage) -> BaseMessage:
             blocks cannot hold.
     """
     role = message.get("role")
-    if role == "user":
+    if role in ("user", "developer"):
         return _user_to_langchain(message)
     if role == "assistant":
         return _assistant_to_langchain(message)
@@ -450,7 +456,10 @@ def _user_to_langchain(message: LlmMessage) -> HumanMessage:
         content = raw
     else:
         content = list(_blocks_to_langchain(raw, what="pi user message"))
-    metadata = _metadata(_leftovers(message, _USER_KEYS))
+    extras = _leftovers(message, _USER_KEYS)
+    if message.get("role") == "developer":
+        extras["role"] = "developer"
+    metadata = _metadata(extras)
     return HumanMessage(content=content, id=ident, name=name, response_metadata=metadata)
 
 

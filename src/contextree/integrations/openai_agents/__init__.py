@@ -17,10 +17,15 @@ from contextree.integrations.openai_agents.convert import (  # noqa: E402 - afte
     items_to_messages,
     messages_to_items,
 )
-from contextree.integrations.openai_agents.session import CLEAR_MARKER, ContextreeSession  # noqa: E402
+from contextree.integrations.openai_agents.session import (  # noqa: E402
+    CLEAR_MARKER,
+    POP_MARKER,
+    ContextreeSession,
+)
 
 __all__ = [
     "CLEAR_MARKER",
+    "POP_MARKER",
     "ContextreeSession",
     "UnsupportedItemError",
     "items_to_messages",

@@ -39,10 +39,14 @@ if TYPE_CHECKING:
 
     from contextree.compaction.summarize import CompactionResult
 
-__all__ = ["CLEAR_MARKER", "ContextreeSession"]
+__all__ = ["CLEAR_MARKER", "POP_MARKER", "ContextreeSession"]
 
 CLEAR_MARKER: Final = "openai-agents.clear"
 """``customType`` of the root entry :meth:`ContextreeSession.clear_session` writes."""
+
+POP_MARKER: Final = "openai-agents.pop"
+"""``customType`` of the entry :meth:`ContextreeSession.pop_item` writes where the leaf went
+back to when nothing of the popped message remains."""
 
 
 class ContextreeSession:
@@ -154,7 +158,10 @@ class ContextreeSession:
 
         The file is append-only: the leaf moves to the parent of the last message, and what
         remains of that message (an assistant message that held several items) is appended
-        again as a sibling. The popped item stays in the file on the old branch.
+        again as a sibling. The popped item stays in the file on the old branch. When nothing
+        remains, a ``custom`` marker (:data:`POP_MARKER`, never sent to the model) is appended
+        at the new position instead: a file opens on its last entry, so without it the next
+        process (and pi) would find the popped item again.
         """
         tree = self.managed.tree
         for entry in reversed(tree.get_branch_view()):
@@ -172,6 +179,8 @@ class ContextreeSession:
                 tree.branch(parent)
             if items:
                 self.managed.append([_remainder(message, items)])
+            else:
+                tree.append_custom(POP_MARKER, {"sessionId": self.session_id})
             return cast("TResponseInputItem", popped)
         return None
 
