@@ -139,6 +139,17 @@ class Chain:
         return [entry["id"] for entry in self.entries]
 
 
+def user_entry(entry_id: str, parent: str | None, text: str) -> Json:
+    """A v3 message entry holding a user message, with the ids given (for damaged trees)."""
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": user(text),
+    }
+
+
 def jsonl(*objects: Json) -> bytes:
     """Lines as pi writes them (``JSON.stringify`` has no spaces), with a trailing newline."""
     return b"".join(

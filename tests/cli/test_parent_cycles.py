@@ -23,19 +23,9 @@ from contextree.compaction.offline import OfflineSummarizer
 from contextree.errors import ParentCycleError
 from contextree.session.check import check_session
 from contextree.session.tree import SessionTree
-from core_helpers import header, user
+from core_helpers import header, user, user_entry
 
 pytestmark = pytest.mark.usefixtures("clean_cli")
-
-
-def _entry(entry_id: str, parent: str | None, text: str) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "message": user(text),
-    }
 
 
 def _file(path: Path, *entries: dict[str, Any]) -> bytes:
@@ -44,18 +34,18 @@ def _file(path: Path, *entries: dict[str, Any]) -> bytes:
     return data
 
 
-ROOT = _entry("r0000000", None, "root")
-GOOD = _entry("g0000000", "r0000000", "a good branch")
-LOOP = (_entry("a0000000", "b0000000", "in a loop"), _entry("b0000000", "a0000000", "also"))
+ROOT = user_entry("r0000000", None, "root")
+GOOD = user_entry("g0000000", "r0000000", "a good branch")
+LOOP = (user_entry("a0000000", "b0000000", "in a loop"), user_entry("b0000000", "a0000000", "also"))
 SELF = (
-    _entry("s0000000", "s0000000", "its own parent"),
-    _entry("t0000000", "s0000000", "under it"),
+    user_entry("s0000000", "s0000000", "its own parent"),
+    user_entry("t0000000", "s0000000", "under it"),
 )
 # Duplicate ids: d1's second line wins and hangs it under d2, which hangs under d1.
 DUPLICATES = (
-    _entry("d1000000", "r0000000", "first d1"),
-    _entry("d2000000", "d1000000", "d2"),
-    _entry("d1000000", "d2000000", "second d1"),
+    user_entry("d1000000", "r0000000", "first d1"),
+    user_entry("d2000000", "d1000000", "d2"),
+    user_entry("d1000000", "d2000000", "second d1"),
 )
 
 # The entries, the target, and the entry a move there would write under: the target's parent
@@ -149,7 +139,7 @@ def test_a_foreign_line_that_closes_a_cycle_is_noticed_at_the_next_append(
     second = tree.append_message(user("two"))
     before = path.read_bytes()
     with open(path, "a") as handle:  # pi, say: the root repeated, now under ``second``
-        handle.write(json.dumps(_entry("r0000000", second, "root again")) + "\n")
+        handle.write(json.dumps(user_entry("r0000000", second, "root again")) + "\n")
     with pytest.raises(ParentCycleError):
         tree.append_message(user("three"))
     assert path.read_bytes().startswith(before)

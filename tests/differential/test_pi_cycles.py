@@ -19,32 +19,22 @@ import pytest
 from contextree.branching.navigate import navigate_tree
 from contextree.errors import ParentCycleError
 from contextree.session.tree import SessionTree
-from core_helpers import header, user
+from core_helpers import header, user, user_entry
 from differential.installs import Install
 
 pytestmark = pytest.mark.differential
 
 
-def _entry(entry_id: str, parent: str | None, text: str) -> dict[str, object]:
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "message": user(text),
-    }
-
-
 FILES = {
     "parent loop": (
-        [_entry("a0000000", "b0000000", "a"), _entry("b0000000", "a0000000", "b")],
+        [user_entry("a0000000", "b0000000", "a"), user_entry("b0000000", "a0000000", "b")],
         "a0000000",
     ),
     "duplicate ids": (
         [
-            _entry("d1000000", "r0000000", "first d1"),
-            _entry("d2000000", "d1000000", "d2"),
-            _entry("d1000000", "d2000000", "second d1"),
+            user_entry("d1000000", "r0000000", "first d1"),
+            user_entry("d2000000", "d1000000", "d2"),
+            user_entry("d1000000", "d2000000", "second d1"),
         ],
         "d2000000",
     ),
@@ -57,11 +47,11 @@ def test_pi_builds_the_leaf_context_after_our_moves_in_a_file_with_a_cycle(
     jobs = []
     for name, (entries, cyclic) in FILES.items():
         path = tmp_path / f"{name.replace(' ', '-')}.jsonl"
-        lines = [header(), _entry("r0000000", None, "root"), *entries]
-        lines.append(_entry("g0000000", "r0000000", "good"))
+        lines = [header(), user_entry("r0000000", None, "root"), *entries]
+        lines.append(user_entry("g0000000", "r0000000", "good"))
         lines.append(
             {
-                **_entry("h0000000", "g0000000", "reply"),
+                **user_entry("h0000000", "g0000000", "reply"),
                 "message": {
                     "role": "assistant",
                     "content": [{"type": "text", "text": "ok"}],
