@@ -144,3 +144,29 @@ def test_a_foreign_line_that_closes_a_cycle_is_noticed_at_the_next_append(
         tree.append_message(user("three"))
     assert path.read_bytes().startswith(before)
     assert len(path.read_bytes().splitlines()) == len(before.splitlines()) + 1
+
+
+def test_a_rewrite_that_would_close_a_parent_cycle_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    original = _file(
+        path,
+        user_entry("a0000000", None, "a"),
+        user_entry("b0000000", "a0000000", "b"),
+        user_entry("c0000000", "b0000000", "c"),
+    )
+    tree = SessionTree.open(path)
+    under_its_grandchild = {**tree.get_entry("a0000000"), "parentId": "c0000000"}
+    with pytest.raises(ParentCycleError, match="a0000000 -> c0000000 -> b0000000 -> a0000000"):
+        tree.rewrite_entries([under_its_grandchild])
+    assert path.read_bytes() == original
+    # Two replacements that only loop together are refused as well.
+    pair = [
+        {**tree.get_entry("b0000000"), "parentId": "c0000000"},
+        {**tree.get_entry("c0000000"), "parentId": "b0000000"},
+    ]
+    with pytest.raises(ParentCycleError):
+        tree.rewrite_entries(pair)
+    assert path.read_bytes() == original
+    # A new parent elsewhere in the tree is fine.
+    tree.rewrite_entries([{**tree.get_entry("c0000000"), "parentId": "a0000000"}])
+    assert SessionTree.open(path).get_entry("c0000000")["parentId"] == "a0000000"

@@ -744,6 +744,7 @@ class SessionTree:
             for key in by_new_id:
                 if not isinstance(key, str) or key not in self._index.by_id:
                     raise EntryNotFoundError(str(key))
+            self._refuse_new_cycles(by_new_id)
             for key, entry in by_new_id.items():
                 record = self._index.by_id[str(key)]
                 replacement = Record.from_entry(entry)
@@ -758,6 +759,29 @@ class SessionTree:
             self._forget_branches()
             self._reaches_root = {}
             self._replace_all(txn, [])
+
+    def _refuse_new_cycles(self, by_new_id: dict[Any, Entry]) -> None:
+        """Raise :class:`ParentCycleError` when a replacement's new ``parentId`` would make
+        its own parent chain loop back to it (pi hangs on such a file); nothing is written."""
+        new_parents = {str(key): entry.get("parentId") for key, entry in by_new_id.items()}
+
+        def parent_of(entry_id: str) -> Any:
+            if entry_id in new_parents:
+                return new_parents[entry_id]
+            record = self._index.get(entry_id)
+            return record.parent_id if record is not None else None
+
+        for key, parent in new_parents.items():
+            if parent == self._index.by_id[key].parent_id:
+                continue
+            chain, seen = [key], {key}
+            while isinstance(parent, str) and parent not in seen:
+                chain.append(parent)
+                seen.add(parent)
+                parent = parent_of(parent)
+            if parent == key:
+                line = self._index.by_id[key].line
+                raise ParentCycleError(self.store.name, key, chain, line=line)
 
     def refresh(self) -> bool:
         """Take in what other writers appended or rewrote since we last looked; ``True`` when
