@@ -1,5 +1,5 @@
 """``python -m contextree``."""
 
-from contextree.cli.app import main
+from contextree.cli.entry import main
 
 main()

@@ -1,0 +1,60 @@
+"""The ``contextree`` command's entry point, with a fast path for ``contextree --help``.
+
+Building the command line means importing typer (with its own copy of click), which alone takes
+most of the 150 ms that ``contextree --help`` may cost. The top-level help text never changes
+between runs of one installed version, so it is kept in ``top_help.txt`` beside this module and
+printed as it is when the whole command line is ``--help`` and the terminal is at least as wide
+as click's 80 columns (narrower terminals wrap differently: typer renders those).
+``tests/cli/test_help.py`` checks that the file is exactly what typer prints; after changing a
+command's name or first help line, regenerate it with ``python -m contextree.cli.entry``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+__all__ = ["main", "render_top_help"]
+
+TOP_HELP = Path(__file__).with_name("top_help.txt")
+_CLICK_MAX_WIDTH = 80
+_RENDER = "from contextree.cli.app import app; app(prog_name='contextree')"
+
+
+def main() -> None:
+    """Console-script entry point."""
+    if sys.argv[1:] == ["--help"] and shutil.get_terminal_size().columns >= _CLICK_MAX_WIDTH:
+        try:
+            text = TOP_HELP.read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        if text:
+            sys.stdout.write(text)
+            return
+    from contextree.cli.app import main as run
+
+    run()
+
+
+def render_top_help() -> str:
+    """What typer itself prints for ``contextree --help`` on an 80-column terminal (in a
+    fresh process, as a user would run it)."""
+    import os
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _RENDER, "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": str(_CLICK_MAX_WIDTH)},
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"contextree --help exited {done.returncode}: {done.stderr}")
+    return done.stdout
+
+
+if __name__ == "__main__":
+    TOP_HELP.write_text(render_top_help(), encoding="utf-8")
+    print(f"wrote {TOP_HELP}")
