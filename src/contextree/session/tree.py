@@ -744,10 +744,11 @@ class SessionTree:
             for key in by_new_id:
                 if not isinstance(key, str) or key not in self._index.by_id:
                     raise EntryNotFoundError(str(key))
-            self._refuse_new_cycles(by_new_id)
+            replacements_by_id = {str(k): Record.from_entry(e) for k, e in by_new_id.items()}
+            self._refuse_new_cycles(replacements_by_id)
             for key, entry in by_new_id.items():
                 record = self._index.by_id[str(key)]
-                replacement = Record.from_entry(entry)
+                replacement = replacements_by_id[str(key)]
                 record.type = replacement.type
                 record.parent_id = replacement.parent_id
                 record.timestamp = replacement.timestamp
@@ -760,28 +761,25 @@ class SessionTree:
             self._reaches_root = {}
             self._replace_all(txn, [])
 
-    def _refuse_new_cycles(self, by_new_id: dict[Any, Entry]) -> None:
+    def _refuse_new_cycles(self, replacements: dict[str, Record]) -> None:
         """Raise :class:`ParentCycleError` when a replacement's new ``parentId`` would make
         its own parent chain loop back to it (pi hangs on such a file); nothing is written."""
-        new_parents = {str(key): entry.get("parentId") for key, entry in by_new_id.items()}
+        index_get = self._index.get
 
-        def parent_of(entry_id: str) -> Any:
-            if entry_id in new_parents:
-                return new_parents[entry_id]
-            record = self._index.get(entry_id)
-            return record.parent_id if record is not None else None
+        def lookup(key: str) -> Record | None:
+            found = replacements.get(key)
+            return found if found is not None else index_get(key)
 
-        for key, parent in new_parents.items():
-            if parent == self._index.by_id[key].parent_id:
+        for key, replacement in replacements.items():
+            current = self._index.by_id[key]
+            if replacement.parent_id == current.parent_id:
                 continue
-            chain, seen = [key], {key}
-            while isinstance(parent, str) and parent not in seen:
-                chain.append(parent)
-                seen.add(parent)
-                parent = parent_of(parent)
-            if parent == key:
-                line = self._index.by_id[key].line
-                raise ParentCycleError(self.store.name, key, chain, line=line)
+            # A cycle that starts with the replacement is one its new parent closes; one the
+            # chain merely runs into was there before and is not this rewrite's doing.
+            cycle = parent_cycle(lookup, replacement, {})
+            if cycle and cycle[0] is replacement:
+                ids = [str(r.id) for r in cycle]
+                raise ParentCycleError(self.store.name, key, ids, line=current.line)
 
     def refresh(self) -> bool:
         """Take in what other writers appended or rewrote since we last looked; ``True`` when
