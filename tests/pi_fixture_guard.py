@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from pi_fixtures import PI_FIXTURES
+from pi_fixtures import PI_FIXTURES, REASON
 
-REASON = f"needs pi's session files in {PI_FIXTURES} (../shared/pi-fixtures), which is absent"
 _NAMES = re.compile(
     r"\b(?:PI_FIXTURES|pi_fixture|LARGE_SESSION|BEFORE_COMPACTION|FIXTURES|FIXTURE_FILES)\b"
 )

@@ -2,18 +2,33 @@
 
 They are read in place (never copied into the project); CI has ``shared/`` at the same place.
 Where the whole folder is absent (a fresh clone) the tests that need it skip with one reason
-(``pi_fixture_guard``); a single missing file in a folder that exists fails loudly.
+(``pi_fixture_guard`` at collection, and :func:`pi_fixture` itself for whatever the guard's
+reading of the source misses, such as a helper imported under another name); a single missing
+file in a folder that exists fails loudly.
+
+``CONTEXTREE_TEST_PI_FIXTURES`` points elsewhere (the test that runs tests without the folder
+uses it).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-PI_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "pi-fixtures"
+import pytest
+
+PI_FIXTURES = Path(
+    os.environ.get("CONTEXTREE_TEST_PI_FIXTURES")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "pi-fixtures"
+)
+REASON = f"needs pi's session files in {PI_FIXTURES} (../shared/pi-fixtures), which is absent"
 
 
 def pi_fixture(name: str) -> Path:
-    """Path of a fixture file; raises when ``../shared/pi-fixtures`` is not there."""
+    """Path of a fixture file: the test skips (with :data:`REASON`) when the whole folder is
+    absent, and fails when the folder is there without this file."""
+    if not PI_FIXTURES.is_dir():
+        pytest.skip(REASON)
     path = PI_FIXTURES / name
     if not path.is_file():
         raise FileNotFoundError(
@@ -27,8 +42,6 @@ def pi_fixture_or_skip(name: str) -> Path:
 
     For tests that only add a check on real data to others that build their own files.
     """
-    import pytest
-
     path = PI_FIXTURES / name
     if not path.is_file():
         pytest.skip(f"pi fixture {path} is missing (../shared/pi-fixtures beside the repo)")
