@@ -59,6 +59,22 @@ def test_a_rewrite_nobody_appends_to_waits_one_pause(
     assert pauses == [jsonl_store._CARRY_PAUSE_S]
 
 
+def test_a_rewrite_after_our_own_appends_waits_one_pause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Our appends keep a write-only descriptor open (the one that fills the reserved line);
+    it is not another writer: the carry-over must not wait its full limit for it (issue 27
+    item 2: every rewrite after an append took 2 s)."""
+    tree = _two_line_session(tmp_path / "s.jsonl")
+    tree.append_message(user("one more"))
+    tree.append_message(assistant("noted"))
+    pauses: list[float] = []
+    monkeypatch.setattr(jsonl_store.time, "sleep", pauses.append)
+    _rewrite_first(tree, "after appends")
+    assert pauses == [jsonl_store._CARRY_PAUSE_S]
+    assert SessionTree.open(tmp_path / "s.jsonl").get_entries()[-1]["message"] == assistant("noted")
+
+
 def test_the_carry_over_waits_for_a_writer_that_holds_the_old_file_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

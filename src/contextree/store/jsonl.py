@@ -213,6 +213,11 @@ class JsonlFileStore:
             self._fill_fd = fill
         return self._fill_fd
 
+    def _own_writers(self) -> tuple[int, ...]:
+        """Our write-only descriptor (the fill one), which only writes under our lock: it is
+        never another writer to wait for."""
+        return () if self._fill_fd is None else (self._fill_fd,)
+
     def _drop_fill_fd(self) -> None:
         if self._fill_fd is not None:
             os.close(self._fill_fd)
@@ -285,7 +290,7 @@ class JsonlFileStore:
         """
         deadline = time.monotonic() + _SETTLE_MAX_S
         while size and os.pread(fd, 1, size - 1) != b"\n":
-            if not count_write_only_holders(self._target(), identity):
+            if not count_write_only_holders(self._target(), identity, own=self._own_writers()):
                 break
             if time.monotonic() > deadline:
                 break
@@ -311,7 +316,7 @@ class JsonlFileStore:
         while True:
             size = os.fstat(old_fd).st_size
             carried += self._copy_tail(old_fd, target, carried, size, whole_lines=True)
-            holders = count_write_only_holders(target, identity)
+            holders = count_write_only_holders(target, identity, own=self._own_writers())
             settled = size == seen and (holders == 0 if holders is not None else carried == size)
             quiet = quiet + 1 if settled else 0
             # Two settled looks one pause apart: the pause covers a writer whose open() had

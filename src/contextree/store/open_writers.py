@@ -11,6 +11,7 @@ descriptors count: those are what ``appendFileSync``, a shell's ``>>`` and Pytho
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from pathlib import Path
 from typing import Final
 
@@ -20,10 +21,13 @@ _PROC: Final = "/proc"
 _DELETED: Final = " (deleted)"
 
 
-def count_write_only_holders(path: Path, identity: tuple[int, int]) -> int | None:
+def count_write_only_holders(
+    path: Path, identity: tuple[int, int], *, own: Collection[int] = ()
+) -> int | None:
     """How many descriptors, in any process we may inspect, have the file ``identity``
     (``(st_dev, st_ino)``, last linked at ``path``) open write-only; ``None`` when this system
-    cannot tell (no ``/proc``)."""
+    cannot tell (no ``/proc``). ``own``: descriptors of this process that are not counted (the
+    store's own write-only descriptor is not another writer)."""
     try:
         pids = [name for name in os.listdir(_PROC) if name.isdigit()]
     except OSError:
@@ -33,6 +37,7 @@ def count_write_only_holders(path: Path, identity: tuple[int, int]) -> int | Non
     # system; the stat then decides (the same name may live in other folders).
     endings = (f"/{path.name}", f"/{path.name}{_DELETED}")
     count = 0
+    me = str(os.getpid())
     for pid in pids:
         folder = f"{_PROC}/{pid}/fd/"
         try:
@@ -44,7 +49,7 @@ def count_write_only_holders(path: Path, identity: tuple[int, int]) -> int | Non
                 link = os.readlink(folder + fd)
             except OSError:
                 continue
-            if not link.endswith(endings):
+            if not link.endswith(endings) or (pid == me and int(fd) in own):
                 continue
             if _same_file(folder + fd, identity) and _write_only(pid, fd):
                 count += 1
