@@ -992,10 +992,17 @@ class SessionTree:
                 tail, first_line=first_line, needs_id=True, report=index.report
             )
             leaf = self.leaf_id
+            # Paths, cached contexts and cycle marks stay true unless a foreign line repeats
+            # an id we know (the last line wins, which moves a path) or is the missing parent
+            # a marked chain ended at. Dropping them for every foreign line made the next
+            # append walk the whole chain under the lock (issue 27 item 1).
+            known = self._reaches_root
+            ids = [r.id for r in foreign if isinstance(r, Record) and r.id is not None]
+            if any(key in known or key in index.by_id for key in ids):
+                self._reaches_root = {}
+                self._forget_branches()
             index.add(foreign)
             self._children = None
-            self._forget_branches()  # a foreign line may repeat an id and so move a path
-            self._reaches_root = {}
             self.leaf_id = leaf
             self._known_size = size
 
