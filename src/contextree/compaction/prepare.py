@@ -32,7 +32,9 @@ from contextree.tokens.usage import (
 
 __all__ = ["CompactionPreparation", "NothingToCompact", "context_region", "prepare_compaction"]
 
-SkipReason = Literal["already_compacted", "nothing_to_compact", "needs_migration"]
+SkipReason = Literal[
+    "already_compacted", "nothing_to_compact", "needs_migration", "compacted_elsewhere"
+]
 
 
 @dataclass(frozen=True, slots=True)

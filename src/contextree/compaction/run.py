@@ -34,6 +34,7 @@ from contextree.hooks.registry import (
 )
 from contextree.hooks.results import before_compact_result, compacting_result, hook_compaction
 from contextree.llm.base import ModelClient
+from contextree.session.rebase import CompactedElsewhereError, WriteMark
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import CompactionSettings
 
@@ -144,6 +145,9 @@ async def compact_session(
     opts = resolve_options(options, keywords)
     settings = settings or CompactionSettings()
     hooks = hooks or HookRegistry()
+    # Taken before the path is read: what other writers append from here on is news when the
+    # entry is written (a shared session; see SessionTree.append_compaction).
+    mark = tree.write_mark()
     plan = plan_compaction(tree, settings=settings, options=opts)
     if isinstance(plan, NothingToCompact):
         return plan
@@ -188,7 +192,23 @@ async def compact_session(
     preserve_data = result.preserve_data
     if preserve is not None:
         preserve_data = {**preserve, **(preserve_data or {})}
-    entry_id = tree.append_compaction(
+    try:
+        entry_id = _append(tree, result, preserve_data, mark)
+    except CompactedElsewhereError as lost:
+        return NothingToCompact("compacted_elsewhere", str(lost))
+    entry = tree.get_entry(entry_id)
+    assert entry is not None
+    await hooks.emit(COMPACT, SessionCompactEvent(entry, result.from_extension))
+    return CompactionOutcome(result, entry, preparation, tree.build_session_context())
+
+
+def _append(
+    tree: SessionTree,
+    result: CompactionResult,
+    preserve_data: dict[str, Any] | None,
+    mark: WriteMark,
+) -> str:
+    return tree.append_compaction(
         result.summary,
         result.first_kept_entry_id,
         result.tokens_before,
@@ -199,8 +219,5 @@ async def compact_session(
         # oh-my-pi's display fields; "soft" is its name for a summary written in place.
         tokens_after=result.tokens_after or None,
         method=None if result.from_extension else "soft",
+        planned_at=mark,
     )
-    entry = tree.get_entry(entry_id)
-    assert entry is not None
-    await hooks.emit(COMPACT, SessionCompactEvent(entry, result.from_extension))
-    return CompactionOutcome(result, entry, preparation, tree.build_session_context())

@@ -31,6 +31,7 @@ from contextree.errors import (
     SessionFileError,
     TreeError,
 )
+from contextree.session.rebase import CompactedElsewhereError, WriteMark, newest_below
 from contextree.store.base import SessionStore, StoreTransaction
 from contextree.store.index import (
     BadLine,
@@ -230,6 +231,10 @@ class SessionTree:
         # Which ids' parent chains end (True) or run into a cycle (False), as far as looked at
         # (see parent_cycle); kept across our own appends, dropped when others write.
         self._reaches_root: dict[str, bool] = {}
+        # Other writers' lines taken in since the last (re)load, in file order, and how many
+        # (re)loads there were: a WriteMark counts on them to tell what arrived meanwhile.
+        self._taken_in: list[Record | BadLine] = []
+        self._loads = 0
         data = store.read() if store.exists() else b""
         # Read without the lock: the blank lines at the end may be space another writer has
         # reserved and is filling in (see JsonlFileStore); the first sync under the lock looks
@@ -310,6 +315,8 @@ class SessionTree:
         self._children = None
         self._forget_branches()
         self._reaches_root = {}
+        self._taken_in = []
+        self._loads += 1
         last = self._index.last_record()
         self.leaf_id = last.id if last is not None else None
 
@@ -647,11 +654,19 @@ class SessionTree:
         preserve_data: dict[str, Any] | None = None,
         tokens_after: int | None = None,
         method: str | None = None,
+        planned_at: WriteMark | None = None,
     ) -> str:
         """Append a ``compaction`` entry; writes both ``fromHook`` and ``fromExtension``.
 
         ``tokens_after`` (estimated context right after) and ``method`` are oh-my-pi's
         display fields; pi ignores them.
+
+        ``planned_at`` (:meth:`write_mark`, taken before the path was read) makes the append
+        safe on a session other writers share: under the write lock, entries they appended
+        below that leaf meanwhile stay on the path (the compaction goes after the newest), and
+        when one of them is a compaction nothing is written: the leaf moves to the newest
+        entry below it and :class:`~contextree.session.rebase.CompactedElsewhereError` says
+        which compaction won.
         """
         entry = self._base("compaction")
         entry["summary"] = summary
@@ -669,7 +684,15 @@ class SessionTree:
         entry["fromExtension"] = from_extension
         if preserve_data is not None:
             entry["preserveData"] = preserve_data
-        return self.append_entry(entry)
+        if planned_at is None:
+            return self.append_entry(entry)
+        self._write([Record.from_entry(entry)], planned_at=planned_at)
+        return str(entry["id"])
+
+    def write_mark(self) -> WriteMark:
+        """Where this tree stands now, for a slow write planned from it (see
+        :meth:`append_compaction`)."""
+        return WriteMark(self.leaf_id, len(self._taken_in), self._loads)
 
     def append_custom(self, custom_type: str, data: Any = None) -> str:
         """Append a ``custom`` entry (extension state; never in the LLM context)."""
@@ -804,9 +827,11 @@ class SessionTree:
         """True when a migration is waiting for the next write."""
         return self._needs_rewrite
 
-    def _write(self, new: list[Record]) -> None:
+    def _write(self, new: list[Record], *, planned_at: WriteMark | None = None) -> None:
         with self.store.transaction() as txn:
             self._sync(txn)
+            if planned_at is not None:
+                self._follow_others(new[0], planned_at)
             self._refuse_cycles(new)
             if self._needs_rewrite or txn.size == 0:
                 self._replace_all(txn, new)
@@ -817,6 +842,29 @@ class SessionTree:
                     record.raw = line
                 self._known_size = txn.size
                 self._add(new)
+
+    def _follow_others(self, first: Record, mark: WriteMark) -> None:
+        """Hang ``first`` below what other writers appended under the planned leaf since
+        ``mark``; raise CompactedElsewhereError (leaf moved) when that holds a compaction."""
+        if first.parent_id != mark.leaf_id:
+            return  # the leaf was moved on purpose since the plan
+        if mark.loads == self._loads:
+            news: list[Record | BadLine] = self._taken_in[mark.taken_in :]
+        else:
+            # Another writer rewrote the session: its lines were read afresh, so what came
+            # after the leaf in the file is what may have arrived meanwhile.
+            leaf = self._index.get(mark.leaf_id) if mark.leaf_id is not None else None
+            after = leaf.line if leaf is not None and leaf.line is not None else 0
+            news = [r for r in self._index.items if r.line is not None and r.line > after]
+        tip, compaction = newest_below(news, mark.leaf_id)
+        if compaction is not None:
+            self.leaf_id = tip
+            raise CompactedElsewhereError(compaction, str(tip))
+        if tip != mark.leaf_id:
+            first.parent_id = tip
+            if first.cached is not None:
+                first.cached["parentId"] = tip
+            self.leaf_id = tip
 
     def _refuse_cycles(self, new: list[Record]) -> None:
         """Raise ParentCycleError when an entry of ``new`` would sit under a parent cycle (or
@@ -1002,6 +1050,7 @@ class SessionTree:
                 self._reaches_root = {}
                 self._forget_branches()
             index.add(foreign)
+            self._taken_in.extend(foreign)
             self._children = None
             self.leaf_id = leaf
             self._known_size = size
