@@ -81,7 +81,10 @@ def test_invalid_utf8_in_an_envelope_field_is_found_on_load(tmp_path: Path) -> N
     assert tree.report.invalid_utf8 == [4]  # nothing decoded but the envelopes
     assert tree.report.bad_lines == []
     assert [r.timestamp for r in tree.records()][2] == "\ufffd"
-    assert tree.get_branch()[2]["id"] == "e003"  # still in its place in the tree
+    branch = tree.get_branch()
+    assert branch[2]["id"] == "e003"  # still in its place in the tree
+    assert tree.report.invalid_utf8 == [4]  # a path's entries are decoded when read
+    assert [entry["id"] for entry in branch][1] == "e002"
     assert tree.report.invalid_utf8 == [3, 4]  # the path's bodies are read now
 
 

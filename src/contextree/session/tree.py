@@ -81,6 +81,24 @@ class PathView(Sequence[Entry]):
             return entries_of(self._records[index])
         return self._records[index].entry
 
+    def __iter__(self) -> Iterator[Entry]:
+        for record in self._records:
+            yield record.entry
+
+    def __reversed__(self) -> Iterator[Entry]:
+        for record in reversed(self._records):
+            yield record.entry
+
+    def __add__(self, other: Sequence[Entry]) -> list[Entry]:
+        return [*self, *other]
+
+    def __radd__(self, other: Sequence[Entry]) -> list[Entry]:
+        return [*other, *self]
+
+    def copy(self) -> list[Entry]:
+        """The entries as a list (all decoded)."""
+        return list(self)
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PathView | list | tuple):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
@@ -372,23 +390,23 @@ class SessionTree:
     def get_leaf_entry(self) -> Entry | None:
         return self.get_entry(self.leaf_id) if self.leaf_id is not None else None
 
-    def get_branch(self, from_id: str | None = None) -> list[Entry]:
-        """The root-first path to ``from_id`` (default: the leaf); stops at cycles."""
-        start = from_id if from_id is not None else self.leaf_id
-        if start is None:
-            return []
-        if self._index.get(start) is None:
-            raise EntryNotFoundError(start)
-        return entries_of(self._path_records(start))
+    def get_branch(self, from_id: str | None = None) -> PathView:
+        """The root-first path to ``from_id`` (default: the leaf); stops at cycles.
 
-    def get_branch_view(self, from_id: str | None = None) -> PathView:
-        """Like :meth:`get_branch`, but entries are decoded only when read (large sessions)."""
+        A read-only sequence of entries, each decoded when first read (``list(...)`` makes a
+        list): on a 100k-entry session, decoding the whole path up front took a second while
+        most callers read a few entries.
+        """
         start = from_id if from_id is not None else self.leaf_id
         if start is None:
             return PathView([])
         if self._index.get(start) is None:
             raise EntryNotFoundError(start)
         return PathView(self._path_records(start))
+
+    def get_branch_view(self, from_id: str | None = None) -> PathView:
+        """The same as :meth:`get_branch` (kept for callers of earlier releases)."""
+        return self.get_branch(from_id)
 
     def _path_records(self, start: str) -> list[Record]:
         cached = self._path_cache
