@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import sys
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,6 @@ from contextree.context.convert import convert_to_llm
 from contextree.entries.types import AgentMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ModelError
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
-from contextree.llm.remote import RemoteSummaryClient
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.tokens.estimate import get_estimator, utf16_len
 
@@ -397,7 +397,12 @@ def local_turn_prefix_summarizer(summarizer: ModelClient) -> ModelClient:
     """Who summarizes a split turn's prefix when ``summarizer`` writes the history: the same
     model, but never the remote endpoint (§7.6: "the turn prefix is always summarized
     locally"), for which the offline summarizer does it."""
-    return _offline_summarizer() if isinstance(summarizer, RemoteSummaryClient) else summarizer
+    # Looked up, not imported: the remote client pulls in httpx, which commands that only
+    # read a session should not pay for; without its module loaded nothing can be one.
+    remote = sys.modules.get("contextree.llm.remote")
+    if remote is not None and isinstance(summarizer, remote.RemoteSummaryClient):
+        return _offline_summarizer()
+    return summarizer
 
 
 def _offline_summarizer() -> ModelClient:

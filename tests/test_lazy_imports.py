@@ -1,0 +1,28 @@
+"""Commands that only read a session do not import the HTTP stack (issue 27 item 5: `context`
+spent a third of its time importing httpx through cli.render -> compaction -> llm)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def _imports_httpx(code: str) -> bool:
+    probe = f"{code}\nimport sys\nprint('httpx' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    return done.stdout.strip().splitlines()[-1] == "True"
+
+
+def test_reading_modules_do_not_import_httpx() -> None:
+    assert not _imports_httpx("import contextree.llm, contextree.compaction.run")
+    assert not _imports_httpx("import contextree.cli.render")
+
+
+def test_the_lazy_names_still_resolve() -> None:
+    assert _imports_httpx("from contextree.llm import OpenAIClient")
+    import contextree.llm as llm
+
+    for name in llm.__all__:
+        assert getattr(llm, name) is not None
