@@ -216,15 +216,16 @@ def _small_message(n: int) -> dict[str, Any]:
     }
 
 
-def measure_memory(path: Path) -> dict[str, float]:
-    """Peak RSS growth of open + context, measured in a fresh child process."""
+def measure_memory(path: Path, *, check: bool = False) -> dict[str, float]:
+    """Peak RSS growth of open + context (``check``: of open + ``check_session``), measured in
+    a fresh child process."""
     src = Path(__file__).resolve().parent.parent / "src"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(src), str(src.parent), env.get("PYTHONPATH", "")) if p
     )
     result = subprocess.run(
-        [sys.executable, "-m", "bench.core", "--memory", str(path)],
+        [sys.executable, "-m", "bench.core", "--check-memory" if check else "--memory", str(path)],
         capture_output=True,
         text=True,
         env=env,
@@ -233,6 +234,8 @@ def measure_memory(path: Path) -> dict[str, float]:
     )
     data = json.loads(result.stdout)
     peak = (data["peak_kb"] - data["baseline_kb"]) * 1024
+    if check:
+        return {"check_memory_ratio": peak / path.stat().st_size}
     return {"memory": peak / 1e6, "memory_ratio": peak / path.stat().st_size}
 
 
@@ -248,10 +251,11 @@ def _status_kb(name: str) -> int | None:
     return None
 
 
-def _memory_child(path: str) -> None:
+def _memory_child(path: str, *, check: bool = False) -> None:
     import resource
 
     from contextree.context.convert import convert_to_llm
+    from contextree.session.check import check_session
     from contextree.session.tree import SessionTree
 
     gc.collect()
@@ -267,7 +271,9 @@ def _memory_child(path: str) -> None:
         scale = 1024 if sys.platform == "darwin" else 1
         baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // scale
     tree = SessionTree.open(path, create=False)
-    messages = convert_to_llm(tree.build_session_context().messages)
+    if check:
+        findings = check_session(tree).findings
+    messages = convert_to_llm(tree.build_session_context().messages) if not check else findings
     peak = _status_kb("VmHWM")
     if peak is None:
         scale = 1024 if sys.platform == "darwin" else 1
@@ -348,6 +354,12 @@ def _metrics() -> list[Metric]:
         Metric("append_p99", f"append, p99 of {APPENDS}", "µs"),
         Metric("memory", "peak memory of open + context", "MB"),
         Metric("memory_ratio", "peak memory / file size", "x", target=Target("<", 2)),
+        Metric(
+            "check_memory_ratio",
+            "check: peak memory / file size",
+            "x",
+            target=Target("<=", 1.5, "100k"),
+        ),
         *(
             metric
             for kind, label in (("file", "file"), ("sqlite", "SQLite"), ("postgres", "PostgreSQL"))
@@ -423,6 +435,7 @@ def run(
         results.update(measure_stores(generated.path, workdir))
         progress(f"{size}: peak memory (child process)")
         results.update(measure_memory(generated.path))
+        results.update(measure_memory(generated.path, check=True))
         if size == "10k":
             from bench.integrations_langchain import measure_langchain_turn
 
@@ -444,9 +457,10 @@ def run(
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--memory":
-        _memory_child(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] in ("--memory", "--check-memory"):
+        _memory_child(sys.argv[2], check=sys.argv[1] == "--check-memory")
     else:
         sys.exit(
-            "usage: python -m bench.core --memory SESSION.jsonl (internal; use python -m bench)"
+            "usage: python -m bench.core --memory|--check-memory SESSION.jsonl "
+            "(internal; use python -m bench)"
         )

@@ -19,7 +19,7 @@ from contextree.entries.types import (
     is_tool_result_message,
 )
 from contextree.session.tree import SessionTree, parent_cycle
-from contextree.store.index import Record, collector_paused
+from contextree.store.index import Record
 
 __all__ = ["CheckReport", "Finding", "check_session"]
 
@@ -54,14 +54,6 @@ class CheckReport:
         return bool(self.errors)
 
 
-def _entry(record: Record) -> Entry:
-    """The record's entry, or ``{}`` when it cannot be decoded (reported separately)."""
-    try:
-        return record.entry
-    except (LineError, RecursionError):
-        return {}
-
-
 def _cycles(tree: SessionTree) -> list[Record]:
     """Records whose parent chain loops back on itself (one per cycle member)."""
     by_id = {r.id: r for r in tree.records() if r.id is not None}
@@ -72,60 +64,72 @@ def _cycles(tree: SessionTree) -> list[Record]:
     return in_cycle
 
 
-def _tool_pairing(tree: SessionTree, report: CheckReport) -> None:
-    by_id = {r.id: r for r in tree.records() if r.id is not None}
-    answered: set[str] = set()
-    for record in tree.records():
-        if record.type != "message":
-            continue
-        message = _entry(record).get("message")
-        if not is_tool_result_message(message):
-            continue
-        call_id = message.get("toolCallId")
-        answered.add(str(call_id))
-        found = False
+_ASSISTANT, _TOOL_RESULT, _OTHER = "assistant", "toolResult", "other"
+
+
+@dataclass(slots=True)
+class _Pairing:
+    """What the tool-call pairing needs of each message, gathered in the one pass over the
+    entries (the entries themselves are not kept: ``check`` must hold one at a time)."""
+
+    kinds: dict[str, str] = field(default_factory=dict)
+    """A message entry's kind: assistant, toolResult or other (no entry: not a message)."""
+    calls: dict[str, set[str]] = field(default_factory=dict)
+    """The tool call ids of each assistant message."""
+    results: list[tuple[Record, str]] = field(default_factory=list)
+    """Each tool result and the call id it answers, in file order."""
+    unanswered: list[tuple[Record, list[tuple[str, object]]]] = field(default_factory=list)
+    """Each assistant message's tool calls (id, name), in file order."""
+
+    def add(self, record: Record, entry: Entry) -> None:
+        message = entry.get("message") if record.type == "message" else None
+        if record.id is None or not isinstance(message, dict):
+            return
+        if is_tool_result_message(message):
+            self.kinds[record.id] = _TOOL_RESULT
+            self.results.append((record, str(message.get("toolCallId"))))
+        elif is_assistant_message(message):
+            self.kinds[record.id] = _ASSISTANT
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else []
+            calls: list[tuple[str, object]] = [
+                (str(b.get("id")), b.get("name")) for b in blocks if is_tool_call_content(b)
+            ]
+            self.calls[record.id] = {call_id for call_id, _ in calls}
+            if calls:
+                self.unanswered.append((record, calls))
+        else:
+            self.kinds[record.id] = _OTHER
+
+    def findings(self, tree: SessionTree) -> list[Finding]:
+        found: list[Finding] = []
+        by_id = {r.id: r for r in tree.records() if r.id is not None}
+        for record, call_id in self.results:
+            if not self._called_before(record, call_id, by_id):
+                message = f"tool result for call {call_id!r} has no matching tool call before it"
+                found.append(Finding("error", message, record.line, record.id))
+        answered = {call_id for _, call_id in self.results}
+        for record, calls in self.unanswered:
+            for call_id, name in calls:
+                if call_id not in answered:
+                    message = f"tool call {call_id!r} ({name}) has no result"
+                    found.append(Finding("warning", message, record.line, record.id))
+        return found
+
+    def _called_before(self, record: Record, call_id: str, by_id: dict[str, Record]) -> bool:
+        """Whether the assistant message the tool results before ``record`` follow called
+        ``call_id`` (entries that are not messages are looked through)."""
         seen: set[str] = set()
         current = by_id.get(record.parent_id) if record.parent_id else None
-        while current is not None and current.id not in seen and not found:
-            seen.add(str(current.id))
-            parent_message = _entry(current).get("message") if current.type == "message" else None
-            if is_assistant_message(parent_message):
-                content = parent_message.get("content")
-                found = isinstance(content, list) and any(
-                    is_tool_call_content(b) and b.get("id") == call_id for b in content
-                )
-                break
-            if isinstance(parent_message, dict) and not is_tool_result_message(parent_message):
-                break
+        while current is not None and current.id is not None and current.id not in seen:
+            seen.add(current.id)
+            kind = self.kinds.get(current.id)
+            if kind == _ASSISTANT:
+                return call_id in self.calls[current.id]
+            if kind == _OTHER:
+                return False
             current = by_id.get(current.parent_id) if current.parent_id else None
-        if not found:
-            report.findings.append(
-                Finding(
-                    "error",
-                    f"tool result for call {call_id!r} has no matching tool call before it",
-                    record.line,
-                    record.id,
-                )
-            )
-    for record in tree.records():
-        if record.type != "message":
-            continue
-        message = _entry(record).get("message")
-        if not is_assistant_message(message):
-            continue
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if is_tool_call_content(block) and str(block.get("id")) not in answered:
-                report.findings.append(
-                    Finding(
-                        "warning",
-                        f"tool call {block.get('id')!r} ({block.get('name')}) has no result",
-                        record.line,
-                        record.id,
-                    )
-                )
+        return False
 
 
 def _known(entry_id: object, ids: set[str | None]) -> bool:
@@ -133,8 +137,45 @@ def _known(entry_id: object, ids: set[str | None]) -> bool:
     return isinstance(entry_id, str) and entry_id in ids
 
 
+def _entry_findings(
+    tree: SessionTree, record: Record, entry: Entry, ids: set[str | None]
+) -> list[Finding]:
+    """What is wrong with one decoded entry (its shape, and what it refers to)."""
+    problem = entry_problem(entry, needs_id=True)
+    if problem is not None:
+        return [Finding("error", problem, record.line, record.id)]
+    kind = record.type
+    found: list[Finding] = []
+    if kind == "compaction":
+        kept = entry.get("firstKeptEntryId")
+        view = tree.get_branch_view(record.id) if record.id else None
+        path_ids = set(view.ids()) if view is not None else set()
+        if not isinstance(kept, str) or kept not in path_ids:
+            message = (
+                f"firstKeptEntryId {kept!r} is not on the compaction's path "
+                "(nothing before it is kept)"
+            )
+            found.append(Finding("error", message, record.line, record.id))
+        if not isinstance(entry.get("summary"), str):
+            found.append(
+                Finding("error", 'compaction has no string "summary"', record.line, record.id)
+            )
+    elif kind == "label" and not _known(entry.get("targetId"), ids):
+        message = f"label targets missing entry {entry.get('targetId')!r}"
+        found.append(Finding("warning", message, record.line))
+    elif kind == "branch_summary":
+        from_id = entry.get("fromId")
+        if from_id != "root" and not _known(from_id, ids):
+            found.append(Finding("warning", f"fromId {from_id!r} does not exist", record.line))
+    return found
+
+
 def check_session(tree: SessionTree) -> CheckReport:
-    """Validate every entry of ``tree`` and return what is wrong."""
+    """Validate every entry of ``tree`` and return what is wrong.
+
+    Each entry is decoded once and let go (``Record.peek``): keeping them all took four times
+    the file's size in memory (issue 27 item 5).
+    """
     report = CheckReport(tree.report.source)
     add = report.findings.append
     for bad in tree.report.bad_lines:
@@ -149,53 +190,23 @@ def check_session(tree: SessionTree) -> CheckReport:
     header_line = tree.report.header_utf8_line
     if header_line is not None:
         add(Finding("warning", f"session header: {replaced}", header_line))
-    with collector_paused():  # decoding every entry: a bulk load
-        for record in tree.records():
-            try:
-                _ = record.entry
-            except (LineError, RecursionError) as exc:
-                reason = str(exc) if isinstance(exc, LineError) else "nested too deeply"
-                add(Finding("error", f"entry cannot be decoded: {reason}", record.line, record.id))
-                continue
-            if record.utf8_replaced:
-                add(Finding("warning", replaced, record.line, record.id))
+    # Reported in this order: decoding, then each entry's own problems, then the pairing.
+    entry_findings: list[Finding] = []
+    pairing = _Pairing()
     ids = {r.id for r in tree.records()}
     for record in tree.records():
-        entry = _entry(record)
-        if not entry:
+        try:
+            entry = record.peek()
+        except (LineError, RecursionError) as exc:
+            reason = str(exc) if isinstance(exc, LineError) else "nested too deeply"
+            add(Finding("error", f"entry cannot be decoded: {reason}", record.line, record.id))
             continue
-        problem = entry_problem(entry, needs_id=True)
-        if problem is not None:
-            add(Finding("error", problem, record.line, record.id))
-            continue
-        kind = record.type
-        if kind == "compaction":
-            kept = entry.get("firstKeptEntryId")
-            view = tree.get_branch_view(record.id) if record.id else None
-            path_ids = set(view.ids()) if view is not None else set()
-            if not isinstance(kept, str) or kept not in path_ids:
-                add(
-                    Finding(
-                        "error",
-                        f"firstKeptEntryId {kept!r} is not on the compaction's path "
-                        "(nothing before it is kept)",
-                        record.line,
-                        record.id,
-                    )
-                )
-            if not isinstance(entry.get("summary"), str):
-                add(Finding("error", 'compaction has no string "summary"', record.line, record.id))
-        elif kind == "label" and not _known(entry.get("targetId"), ids):
-            add(
-                Finding(
-                    "warning", f"label targets missing entry {entry.get('targetId')!r}", record.line
-                )
-            )
-        elif kind == "branch_summary":
-            from_id = entry.get("fromId")
-            if from_id != "root" and not _known(from_id, ids):
-                add(Finding("warning", f"fromId {from_id!r} does not exist", record.line))
-    _tool_pairing(tree, report)
+        if record.utf8_replaced:
+            add(Finding("warning", replaced, record.line, record.id))
+        entry_findings.extend(_entry_findings(tree, record, entry, ids))
+        pairing.add(record, entry)
+    report.findings.extend(entry_findings)
+    report.findings.extend(pairing.findings(tree))
     if tree.needs_rewrite:
         add(
             Finding(

@@ -113,20 +113,28 @@ class Record(msgspec.Struct, gc=False):
     def entry(self) -> Entry:
         """The full entry dict (decoded from the stored line on first access)."""
         if self.cached is None:
-            line: bytes | memoryview
-            if self.buf is not None:
-                line = memoryview(self.buf)[self.start : self.end]
-            else:
-                assert self.stored is not None
-                line = self.stored
-            try:
-                self.cached = decode_object_strict(line)
-            except LineError as exc:
-                # Invalid UTF-8 (the envelope decoder skips the bytes of other fields): read
-                # it as pi does; anything else is raised.
-                self.cached = decode_replacing(line, exc)
-                self.utf8_replaced = True
+            self.cached = self.peek()
         return self.cached
+
+    def peek(self) -> Entry:
+        """The full entry dict, decoded but not kept (the decoded one when there is one): a
+        pass over every entry of a large session (``check``) then holds one at a time."""
+        if self.cached is not None:
+            return self.cached
+        line: bytes | memoryview
+        if self.buf is not None:
+            line = memoryview(self.buf)[self.start : self.end]
+        else:
+            assert self.stored is not None
+            line = self.stored
+        try:
+            return decode_object_strict(line)
+        except LineError as exc:
+            # Invalid UTF-8 (the envelope decoder skips the bytes of other fields): read it
+            # as pi does; anything else is raised.
+            entry = decode_replacing(line, exc)
+            self.utf8_replaced = True
+            return entry
 
     @property
     def is_decoded(self) -> bool:
