@@ -365,6 +365,7 @@ def _metrics() -> list[Metric]:
             for kind, label in (("file", "file"), ("sqlite", "SQLite"), ("postgres", "PostgreSQL"))
             for metric in (
                 Metric(f"{kind}_open_context", f"{label}: open + context", "s"),
+                Metric(f"{kind}_first_append", f"{label}: open + first append", "s"),
                 Metric(f"{kind}_appends_1", f"{label}: appends/s, 1 worker", "/s"),
                 Metric(f"{kind}_appends_8", f"{label}: appends/s, 8 workers", "/s"),
             )

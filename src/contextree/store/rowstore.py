@@ -15,7 +15,9 @@ the rows of a session joined in ``seq`` order are the bytes a file would hold. `
 repeat an id or hold lines without one, and every line must survive.
 
 A subclass opens the database's transactions: :meth:`RowStore._reading` (a consistent
-snapshot) and :meth:`RowStore._writing` (the session's write lock held until commit).
+snapshot) and :meth:`RowStore._writing` (the session's write lock held until commit, with the
+session's :data:`WRITE_STATE` read under it, so that a database far away can send the lock and
+that query in one round trip).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any, Final, Protocol
 from contextree.errors import SessionFileError
 from contextree.store.rows import Row, rows_of
 
-__all__ = ["SCHEMA_VERSION", "RowStore", "SqlRunner"]
+__all__ = ["SCHEMA_VERSION", "WRITE_STATE", "RowStore", "SqlRunner"]
 
 SCHEMA_VERSION: Final = 1
 
@@ -52,6 +54,13 @@ class SqlRunner(Protocol):
         ...
 
 
+WRITE_STATE: Final = (
+    "SELECT s.generation, s.size, s.lines, (SELECT substr(l.line, length(l.line)) FROM ct_lines l"
+    " WHERE l.session = s.session AND l.seq = s.lines) FROM ct_sessions s WHERE s.session = ?"
+)
+"""A session's generation, size and line count, and the last byte of its last line (whether
+that line is finished), in one query; bound to the session."""
+
 INSERT_LINE: Final = (
     "INSERT INTO ct_lines (session, seq, byte_offset, line, type, id, parent_id) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -61,10 +70,13 @@ INSERT_LINE: Final = (
 class _RowTransaction:
     """:class:`~contextree.store.base.StoreTransaction` over the rows of one session."""
 
-    def __init__(self, sql: SqlRunner, session: str, state: tuple[int, int, int]) -> None:
+    def __init__(
+        self, sql: SqlRunner, session: str, state: tuple[int, int, int], *, last_byte: bytes
+    ) -> None:
         self._sql = sql
         self._session = session
         self.generation, self._size, self._lines = state
+        self._last_byte = last_byte
         self.replaced = False
         self.changed = False
         self.failed = False
@@ -113,7 +125,7 @@ class _RowTransaction:
 
     def _append(self, data: bytes) -> None:
         sql, session = self._sql, self._session
-        if self._lines:
+        if self._lines and self._last_byte != b"\n":
             found = sql.one(
                 "SELECT line FROM ct_lines WHERE session = ? AND seq = ?", (session, self._lines)
             )
@@ -130,6 +142,7 @@ class _RowTransaction:
         sql.insert_rows(session, rows)
         self._size += len(data)
         self._lines += len(rows)
+        self._last_byte = data[-1:]
         self._save()
 
     def _replace(self, data: bytes) -> None:
@@ -138,6 +151,7 @@ class _RowTransaction:
         self._sql.insert_rows(self._session, rows)
         self.generation += 1
         self._size, self._lines = len(data), len(rows)
+        self._last_byte = data[-1:]
         self._save()
 
     def _save(self) -> None:
@@ -168,8 +182,10 @@ class RowStore:
         """A read-only snapshot; ``None`` when the database does not exist yet."""
         raise NotImplementedError
 
-    def _writing(self) -> AbstractContextManager[SqlRunner]:
-        """A transaction holding this session's write lock (schema created); commits on exit."""
+    def _writing(self) -> AbstractContextManager[tuple[SqlRunner, tuple[Any, ...] | None]]:
+        """A transaction holding this session's write lock (schema created), and the row of
+        :data:`WRITE_STATE` for this session read under the lock (``None``: no such session
+        yet); commits on exit."""
         raise NotImplementedError
 
     def _notify(self, sql: SqlRunner, txn: _RowTransaction) -> None:
@@ -196,16 +212,18 @@ class RowStore:
 
     @contextmanager
     def transaction(self) -> Iterator[_RowTransaction]:
-        with self._writing() as sql:
-            state = self._state(sql)
-            if state is None:
+        with self._writing() as (sql, row):
+            if row is None:
                 sql.run(
                     "INSERT INTO ct_sessions (session, generation, size, lines) "
                     "VALUES (?, 0, 0, 0)",
                     (self.session,),
                 )
-                state = (0, 0, 0)
-            txn = _RowTransaction(sql, self.session, state)
+                state, last = (0, 0, 0), b""
+            else:
+                state = (int(row[0]), int(row[1]), int(row[2]))
+                last = bytes(row[3]) if row[3] is not None else b"\n"
+            txn = _RowTransaction(sql, self.session, state, last_byte=last)
             txn.replaced = self._generation is not None and self._generation != txn.generation
             error: BaseException | None = None
             try:

@@ -21,7 +21,7 @@ from typing import Any, Final
 from contextree.errors import SessionFileError, SessionLockedError
 from contextree.store.jsonl import make_dirs
 from contextree.store.rows import Row
-from contextree.store.rowstore import INSERT_LINE, SCHEMA_VERSION, RowStore
+from contextree.store.rowstore import INSERT_LINE, SCHEMA_VERSION, WRITE_STATE, RowStore
 
 __all__ = ["SqliteStore", "list_sqlite_sessions"]
 
@@ -166,18 +166,19 @@ class SqliteStore(RowStore):
             conn.execute("ROLLBACK")  # read only: nothing to keep
 
     @contextmanager
-    def _writing(self) -> Iterator[_Runner]:
+    def _writing(self) -> Iterator[tuple[_Runner, tuple[Any, ...] | None]]:
         conn = self._connect(create=True)
         assert conn is not None
         try:
             conn.execute("BEGIN IMMEDIATE")
             self._ensure_schema(conn)
+            row = conn.execute(WRITE_STATE, (self.session,)).fetchone()
         except sqlite3.Error as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise self._error(exc) from None
         try:
-            yield _Runner(conn)
+            yield _Runner(conn), row
         except BaseException as exc:
             conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
