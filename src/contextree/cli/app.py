@@ -312,6 +312,11 @@ def _library_warnings_to_stderr() -> None:
         logger.addHandler(handler)
 
 
+def _print_json(payload: object) -> None:
+    """``payload`` as indented JSON on stdout (the ``--format json`` outputs)."""
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+
+
 @app.command()
 @handles_errors
 def info(session: SessionArg) -> None:
@@ -397,16 +402,18 @@ def context(
         from contextree.branching.navigate import resolve_entry_id
 
         leaf = resolve_entry_id(session_tree, leaf)  # a unique prefix, as navigate takes
+    if format in (ContextFormat.openai, ContextFormat.anthropic):
+        from contextree.session.request import Provider, provider_request
+
+        provider: Provider = "openai" if format is ContextFormat.openai else "anthropic"
+        _print_json(provider_request(session_tree, leaf, provider))
+        return
     ctx = session_tree.build_session_context(leaf)
     messages = convert_to_llm(ctx.messages)
-    if format in (ContextFormat.openai, ContextFormat.anthropic):
-        _print_provider_messages(messages, format)
-        return
     if format is ContextFormat.json:
         from contextree.context.convert import context_json
 
-        payload = context_json(ctx)
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        _print_json(context_json(ctx))
         return
     # Message text is printed as it is, lines unbroken (the terminal wraps them): rich's word
     # wrapping would break code lines and takes seconds on a large context. Into a pipe or a
@@ -417,24 +424,6 @@ def context(
         state.console.file.write(render.context_plain(messages))
     estimate = estimate_current_tokens(ctx.messages)
     state.console.print(render.context_footer(ctx, sent=len(messages), tokens=estimate.tokens))
-
-
-def _print_provider_messages(messages: list[dict[str, Any]], format: ContextFormat) -> None:
-    """The ``messages`` of a request body to the provider (no system prompt: a session stores
-    none)."""
-    from contextree.context.provider import provider_messages
-
-    view = provider_messages(messages)
-    if format is ContextFormat.openai:
-        from contextree.llm.openai_compat import to_openai_messages
-
-        mapped = to_openai_messages("", view)
-    else:
-        from contextree.llm.anthropic import to_anthropic_messages
-
-        mapped = to_anthropic_messages(view)
-    payload = {"messages": mapped}
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
 
 @app.command()

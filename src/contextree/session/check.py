@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from contextree.entries.codec import INVALID_UTF8, LineError, entry_problem
+from contextree.entries.shapes import message_problem
 from contextree.entries.types import (
     Entry,
     is_assistant_message,
@@ -169,7 +170,13 @@ def check_session(tree: SessionTree) -> CheckReport:
             add(Finding("error", problem, record.line, record.id))
             continue
         kind = record.type
-        if kind == "compaction":
+        if kind == "message" and (shape := message_problem(entry["message"])) is not None:
+            add(
+                Finding(
+                    "error", f"{shape} (a provider request cannot carry it)", record.line, record.id
+                )
+            )
+        elif kind == "compaction":
             kept = entry.get("firstKeptEntryId")
             view = tree.get_branch_view(record.id) if record.id else None
             path_ids = set(view.ids()) if view is not None else set()

@@ -362,6 +362,11 @@ class SessionTree:
     def has_entry(self, entry_id: str) -> bool:
         return self._index.get(entry_id) is not None
 
+    def line_of(self, entry_id: str) -> int | None:
+        """The file line of ``entry_id`` (the last one with that id), for error messages."""
+        record = self._index.get(entry_id)
+        return record.line if record is not None else None
+
     def get_leaf_entry(self) -> Entry | None:
         return self.get_entry(self.leaf_id) if self.leaf_id is not None else None
 
