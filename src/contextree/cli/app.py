@@ -161,6 +161,13 @@ def _error_text(exc: ContextreeError) -> str:
     return f"{model}: {text}" if model and model not in text else text
 
 
+def _exit_code(exc: ContextreeError) -> int:
+    """2 for a bad flag value (a usage error, as click's own), else 1."""
+    from contextree.errors import SettingsError
+
+    return 2 if isinstance(exc, SettingsError) and exc.source == "command line" else 1
+
+
 def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn expected failures into one red line on stderr and exit code 1 (2 for usage)."""
 
@@ -179,7 +186,7 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         except ContextreeError as exc:
             if state.debug:
                 raise
-            raise _fail(_error_text(exc)) from None
+            raise _fail(_error_text(exc), _exit_code(exc)) from None
         except OSError as exc:
             if state.debug:
                 raise
@@ -471,10 +478,14 @@ def compact(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     keep_recent: Annotated[
-        int | None, typer.Option(help="Tokens of recent history to keep verbatim.")
+        int | None,
+        typer.Option(min=-1, help="Tokens of recent history to keep verbatim; -1: the default."),
     ] = None,
     reserve_tokens: Annotated[
-        int | None, typer.Option(help="Tokens reserved for the summary and the next turn.")
+        int | None,
+        typer.Option(
+            min=-1, help="Tokens reserved for the summary and the next turn; -1: the default."
+        ),
     ] = None,
     no_usage_adjust: Annotated[
         bool,
