@@ -724,7 +724,7 @@ def _list_database(url: str, format: ListFormat) -> None:
     if target.kind == "sqlite":
         from contextree.store.sqlite import list_sqlite_sessions
 
-        found = list_sqlite_sessions(target.location)
+        found = list_sqlite_sessions(target.location, location)
     else:
         from contextree.store.postgres import list_postgres_sessions
 

@@ -42,6 +42,7 @@ from contextree.session.check import Finding, check_session
 from contextree.session.tree import SessionTree
 from contextree.store.index import BadLine, Record, parse_session
 from contextree.store.jsonl import JsonlFileStore, fsync_dir, remove_stale_temps
+from contextree.store.missing import missing_session
 from contextree.store.url import is_store_url, open_store
 
 __all__ = ["RejectedLine", "RepairReport", "repair_session"]
@@ -124,7 +125,7 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
         return _repair_stored(str(path), now)
     file = Path(path)
     if not file.is_file():
-        raise SessionFileError(file, "no such session file")
+        raise missing_session(file)
     report = RepairReport(str(file))
     store = JsonlFileStore(file)
     try:
@@ -154,7 +155,7 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
 def _repair_stored(url: str, now: Callable[[], datetime]) -> RepairReport:
     store = open_store(url)
     if not store.exists():
-        raise SessionFileError(store.name, "no such session")
+        raise missing_session(url)
     report = RepairReport(store.name)
     data = store.read()
     repaired, rejected_lines = _split(data, report)
