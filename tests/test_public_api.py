@@ -281,6 +281,7 @@ EXPECTED: dict[str, set[str]] = {
         "ToolError",
         "TreeError",
         "UnsupportedVersionError",
+        "cycle_text",
     },
 }
 

@@ -50,6 +50,7 @@ __all__ = [
     "ToolError",
     "TreeError",
     "UnsupportedVersionError",
+    "cycle_text",
 ]
 
 
@@ -72,20 +73,25 @@ class UnsupportedVersionError(SessionFileError):
     """The header names a session format version newer than we understand."""
 
 
+def cycle_text(cycle: list[str]) -> str:
+    """``a -> b -> a``: a parent cycle as every message shows it (at most six ids)."""
+    return " -> ".join([*cycle[:6], *(["..."] if len(cycle) > 6 else []), cycle[0]])
+
+
 class ParentCycleError(SessionFileError):
-    """The parent chain of an entry loops back on itself, so nothing may be written under it:
-    pi walks a branch from its last entry with no guard against cycles and would hang."""
+    """The parent chain of an entry loops back on itself, so no command reads the path to it or
+    writes under it: pi walks a branch from its last entry with no guard against cycles and
+    would hang."""
 
     def __init__(
         self, path: str | Path, entry_id: str, cycle: list[str], *, line: int | None = None
     ) -> None:
         self.entry_id = entry_id
         self.cycle = cycle
-        shown = " -> ".join([*cycle[:6], *(["..."] if len(cycle) > 6 else []), cycle[0]])
         super().__init__(
             path,
-            f"entry {entry_id}: its parent chain loops back on itself ({shown}); nothing was "
-            "written, since pi would hang on the file; run contextree check",
+            f"entry {entry_id}: its parent chain loops back on itself ({cycle_text(cycle)}); "
+            "nothing was read or written, since pi would hang on the file; run contextree check",
             line=line,
         )
 

@@ -234,11 +234,22 @@ def _root(
     state.debug = debug
 
 
-def _open(target: str | Path) -> Any:
+def _open(target: str | Path, *, leaf: bool = True) -> Any:
     """The session at ``target`` (a file or a store URL) for a command on an existing session.
     An empty file is refused as ``sessions`` lists it ("not a session file: the file is
     empty"): reading one must not invent a session id. (The library and ``chat`` start a new
-    session in an empty file.)"""
+    session in an empty file.)
+
+    With ``leaf``, a leaf whose parent chain loops is refused (``ParentCycleError``), the same
+    way by every command that reads the path to it; ``check`` reports such cycles instead and
+    ``navigate`` checks its target, so that it can move the leaf off a cycle."""
+    tree = _open_any(target)
+    if leaf and tree.leaf_id is not None:
+        tree.ensure_acyclic(tree.leaf_id)
+    return tree
+
+
+def _open_any(target: str | Path) -> Any:
     from contextree.errors import SessionFileError
     from contextree.session.tree import SessionTree
     from contextree.store.url import is_store_url
@@ -403,12 +414,13 @@ def context(
     from contextree.context.convert import convert_to_llm
     from contextree.tokens.usage import estimate_current_tokens
 
-    session_tree = _open(session)
+    session_tree = _open(session, leaf=leaf is None)
     _report_load(session_tree)
     if leaf is not None:
         from contextree.branching.navigate import resolve_entry_id
 
         leaf = resolve_entry_id(session_tree, leaf)  # a unique prefix, as navigate takes
+        session_tree.ensure_acyclic(leaf)  # as _open checks the file's leaf
     if format in (ContextFormat.openai, ContextFormat.anthropic):
         from contextree.session.request import Provider, provider_request
 
@@ -461,7 +473,7 @@ def check(
         if repaired.damaged:
             raise typer.Exit(1)
         return
-    report = check_session(_open(session))
+    report = check_session(_open(session, leaf=False))
     state.console.print(render.check_report(report))
     if report.damaged:
         raise typer.Exit(1)

@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
         # The same settings and model choice as compact: flags, then CONTEXTREE_* and files.
         loaded = _settings(model=model).settings
         spec = summary_model(loaded)
-        tree = _open(session)
+        tree = _open(session, leaf=False)  # the target's chain is checked: moving off a cycle
         _report_load(tree)
         target_id = resolve_entry_id(tree, target)
         client = make_client(spec, base_url=base_url) if summarize else None

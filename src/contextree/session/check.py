@@ -19,10 +19,11 @@ from contextree.entries.types import (
     is_tool_call_content,
     is_tool_result_message,
 )
+from contextree.errors import cycle_text
 from contextree.session.tree import SessionTree, parent_cycle
 from contextree.store.index import Record, collector_paused
 
-__all__ = ["CheckReport", "Finding", "check_session"]
+__all__ = ["CheckReport", "Finding", "check_session", "parent_cycles"]
 
 Severity = Literal["error", "warning", "info"]
 
@@ -63,14 +64,16 @@ def _entry(record: Record) -> Entry:
         return {}
 
 
-def _cycles(tree: SessionTree) -> list[Record]:
-    """Records whose parent chain loops back on itself (one per cycle member)."""
+def parent_cycles(tree: SessionTree) -> list[list[Record]]:
+    """Every parent cycle of ``tree``: its records, in chain order from where it closes."""
     by_id = {r.id: r for r in tree.records() if r.id is not None}
     reaches_root: dict[str, bool] = {}
-    in_cycle: list[Record] = []
+    cycles: list[list[Record]] = []
     for record in by_id.values():
-        in_cycle.extend(parent_cycle(by_id.get, record, reaches_root))
-    return in_cycle
+        cycle = parent_cycle(by_id.get, record, reaches_root)
+        if cycle:
+            cycles.append(cycle)
+    return cycles
 
 
 def _tool_pairing(tree: SessionTree, report: CheckReport) -> None:
@@ -144,8 +147,13 @@ def check_session(tree: SessionTree) -> CheckReport:
         add(Finding("error", f"duplicate id {entry_id!r} (lines {lines})", lines[-1], entry_id))
     for entry_id, line, parent in tree.report.orphans:
         add(Finding("error", f"parent {parent!r} does not exist", line, entry_id))
-    for record in _cycles(tree):
-        add(Finding("error", "parent chain forms a cycle", record.line, record.id))
+    for cycle in parent_cycles(tree):
+        members = [str(r.id) for r in cycle]
+        for position, record in enumerate(cycle):
+            # ParentCycleError's words, from this entry on: what the other commands say.
+            shown = cycle_text(members[position:] + members[:position])
+            loop = f"its parent chain loops back on itself ({shown})"
+            add(Finding("error", loop, record.line, record.id))
     replaced = f"{INVALID_UTF8}; the line is kept byte for byte"
     header_line = tree.report.header_utf8_line
     if header_line is not None:

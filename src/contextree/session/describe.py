@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from contextree.context.convert import convert_to_llm
-from contextree.session.check import UNDECODABLE, count_types
+from contextree.session.check import UNDECODABLE, count_types, parent_cycles
 from contextree.tokens.usage import ContextEstimate, estimate_current_tokens
 
 if TYPE_CHECKING:
@@ -55,11 +55,14 @@ class SessionDescription:
     """The context's size in tokens at the leaf."""
     load_problems: int
     """Lines the load report names (corrupt lines, invalid UTF-8, ...)."""
+    cycle_entries: int = 0
+    """Entries on a parent cycle (``contextree check`` names them)."""
 
     @property
     def problems(self) -> int:
-        """What ``contextree check`` should look at: load problems and undecodable bodies."""
-        return self.load_problems + self.undecodable
+        """What ``contextree check`` should look at: load problems, undecodable bodies and
+        entries on parent cycles."""
+        return self.load_problems + self.undecodable + self.cycle_entries
 
 
 def describe_session(tree: SessionTree) -> SessionDescription:
@@ -97,4 +100,5 @@ def describe_session(tree: SessionTree) -> SessionDescription:
         context_messages=len(convert_to_llm(context.messages)),
         estimate=estimate_current_tokens(context.messages),
         load_problems=len(tree.report.messages()),
+        cycle_entries=sum(len(cycle) for cycle in parent_cycles(tree)),
     )
