@@ -274,6 +274,7 @@ EXPECTED: dict[str, set[str]] = {
         "ModelResponseError",
         "ModelSpecError",
         "ModelTimeoutError",
+        "ModelUnreachableError",
         "ParentCycleError",
         "SessionFileError",
         "SessionLockedError",

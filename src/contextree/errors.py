@@ -19,6 +19,7 @@ ContextreeError
     ContextOverflowError              the provider says the prompt does not fit
     ModelHTTPError(status, retry_after)
     ModelTimeoutError
+    ModelUnreachableError             connection refused, or no API key: retrying cannot help
     ModelResponseError                the provider answered with something we cannot use
 ```
 
@@ -43,6 +44,7 @@ __all__ = [
     "ModelResponseError",
     "ModelSpecError",
     "ModelTimeoutError",
+    "ModelUnreachableError",
     "ParentCycleError",
     "SessionFileError",
     "SessionLockedError",
@@ -175,6 +177,12 @@ class ModelHTTPError(ModelError):
 
 class ModelTimeoutError(ModelError):
     """The provider did not answer in time."""
+
+
+class ModelUnreachableError(ModelError):
+    """Nothing accepts connections at the model's address (connection refused), or the client
+    has no API key for its provider's service: no request was answered, and retrying the same
+    call cannot help until the user acts (starts the server, sets the key)."""
 
 
 class ModelResponseError(ModelError):

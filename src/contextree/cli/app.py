@@ -302,9 +302,14 @@ def _settings(**overrides: Any) -> Any:
 
 
 def _say_where_it_goes(client: ModelClient) -> None:
-    """One stderr line whenever the conversation leaves this machine: which model, where."""
+    """One stderr line whenever the conversation leaves this machine: which model, where. (A
+    client without its API key sends nothing: the request fails at once, and the fallback's
+    warning says why.)"""
     from contextree.cli.models import destination
+    from contextree.llm.registry import missing_api_key
 
+    if missing_api_key(client) is not None:
+        return
     url = destination(client)
     if url is not None:
         note = f"note: the conversation is sent to {client.name} at {url}"
