@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 import typer
 import typer.core
 
-from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
+from contextree.cli.options import (
+    BaseUrlOpt,
+    FormatOpt,
+    InstructionsOpt,
+    ModelOpt,
+    OutputFormat,
+    SessionArg,
+)
 from contextree.errors import ContextreeError
 
 if TYPE_CHECKING:
@@ -340,16 +347,28 @@ def _print_json(payload: object) -> None:
     sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
 
+def _show(shown: Any, payload: object, format: OutputFormat) -> None:
+    """Print the rendered text, or with ``--format json`` the library's dict."""
+    if format is OutputFormat.json:
+        _print_json(payload)
+    else:
+        state.console.print(shown)
+
+
 @app.command()
 @handles_errors
-def info(session: SessionArg) -> None:
+def info(session: SessionArg, format: FormatOpt = OutputFormat.text) -> None:
     """Summarize a session: entries, branches, model, context size."""
     from contextree.cli import render
     from contextree.session.describe import describe_session
 
     tree = _open(session)
     _report_load(tree)
-    state.console.print(render.session_description(describe_session(tree), file=str(session)))
+    described = describe_session(tree)
+    if format is OutputFormat.json:
+        _print_json(described.to_json())
+        return
+    state.console.print(render.session_description(described, file=str(session)))
 
 
 @app.command()
@@ -366,6 +385,7 @@ def tree(
             "--interactive", "-i", help="Browse, label and navigate in the terminal (textual)."
         ),
     ] = False,
+    format: FormatOpt = OutputFormat.text,
 ) -> None:
     """Show the entry tree: the leaf, compactions and branch summaries marked."""
     from contextree.cli import render
@@ -380,6 +400,11 @@ def tree(
         factory = functools.partial(make_client, settings.model)
         run_tree_app(session_tree, settings=settings, client_factory=factory)
         return
+    if format is OutputFormat.json:
+        from contextree.session.tree_json import tree_json
+
+        _print_json(tree_json(session_tree))
+        return
     state.console.print(render.entry_tree(session_tree, fold=fold))
 
 
@@ -390,9 +415,7 @@ class ContextFormat(StrEnum):
     anthropic = "anthropic"
 
 
-class ListFormat(StrEnum):
-    text = "text"
-    json = "json"
+ListFormat = OutputFormat
 
 
 @app.command()
@@ -464,6 +487,7 @@ def check(
             "as sessions beside it (NAME.bak-<time>, NAME.rejected).",
         ),
     ] = False,
+    format: FormatOpt = OutputFormat.text,
 ) -> None:
     """Check a session for damage; exit code 1 when any is found (or remains after --repair)."""
     from contextree.cli import render
@@ -473,15 +497,17 @@ def check(
         from contextree.session.repair import repair_session
 
         repaired = repair_session(session)
-        for line in repaired.messages():
+        if format is OutputFormat.json:
+            _print_json(repaired.to_json())
+        for line in repaired.messages() if format is OutputFormat.text else []:
             state.console.print(line, markup=False, highlight=False, soft_wrap=True)
-        if repaired.damaged:
-            raise typer.Exit(1)
-        return
+        raise typer.Exit(1 if repaired.damaged else 0)
     report = check_session(_open(session, leaf=False))
-    state.console.print(render.check_report(report))
-    if report.damaged:
-        raise typer.Exit(1)
+    if format is OutputFormat.json:
+        _print_json(report.to_json())
+    else:
+        state.console.print(render.check_report(report))
+    raise typer.Exit(1 if report.damaged else 0)
 
 
 @app.command()
@@ -527,6 +553,7 @@ def compact(
         ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the summary.")] = False,
+    format: FormatOpt = OutputFormat.text,
 ) -> None:
     """Fold old history into a compaction entry (use --dry-run to preview)."""
     import asyncio
@@ -534,6 +561,7 @@ def compact(
     from contextree.cli import render
     from contextree.cli.models import make_client
     from contextree.compaction.options import summary_model, summary_options
+    from contextree.compaction.report import compaction_json, plan_json
     from contextree.compaction.run import compact_session, plan_compaction
 
     loaded = _settings(
@@ -554,7 +582,7 @@ def compact(
     _report_load(session_tree)
     if dry_run:
         plan = plan_compaction(session_tree, settings=settings, options=options)
-        state.console.print(render.dry_run(plan))
+        _show(render.dry_run(plan), plan_json(plan), format)
         return
     client = make_client(model, base_url=base_url)
     _library_warnings_to_stderr()
@@ -562,7 +590,8 @@ def compact(
     with state.console.status(f"Summarizing with {client.name}..."):
         run = compact_session(session_tree, client, settings=settings, options=options)
         outcome = asyncio.run(run)
-    state.console.print(render.compaction_outcome(outcome, show_summary=not quiet))
+    shown = render.compaction_outcome(outcome, show_summary=not quiet)
+    _show(shown, compaction_json(outcome), format)
 
 
 @app.command()
@@ -592,10 +621,12 @@ def prune(
             "(pruning.protectedTools).",
         ),
     ] = None,
+    format: FormatOpt = OutputFormat.text,
 ) -> None:
     """Replace old tool outputs with a placeholder for the model (originals are kept)."""
     from contextree.cli import render
     from contextree.compaction.prune import prune_session
+    from contextree.compaction.report import prune_json
 
     settings = _settings(
         **{
@@ -607,7 +638,8 @@ def prune(
     session_tree = _open(session)
     _report_load(session_tree)
     decision = prune_session(session_tree, settings.prune, dry_run=dry_run)
-    state.console.print(render.prune_outcome(decision, dry_run=dry_run))
+    shown = render.prune_outcome(decision, dry_run=dry_run)
+    _show(shown, prune_json(decision, dry_run=dry_run), format)
 
 
 @app.command()

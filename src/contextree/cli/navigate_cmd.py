@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
+from contextree.cli.options import (
+    BaseUrlOpt,
+    FormatOpt,
+    InstructionsOpt,
+    ModelOpt,
+    OutputFormat,
+    SessionArg,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,6 +36,7 @@ def register(app: typer.Typer) -> None:
         _fail,
         _library_warnings_to_stderr,
         _open,
+        _print_json,
         _report_load,
         _say_where_it_goes,
         _settings,
@@ -63,6 +71,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        format: FormatOpt = OutputFormat.text,
     ) -> None:
         """Move the leaf to TARGET; with --summarize, leave a summary of the branch left."""
         import asyncio
@@ -103,7 +112,10 @@ def register(app: typer.Typer) -> None:
             result = asyncio.run(move)
         if result.cancelled:
             raise _fail("cancelled; nothing was written", 130 if result.aborted else 1)
-        _print_result(state.console, result)
+        if format is OutputFormat.json:
+            _print_json(result.to_json())
+        else:
+            _print_result(state.console, result)
 
     del navigate  # registered on the app; the name is not needed here
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from contextree.entries.codec import INVALID_UTF8, LineError, entry_problem
 from contextree.entries.shapes import message_problem
@@ -23,7 +23,7 @@ from contextree.errors import cycle_text
 from contextree.session.tree import SessionTree, parent_cycle
 from contextree.store.index import Record, collector_paused
 
-__all__ = ["CheckReport", "Finding", "check_session", "parent_cycles"]
+__all__ = ["CheckReport", "Finding", "check_session", "finding_json", "parent_cycles"]
 
 Severity = Literal["error", "warning", "info"]
 
@@ -54,6 +54,26 @@ class CheckReport:
     @property
     def damaged(self) -> bool:
         return bool(self.errors)
+
+    def to_json(self) -> dict[str, Any]:
+        """``contextree check --format json`` (docs/cli-json.md)."""
+        return {
+            "source": self.source,
+            "damaged": self.damaged,
+            "errors": len(self.errors),
+            "warnings": len(self.warnings),
+            "findings": [finding_json(f) for f in self.findings],
+        }
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """One finding as ``check --format json`` lists it."""
+    return {
+        "severity": finding.severity,
+        "message": finding.message,
+        "line": finding.line,
+        "entryId": finding.entry_id,
+    }
 
 
 def _entry(record: Record) -> Entry:

@@ -35,10 +35,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from contextree.entries.codec import LineError, entry_problem
 from contextree.errors import SessionFileError
-from contextree.session.check import Finding, check_session
+from contextree.session.check import Finding, check_session, finding_json
 from contextree.session.tree import SessionTree
 from contextree.store.index import BadLine, Record, parse_session
 from contextree.store.jsonl import JsonlFileStore, fsync_dir, remove_stale_temps
@@ -81,6 +82,21 @@ class RepairReport:
     def damaged(self) -> bool:
         """Whether errors remain that the repair does not fix (dangling references...)."""
         return any(f.severity == "error" for f in self.findings)
+
+    def to_json(self) -> dict[str, Any]:
+        """``contextree check --repair --format json`` (docs/cli-json.md)."""
+        return {
+            "source": self.source,
+            "changed": self.changed,
+            "backup": str(self.backup) if self.backup is not None else None,
+            "rejectedFile": str(self.rejected_file) if self.rejected_file is not None else None,
+            "rejected": [{"line": r.line, "reason": r.reason} for r in self.rejected],
+            "blankLinesDropped": self.blank_lines_dropped,
+            "lastLineTerminated": self.last_line_terminated,
+            "staleTempFiles": [str(p) for p in self.stale_temp_files],
+            "damaged": self.damaged,
+            "findings": [finding_json(f) for f in self.findings],
+        }
 
     def messages(self) -> list[str]:
         """One line per action and per remaining problem."""
