@@ -274,6 +274,7 @@ EXPECTED: dict[str, set[str]] = {
         "ModelResponseError",
         "ModelSpecError",
         "ModelTimeoutError",
+        "ModelUnreachableError",
         "ParentCycleError",
         "SessionFileError",
         "SessionLockedError",
@@ -281,6 +282,7 @@ EXPECTED: dict[str, set[str]] = {
         "ToolError",
         "TreeError",
         "UnsupportedVersionError",
+        "cycle_text",
     },
 }
 

@@ -19,6 +19,7 @@ ContextreeError
     ContextOverflowError              the provider says the prompt does not fit
     ModelHTTPError(status, retry_after)
     ModelTimeoutError
+    ModelUnreachableError             connection refused, or no API key: retrying cannot help
     ModelResponseError                the provider answered with something we cannot use
 ```
 
@@ -43,6 +44,7 @@ __all__ = [
     "ModelResponseError",
     "ModelSpecError",
     "ModelTimeoutError",
+    "ModelUnreachableError",
     "ParentCycleError",
     "SessionFileError",
     "SessionLockedError",
@@ -50,6 +52,7 @@ __all__ = [
     "ToolError",
     "TreeError",
     "UnsupportedVersionError",
+    "cycle_text",
 ]
 
 
@@ -72,20 +75,25 @@ class UnsupportedVersionError(SessionFileError):
     """The header names a session format version newer than we understand."""
 
 
+def cycle_text(cycle: list[str]) -> str:
+    """``a -> b -> a``: a parent cycle as every message shows it (at most six ids)."""
+    return " -> ".join([*cycle[:6], *(["..."] if len(cycle) > 6 else []), cycle[0]])
+
+
 class ParentCycleError(SessionFileError):
-    """The parent chain of an entry loops back on itself, so nothing may be written under it:
-    pi walks a branch from its last entry with no guard against cycles and would hang."""
+    """The parent chain of an entry loops back on itself, so no command reads the path to it or
+    writes under it: pi walks a branch from its last entry with no guard against cycles and
+    would hang."""
 
     def __init__(
         self, path: str | Path, entry_id: str, cycle: list[str], *, line: int | None = None
     ) -> None:
         self.entry_id = entry_id
         self.cycle = cycle
-        shown = " -> ".join([*cycle[:6], *(["..."] if len(cycle) > 6 else []), cycle[0]])
         super().__init__(
             path,
-            f"entry {entry_id}: its parent chain loops back on itself ({shown}); nothing was "
-            "written, since pi would hang on the file; run contextree check",
+            f"entry {entry_id}: its parent chain loops back on itself ({cycle_text(cycle)}); "
+            "nothing was read or written, since pi would hang on the file; run contextree check",
             line=line,
         )
 
@@ -169,6 +177,12 @@ class ModelHTTPError(ModelError):
 
 class ModelTimeoutError(ModelError):
     """The provider did not answer in time."""
+
+
+class ModelUnreachableError(ModelError):
+    """Nothing accepts connections at the model's address (connection refused), or the client
+    has no API key for its provider's service: no request was answered, and retrying the same
+    call cannot help until the user acts (starts the server, sets the key)."""
 
 
 class ModelResponseError(ModelError):

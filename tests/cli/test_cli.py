@@ -350,8 +350,9 @@ def test_compact_a_session_too_small(tmp_path: Path) -> None:
     chain.msg(assistant("hi"))
     path.write_bytes(jsonl(header(), *chain.entries))
     before = path.read_bytes()
-    assert ok("compact", path).stdout == "Nothing to do: Nothing to compact (session too small).\n"
-    assert ok("compact", path, "--dry-run").stdout.startswith("Nothing to do: Nothing to compact")
+    said = "Nothing to compact: with a keep budget of 20,000 tokens every message in the context"
+    assert " ".join(ok("compact", path).stdout.split()).startswith(said)
+    assert " ".join(ok("compact", path, "--dry-run").stdout.split()).startswith(said)
     assert path.read_bytes() == before
 
 
@@ -369,7 +370,7 @@ def test_prune_dry_run_and_prune(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     path = copy("before-compaction.jsonl", tmp_path)
     original = pi_fixture("before-compaction.jsonl").read_bytes()
     # The default window (40k protected, 20k minimum) prunes nothing in this context.
-    assert ok("prune", path).stdout == "Nothing to prune: the savings would be below the minimum.\n"
+    assert ok("prune", path).stdout.startswith("Nothing to prune: ")
     assert path.read_bytes() == original
     monkeypatch.setenv("CONTEXTREE_PRUNING_PROTECT_TOKENS", "2000")
     monkeypatch.setenv("CONTEXTREE_PRUNING_MINIMUM_SAVINGS", "1000")

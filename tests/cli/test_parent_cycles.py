@@ -76,7 +76,7 @@ def test_navigate_refuses_a_target_under_a_cycle(
     assert path.read_bytes() == original
     # The cycle the command refused is one that check reports.
     found = check_session(SessionTree.open(path))
-    cycle = {f.entry_id for f in found.errors if "cycle" in f.message}
+    cycle = {f.entry_id for f in found.errors if "loops back on itself" in f.message}
     assert cycle and all(entry_id in errors[0] for entry_id in cycle)
 
 

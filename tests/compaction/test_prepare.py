@@ -286,8 +286,11 @@ def test_nothing_to_summarize_is_nothing_to_compact() -> None:
     chain.msg(assistant("session"))
     result = prepare_compaction(chain.entries, PI_0_73)
     # pi 0.73.1 would return a preparation with empty lists and summarize nothing.
+    # pi 0.73.1 says "session too small"; we say why: the keep budget covers everything.
     assert result == NothingToCompact(
-        "nothing_to_compact", "Nothing to compact (session too small)"
+        "nothing_to_compact",
+        f"Nothing to compact: with a keep budget of {PI_0_73.keep_recent_tokens:,} tokens every "
+        "message in the context would be kept verbatim",
     )
 
 

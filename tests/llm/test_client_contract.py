@@ -19,6 +19,7 @@ from contextree.errors import (
     ModelHTTPError,
     ModelResponseError,
     ModelTimeoutError,
+    ModelUnreachableError,
 )
 from contextree.llm import (
     AnthropicClient,
@@ -363,12 +364,13 @@ async def test_connection_refused(flavor: Flavor) -> None:
     async with open_client(flavor, url) as client:
         with pytest.raises(ModelError) as caught:
             await client.complete(ask())
-    assert type(caught.value) is ModelError
+    # Issue 24 point 7: nothing listens there, which a retry does not change.
+    assert type(caught.value) is ModelUnreachableError
     assert "connection error" in str(caught.value)
     if not flavor.sdk:
         assert url in str(caught.value)
     assert_no_key(caught.value)
-    assert classify(caught.value) == "retryable"
+    assert classify(caught.value) == "fatal"
 
 
 async def test_cancellation_closes_the_request(flavor: Flavor, fake_llm: FakeLLMServer) -> None:

@@ -817,9 +817,13 @@ async def test_manual_compaction_errors(make_run: MakeRun) -> None:
 
     small = make_run(config=settings(keep_recent_tokens=20_000))
     await two_exchanges(small)
-    with pytest.raises(CompactionError, match=r"^Nothing to compact \(session too small\)$"):
+    everything_kept = (
+        "Nothing to compact: with a keep budget of 20,000 tokens every message in the context "
+        "would be kept verbatim"
+    )
+    with pytest.raises(CompactionError, match=f"^{everything_kept}$"):
         await small.session.compact()
-    assert small.events[-1].data["errorMessage"] == "Nothing to compact (session too small)"
+    assert small.events[-1].data["errorMessage"] == everything_kept
 
     done = make_run()
     await two_exchanges(done)

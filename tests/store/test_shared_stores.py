@@ -256,7 +256,7 @@ def test_urls_name_the_store_and_session(tmp_path: Path) -> None:
 
 def test_session_tree_open_accepts_urls(tmp_path: Path) -> None:
     url = f"sqlite://{tmp_path}/t.db#one"
-    with pytest.raises(SessionFileError, match="no such session"):
+    with pytest.raises(SessionFileError, match="no such SQLite database"):
         SessionTree.open(url, create=False)
     tree = SessionTree.open(url, cwd="/w")
     entry = tree.append_message({"role": "user", "content": "hi", "timestamp": 1})

@@ -99,6 +99,20 @@ class NavigationResult:
     leaf_entry_id: str | None = None
     """The ``contextree.leaf`` entry written by ``persist=True`` (:func:`persist_leaf`), if any."""
 
+    def to_json(self) -> dict[str, Any]:
+        """``contextree navigate --format json`` (docs/cli-json.md)."""
+        summary = self.summary_entry
+        return {
+            "cancelled": self.cancelled,
+            "oldLeafId": self.old_leaf_id,
+            "newLeafId": self.new_leaf_id,
+            "leafEntryId": self.leaf_entry_id,
+            "labelEntryId": self.label_entry_id,
+            "editorText": self.editor_text,
+            "summaryEntryId": summary.get("id") if summary is not None else None,
+            "summary": summary.get("summary") if summary is not None else None,
+        }
+
 
 def _text_blocks(content: object) -> str:
     if isinstance(content, str):

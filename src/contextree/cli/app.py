@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 import typer
 import typer.core
 
-from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
+from contextree.cli.options import (
+    BaseUrlOpt,
+    FormatOpt,
+    InstructionsOpt,
+    ModelOpt,
+    OutputFormat,
+    SessionArg,
+)
 from contextree.errors import ContextreeError
 
 if TYPE_CHECKING:
@@ -161,6 +168,13 @@ def _error_text(exc: ContextreeError) -> str:
     return f"{model}: {text}" if model and model not in text else text
 
 
+def _exit_code(exc: ContextreeError) -> int:
+    """2 for a bad flag value (a usage error, as click's own), else 1."""
+    from contextree.errors import SettingsError
+
+    return 2 if isinstance(exc, SettingsError) and exc.source == "command line" else 1
+
+
 def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn expected failures into one red line on stderr and exit code 1 (2 for usage)."""
 
@@ -179,7 +193,7 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         except ContextreeError as exc:
             if state.debug:
                 raise
-            raise _fail(_error_text(exc)) from None
+            raise _fail(_error_text(exc), _exit_code(exc)) from None
         except OSError as exc:
             if state.debug:
                 raise
@@ -227,11 +241,22 @@ def _root(
     state.debug = debug
 
 
-def _open(target: str | Path) -> Any:
+def _open(target: str | Path, *, leaf: bool = True) -> Any:
     """The session at ``target`` (a file or a store URL) for a command on an existing session.
     An empty file is refused as ``sessions`` lists it ("not a session file: the file is
     empty"): reading one must not invent a session id. (The library and ``chat`` start a new
-    session in an empty file.)"""
+    session in an empty file.)
+
+    With ``leaf``, a leaf whose parent chain loops is refused (``ParentCycleError``), the same
+    way by every command that reads the path to it; ``check`` reports such cycles instead and
+    ``navigate`` checks its target, so that it can move the leaf off a cycle."""
+    tree = _open_any(target)
+    if leaf and tree.leaf_id is not None:
+        tree.ensure_acyclic(tree.leaf_id)
+    return tree
+
+
+def _open_any(target: str | Path) -> Any:
     from contextree.errors import SessionFileError
     from contextree.session.tree import SessionTree
     from contextree.store.url import is_store_url
@@ -284,9 +309,14 @@ def _settings(**overrides: Any) -> Any:
 
 
 def _say_where_it_goes(client: ModelClient) -> None:
-    """One stderr line whenever the conversation leaves this machine: which model, where."""
+    """One stderr line whenever the conversation leaves this machine: which model, where. (A
+    client without its API key sends nothing: the request fails at once, and the fallback's
+    warning says why.)"""
     from contextree.cli.models import destination
+    from contextree.llm.registry import missing_api_key
 
+    if missing_api_key(client) is not None:
+        return
     url = destination(client)
     if url is not None:
         note = f"note: the conversation is sent to {client.name} at {url}"
@@ -312,16 +342,33 @@ def _library_warnings_to_stderr() -> None:
         logger.addHandler(handler)
 
 
+def _print_json(payload: object) -> None:
+    """``payload`` as indented JSON on stdout (the ``--format json`` outputs)."""
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+
+
+def _show(shown: Any, payload: object, format: OutputFormat) -> None:
+    """Print the rendered text, or with ``--format json`` the library's dict."""
+    if format is OutputFormat.json:
+        _print_json(payload)
+    else:
+        state.console.print(shown)
+
+
 @app.command()
 @handles_errors
-def info(session: SessionArg) -> None:
+def info(session: SessionArg, format: FormatOpt = OutputFormat.text) -> None:
     """Summarize a session: entries, branches, model, context size."""
     from contextree.cli import render
     from contextree.session.describe import describe_session
 
     tree = _open(session)
     _report_load(tree)
-    state.console.print(render.session_description(describe_session(tree), file=str(session)))
+    described = describe_session(tree)
+    if format is OutputFormat.json:
+        _print_json(described.to_json())
+        return
+    state.console.print(render.session_description(described, file=str(session)))
 
 
 @app.command()
@@ -338,6 +385,7 @@ def tree(
             "--interactive", "-i", help="Browse, label and navigate in the terminal (textual)."
         ),
     ] = False,
+    format: FormatOpt = OutputFormat.text,
 ) -> None:
     """Show the entry tree: the leaf, compactions and branch summaries marked."""
     from contextree.cli import render
@@ -352,6 +400,11 @@ def tree(
         factory = functools.partial(make_client, settings.model)
         run_tree_app(session_tree, settings=settings, client_factory=factory)
         return
+    if format is OutputFormat.json:
+        from contextree.session.tree_json import tree_json
+
+        _print_json(tree_json(session_tree))
+        return
     state.console.print(render.entry_tree(session_tree, fold=fold))
 
 
@@ -362,9 +415,7 @@ class ContextFormat(StrEnum):
     anthropic = "anthropic"
 
 
-class ListFormat(StrEnum):
-    text = "text"
-    json = "json"
+ListFormat = OutputFormat
 
 
 @app.command()
@@ -391,22 +442,25 @@ def context(
     from contextree.context.convert import convert_to_llm
     from contextree.tokens.usage import estimate_current_tokens
 
-    session_tree = _open(session)
+    session_tree = _open(session, leaf=leaf is None)
     _report_load(session_tree)
     if leaf is not None:
         from contextree.branching.navigate import resolve_entry_id
 
         leaf = resolve_entry_id(session_tree, leaf)  # a unique prefix, as navigate takes
+        session_tree.ensure_acyclic(leaf)  # as _open checks the file's leaf
+    if format in (ContextFormat.openai, ContextFormat.anthropic):
+        from contextree.session.request import Provider, provider_request
+
+        provider: Provider = "openai" if format is ContextFormat.openai else "anthropic"
+        _print_json(provider_request(session_tree, leaf, provider))
+        return
     ctx = session_tree.build_session_context(leaf)
     messages = convert_to_llm(ctx.messages)
-    if format in (ContextFormat.openai, ContextFormat.anthropic):
-        _print_provider_messages(messages, format)
-        return
     if format is ContextFormat.json:
         from contextree.context.convert import context_json
 
-        payload = context_json(ctx)
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        _print_json(context_json(ctx))
         return
     # Message text is printed as it is, lines unbroken (the terminal wraps them): rich's word
     # wrapping would break code lines and takes seconds on a large context. Into a pipe or a
@@ -417,24 +471,6 @@ def context(
         state.console.file.write(render.context_plain(messages))
     estimate = estimate_current_tokens(ctx.messages)
     state.console.print(render.context_footer(ctx, sent=len(messages), tokens=estimate.tokens))
-
-
-def _print_provider_messages(messages: list[dict[str, Any]], format: ContextFormat) -> None:
-    """The ``messages`` of a request body to the provider (no system prompt: a session stores
-    none)."""
-    from contextree.context.provider import provider_messages
-
-    view = provider_messages(messages)
-    if format is ContextFormat.openai:
-        from contextree.llm.openai_compat import to_openai_messages
-
-        mapped = to_openai_messages("", view)
-    else:
-        from contextree.llm.anthropic import to_anthropic_messages
-
-        mapped = to_anthropic_messages(view)
-    payload = {"messages": mapped}
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
 
 @app.command()
@@ -451,6 +487,7 @@ def check(
             "as sessions beside it (NAME.bak-<time>, NAME.rejected).",
         ),
     ] = False,
+    format: FormatOpt = OutputFormat.text,
 ) -> None:
     """Check a session for damage; exit code 1 when any is found (or remains after --repair)."""
     from contextree.cli import render
@@ -460,15 +497,17 @@ def check(
         from contextree.session.repair import repair_session
 
         repaired = repair_session(session)
-        for line in repaired.messages():
+        if format is OutputFormat.json:
+            _print_json(repaired.to_json())
+        for line in repaired.messages() if format is OutputFormat.text else []:
             state.console.print(line, markup=False, highlight=False, soft_wrap=True)
-        if repaired.damaged:
-            raise typer.Exit(1)
-        return
-    report = check_session(_open(session))
-    state.console.print(render.check_report(report))
-    if report.damaged:
-        raise typer.Exit(1)
+        raise typer.Exit(1 if repaired.damaged else 0)
+    report = check_session(_open(session, leaf=False))
+    if format is OutputFormat.json:
+        _print_json(report.to_json())
+    else:
+        state.console.print(render.check_report(report))
+    raise typer.Exit(1 if report.damaged else 0)
 
 
 @app.command()
@@ -482,10 +521,14 @@ def compact(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     keep_recent: Annotated[
-        int | None, typer.Option(help="Tokens of recent history to keep verbatim.")
+        int | None,
+        typer.Option(min=-1, help="Tokens of recent history to keep verbatim; -1: the default."),
     ] = None,
     reserve_tokens: Annotated[
-        int | None, typer.Option(help="Tokens reserved for the summary and the next turn.")
+        int | None,
+        typer.Option(
+            min=-1, help="Tokens reserved for the summary and the next turn; -1: the default."
+        ),
     ] = None,
     no_usage_adjust: Annotated[
         bool,
@@ -510,6 +553,7 @@ def compact(
         ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the summary.")] = False,
+    format: FormatOpt = OutputFormat.text,
 ) -> None:
     """Fold old history into a compaction entry (use --dry-run to preview)."""
     import asyncio
@@ -517,6 +561,7 @@ def compact(
     from contextree.cli import render
     from contextree.cli.models import make_client
     from contextree.compaction.options import summary_model, summary_options
+    from contextree.compaction.report import compaction_json, plan_json
     from contextree.compaction.run import compact_session, plan_compaction
 
     loaded = _settings(
@@ -537,7 +582,7 @@ def compact(
     _report_load(session_tree)
     if dry_run:
         plan = plan_compaction(session_tree, settings=settings, options=options)
-        state.console.print(render.dry_run(plan))
+        _show(render.dry_run(plan), plan_json(plan), format)
         return
     client = make_client(model, base_url=base_url)
     _library_warnings_to_stderr()
@@ -545,7 +590,8 @@ def compact(
     with state.console.status(f"Summarizing with {client.name}..."):
         run = compact_session(session_tree, client, settings=settings, options=options)
         outcome = asyncio.run(run)
-    state.console.print(render.compaction_outcome(outcome, show_summary=not quiet))
+    shown = render.compaction_outcome(outcome, show_summary=not quiet)
+    _show(shown, compaction_json(outcome), format)
 
 
 @app.command()
@@ -575,10 +621,12 @@ def prune(
             "(pruning.protectedTools).",
         ),
     ] = None,
+    format: FormatOpt = OutputFormat.text,
 ) -> None:
     """Replace old tool outputs with a placeholder for the model (originals are kept)."""
     from contextree.cli import render
     from contextree.compaction.prune import prune_session
+    from contextree.compaction.report import prune_json
 
     settings = _settings(
         **{
@@ -590,7 +638,8 @@ def prune(
     session_tree = _open(session)
     _report_load(session_tree)
     decision = prune_session(session_tree, settings.prune, dry_run=dry_run)
-    state.console.print(render.prune_outcome(decision, dry_run=dry_run))
+    shown = render.prune_outcome(decision, dry_run=dry_run)
+    _show(shown, prune_json(decision, dry_run=dry_run), format)
 
 
 @app.command()
@@ -724,7 +773,7 @@ def _list_database(url: str, format: ListFormat) -> None:
     if target.kind == "sqlite":
         from contextree.store.sqlite import list_sqlite_sessions
 
-        found = list_sqlite_sessions(target.location)
+        found = list_sqlite_sessions(target.location, location)
     else:
         from contextree.store.postgres import list_postgres_sessions
 

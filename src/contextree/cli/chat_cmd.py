@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
         spec = _conversation_model(settings.model, _fail)
         client = make_client(spec, base_url=base_url)
         fallbacks = [make_client(s) for s in settings.retry.fallback_models]
-        _require_api_keys(spec, client, settings.retry.fallback_models, fallbacks, _fail)
+        _require_usable(spec, client, settings.retry.fallback_models, fallbacks, _fail)
         cwd = Path.cwd()
         session_id = new_session_id()
         path = session if session is not None or not continue_ else latest_session(cwd)
@@ -94,17 +94,22 @@ def _conversation_model(spec: str | None, fail: Callable[[str], typer.Exit]) -> 
     return spec
 
 
-def _require_api_keys(
+def _require_usable(
     spec: str,
     client: Any,
     fallback_specs: Sequence[str],
     fallbacks: Sequence[Any],
     fail: Callable[[str], typer.Exit],
 ) -> None:
-    """Before any request: without a key every call would fail, after three retries and ~15 s,
-    as "cannot reach". The fallbacks too: a retry that falls back to a model without its key
-    fails the same way, only later."""
+    """Before any request, so nothing is written to the session: without a key every call
+    would fail (the fallbacks' too, only later); a local server that refuses connections is
+    not running (unless a fallback model can answer instead)."""
+    from contextree.llm.probe import refused_connection
     from contextree.llm.registry import missing_api_key
+
+    refused = None if fallbacks else refused_connection(client)
+    if refused is not None:
+        raise fail(f"{spec}: {refused}")
 
     env = missing_api_key(client)
     if env:

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt, SessionArg
+from contextree.cli.options import (
+    BaseUrlOpt,
+    FormatOpt,
+    InstructionsOpt,
+    ModelOpt,
+    OutputFormat,
+    SessionArg,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,6 +36,7 @@ def register(app: typer.Typer) -> None:
         _fail,
         _library_warnings_to_stderr,
         _open,
+        _print_json,
         _report_load,
         _say_where_it_goes,
         _settings,
@@ -63,6 +71,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        format: FormatOpt = OutputFormat.text,
     ) -> None:
         """Move the leaf to TARGET; with --summarize, leave a summary of the branch left."""
         import asyncio
@@ -74,7 +83,7 @@ def register(app: typer.Typer) -> None:
         # The same settings and model choice as compact: flags, then CONTEXTREE_* and files.
         loaded = _settings(model=model).settings
         spec = summary_model(loaded)
-        tree = _open(session)
+        tree = _open(session, leaf=False)  # the target's chain is checked: moving off a cycle
         _report_load(tree)
         target_id = resolve_entry_id(tree, target)
         client = make_client(spec, base_url=base_url) if summarize else None
@@ -103,7 +112,10 @@ def register(app: typer.Typer) -> None:
             result = asyncio.run(move)
         if result.cancelled:
             raise _fail("cancelled; nothing was written", 130 if result.aborted else 1)
-        _print_result(state.console, result)
+        if format is OutputFormat.json:
+            _print_json(result.to_json())
+        else:
+            _print_result(state.console, result)
 
     del navigate  # registered on the app; the name is not needed here
 

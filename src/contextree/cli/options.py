@@ -6,6 +6,7 @@ defines it, so ``navigate_cmd`` and ``chat_cmd`` import these at module level.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -14,8 +15,10 @@ __all__ = [
     "SESSION_HELP",
     "BaseUrlOpt",
     "ChatModelOpt",
+    "FormatOpt",
     "InstructionsOpt",
     "ModelOpt",
+    "OutputFormat",
     "SessionArg",
 ]
 
@@ -51,5 +54,18 @@ ChatModelOpt = Annotated[
         'anthropic:claude-sonnet-4-5, ollama:llama3.1); default: "model" in settings '
         "(CONTEXTREE_MODEL), else pi's defaultProvider:defaultModel; required, offline and "
         "remote cannot chat.",
+    ),
+]
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+FormatOpt = Annotated[
+    OutputFormat,
+    typer.Option(
+        "--format", "-f", help="text, or json for programs (schemas: docs/cli-json.md)."
     ),
 ]

@@ -399,10 +399,16 @@ _METHOD_LABELS = {
 }
 
 
+def _nothing_to_do(skipped: NothingToCompact) -> Text:
+    message = skipped.message
+    # "Nothing to compact: ..." says it already; "Already compacted" needs the lead.
+    return Text(f"{message}." if message.startswith("Nothing") else f"Nothing to do: {message}.")
+
+
 def dry_run(plan: CompactionPlan | NothingToCompact) -> RenderableType:
     """``compact --dry-run``: the plan, or why there is nothing to do."""
     if isinstance(plan, NothingToCompact):
-        return Text(f"Nothing to do: {plan.message}.")
+        return _nothing_to_do(plan)
     return compaction_plan(plan.preparation, plan.path, summary_budget=plan.summary_budget)
 
 
@@ -412,7 +418,7 @@ def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
     from rich.panel import Panel
 
     if isinstance(outcome, NothingToCompact):
-        return Text(f"Nothing to do: {outcome.message}.")
+        return _nothing_to_do(outcome)
     prep = outcome.preparation
     result = outcome.result
     table = Table(title="Compacted", title_justify="left")
@@ -440,7 +446,7 @@ def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
 def prune_outcome(decision: Any, *, dry_run: bool) -> RenderableType:
     """What pruning did (or would do)."""
     if not decision.candidates:
-        return Text("Nothing to prune: the savings would be below the minimum.")
+        return Text(f"Nothing to prune: {decision.reason}.")
     verb = "would prune" if dry_run else "pruned"
     text = Text(
         f"{verb} {decision.pruned_count} tool result(s), saving ~{decision.tokens_saved:,} tokens"

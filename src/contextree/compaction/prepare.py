@@ -144,6 +144,20 @@ def _adjusted_keep(
     return keep
 
 
+def _nothing_to_summarize(cut: CutPoint, boundary_start: int, keep: int, asked: int) -> str:
+    """Why a cut leaves nothing to summarize, as it is (pi says "session too small" even when
+    a keep budget larger than the context is the reason)."""
+    if cut.first_kept_entry_index > boundary_start:
+        return "Nothing to compact: no message before the first kept entry to summarize"
+    budget = f"{keep:,} tokens"
+    if keep != asked:
+        budget += f" ({asked:,} scaled by the measured usage)"
+    return (
+        f"Nothing to compact: with a keep budget of {budget} every message in the context "
+        "would be kept verbatim"
+    )
+
+
 def prepare_compaction(
     path_entries: Sequence[Entry],
     settings: CompactionSettings | None = None,
@@ -157,7 +171,7 @@ def prepare_compaction(
     if not path or type_at(path, len(path) - 1) == "compaction":
         if path:
             return NothingToCompact("already_compacted", "Already compacted")
-        return NothingToCompact("nothing_to_compact", "Nothing to compact (session too small)")
+        return NothingToCompact("nothing_to_compact", "Nothing to compact: the session is empty")
 
     previous_index, boundary_start = context_region(path)
     previous = path[previous_index] if previous_index >= 0 else None
@@ -195,7 +209,8 @@ def prepare_compaction(
         else []
     )
     if not to_summarize and not prefix:
-        return NothingToCompact("nothing_to_compact", "Nothing to compact (session too small)")
+        reason = _nothing_to_summarize(cut, boundary_start, keep, settings.keep_recent_tokens)
+        return NothingToCompact("nothing_to_compact", reason)
 
     file_ops = FileOps()
     previous_summary: str | None = None

@@ -29,6 +29,7 @@ __all__ = [
     "PruneDecision",
     "apply_prune",
     "decide_prune",
+    "nothing_pruned",
     "placeholder_tokens",
     "prune_placeholder",
     "prune_session",
@@ -51,6 +52,8 @@ class PruneDecision:
 
     candidates: list[PruneCandidate] = field(default_factory=list)
     tokens_saved: int = 0
+    reason: str = ""
+    """Why nothing is pruned (empty when something is)."""
 
     @property
     def pruned_count(self) -> int:
@@ -112,8 +115,24 @@ def decide_prune(
         accumulated += tokens
     saved = sum(c.tokens - placeholder_tokens(c.tokens) for c in candidates)
     if not candidates or saved < settings.minimum_savings:
-        return PruneDecision()
+        return nothing_pruned(saved if candidates else None, settings)
     return PruneDecision(candidates, saved)
+
+
+def nothing_pruned(saved: int | None, settings: PruneSettings) -> PruneDecision:
+    """The empty decision, saying why: no candidate at all (``saved`` is ``None``), or
+    savings below ``minimum_savings``."""
+    if saved is None:
+        reason = (
+            "no tool result outside the protected window (the newest "
+            f"{settings.protect_tokens:,} tokens of tool output) is large enough to shrink"
+        )
+    else:
+        reason = (
+            f"pruning would save ~{saved:,} tokens, below the minimum of "
+            f"{settings.minimum_savings:,} (--minimum-savings)"
+        )
+    return PruneDecision(reason=reason)
 
 
 def apply_prune(decision: PruneDecision, *, now: Callable[[], int] = now_ms) -> list[Entry]:

@@ -22,6 +22,7 @@ from contextree.compaction.prepare import context_region
 from contextree.compaction.prune import (
     PruneCandidate,
     PruneDecision,
+    nothing_pruned,
     placeholder_tokens,
     worth_pruning,
 )
@@ -118,8 +119,10 @@ class PruneDecider:
         limit = self._total[-1] - settings.protect_tokens
         outside = bisect_right(self._total, limit, 1) - 1
         saved = self._saved[outside]
-        if self._eligible_count[outside] == 0 or saved < settings.minimum_savings:
-            return PruneDecision()
+        if self._eligible_count[outside] == 0:
+            return nothing_pruned(None, settings)
+        if saved < settings.minimum_savings:
+            return nothing_pruned(saved, settings)
         candidates = [
             PruneCandidate(self._results[i], self._tokens[i])
             for i in range(outside - 1, -1, -1)  # newest first, as decide_prune lists them

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
+from contextree.errors import ModelUnreachableError
 from contextree.llm._http import (
     decode_event_data,
     env_or,
@@ -118,6 +119,16 @@ class _HTTPModelClient(Generic[AccumulatorT]):
 
     async def complete(self, request: CompletionRequest) -> Completion:
         """One model call; see :class:`~contextree.llm.base.ModelClient`."""
+        env = self.missing_api_key
+        if env is not None and self._http_client is None:
+            # The provider would answer 401 (or, offline, not at all, after the retries); say
+            # what is missing without sending the conversation. (An injected httpx client may
+            # authenticate by itself.)
+            raise ModelUnreachableError(
+                self.name,
+                f"{self.name} needs an API key: set {env} (or pass --base-url for a server that "
+                "needs none)",
+            )
         body = self._build_body(request)
         async with post(
             name=self.name,

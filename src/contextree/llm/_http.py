@@ -24,6 +24,7 @@ from contextree.errors import (
     ModelHTTPError,
     ModelResponseError,
     ModelTimeoutError,
+    ModelUnreachableError,
 )
 from contextree.llm.errors import is_overflow_text, parse_retry_after
 
@@ -89,10 +90,12 @@ def translate_transport_errors(name: str, url: str, timeout: float) -> Iterator[
         ) from exc
     except httpx.ConnectError as exc:
         reason = str(exc) or type(exc).__name__
-        if "refused" in reason.lower() or "all connection attempts failed" in reason.lower():
-            reason = "connection refused"
-        raise ModelError(
-            name, f"connection error: cannot reach {where} ({reason}); is the server running?"
+        refused = "refused" in reason.lower() or "all connection attempts failed" in reason.lower()
+        text = "connection refused" if refused else reason
+        # Refused: nothing listens there, which a retry a few seconds later does not change.
+        error = ModelUnreachableError if refused else ModelError
+        raise error(
+            name, f"connection error: cannot reach {where} ({text}); is the server running?"
         ) from exc
     except httpx.UnsupportedProtocol as exc:
         raise ValueError(f"{name}: the URL {url!r} is not an http(s) URL") from exc

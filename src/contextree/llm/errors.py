@@ -17,6 +17,7 @@ from contextree.errors import (
     ContextOverflowError,
     ModelHTTPError,
     ModelTimeoutError,
+    ModelUnreachableError,
 )
 
 __all__ = [
@@ -232,9 +233,14 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float) -> float | None
 
 def classify(exc: BaseException) -> ErrorKind:
     """Sort a failed model call: ``"overflow"`` (compact, then retry), ``"retryable"`` (back off,
-    then retry), ``"auth"`` (try another credential or model) or ``"fatal"``.
+    then retry), ``"auth"`` (try another credential or model) or ``"fatal"`` (a
+    :class:`~contextree.errors.ModelUnreachableError` among them: a refused connection).
     """
     text = str(exc)
+    if isinstance(exc, ModelUnreachableError):
+        # Unlike pi, which retries "connection refused" (its text is in RETRYABLE_PATTERNS):
+        # nothing listens there, or there is no key; ~14 s of retries cannot change that.
+        return "fatal"
     if isinstance(exc, ContextOverflowError) or is_overflow_text(text):
         return "overflow"
     status = exc.status if isinstance(exc, ModelHTTPError) else None

@@ -17,7 +17,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from contextree.errors import ModelError, ModelResponseError, ModelTimeoutError
+from contextree.errors import (
+    ModelError,
+    ModelResponseError,
+    ModelTimeoutError,
+    ModelUnreachableError,
+)
 from contextree.llm._http import http_error_from_body, redact
 from contextree.llm.anthropic import build_messages_body, parse_message_response
 from contextree.llm.base import Completion, CompletionRequest
@@ -89,9 +94,10 @@ async def _call(
     except sdk.APIConnectionError as exc:
         cause = exc.__cause__
         reason = f" ({cause})" if cause is not None and str(cause) else ""
-        raise ModelError(
-            name, f"connection error: the SDK could not reach the server{reason}"
-        ) from None
+        # As the httpx clients: a refused connection is not worth retrying.
+        refused = any(word in reason.lower() for word in ("refused", "all connection attempts"))
+        error = ModelUnreachableError if refused else ModelError
+        raise error(name, f"connection error: the SDK could not reach the server{reason}") from None
     except sdk.APIError as exc:
         message = redact(str(exc.message), secrets)
         raise ModelResponseError(name, f"the SDK reported an error: {message}") from None

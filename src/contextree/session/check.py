@@ -9,19 +9,21 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from contextree.entries.codec import INVALID_UTF8, LineError, entry_problem
+from contextree.entries.shapes import message_problem
 from contextree.entries.types import (
     Entry,
     is_assistant_message,
     is_tool_call_content,
     is_tool_result_message,
 )
+from contextree.errors import cycle_text
 from contextree.session.tree import SessionTree, parent_cycle
 from contextree.store.index import Record
 
-__all__ = ["CheckReport", "Finding", "check_session"]
+__all__ = ["CheckReport", "Finding", "check_session", "finding_json", "parent_cycles"]
 
 Severity = Literal["error", "warning", "info"]
 
@@ -53,15 +55,39 @@ class CheckReport:
     def damaged(self) -> bool:
         return bool(self.errors)
 
+    def to_json(self) -> dict[str, Any]:
+        """``contextree check --format json`` (docs/cli-json.md)."""
+        return {
+            "source": self.source,
+            "damaged": self.damaged,
+            "errors": len(self.errors),
+            "warnings": len(self.warnings),
+            "findings": [finding_json(f) for f in self.findings],
+        }
 
-def _cycles(tree: SessionTree) -> list[Record]:
-    """Records whose parent chain loops back on itself (one per cycle member)."""
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """One finding as ``check --format json`` lists it."""
+    return {
+        "severity": finding.severity,
+        "message": finding.message,
+        "line": finding.line,
+        "entryId": finding.entry_id,
+    }
+
+
+
+def parent_cycles(tree: SessionTree) -> list[list[Record]]:
+    """Every parent cycle of ``tree``: its records, in chain order from where it closes."""
     by_id = {r.id: r for r in tree.records() if r.id is not None}
     reaches_root: dict[str, bool] = {}
-    in_cycle: list[Record] = []
+    cycles: list[list[Record]] = []
     for record in by_id.values():
-        in_cycle.extend(parent_cycle(by_id.get, record, reaches_root))
-    return in_cycle
+        cycle = parent_cycle(by_id.get, record, reaches_root)
+        if cycle:
+            cycles.append(cycle)
+    return cycles
+
 
 
 _ASSISTANT, _TOOL_RESULT, _OTHER = "assistant", "toolResult", "other"
@@ -146,7 +172,10 @@ def _entry_findings(
         return [Finding("error", problem, record.line, record.id)]
     kind = record.type
     found: list[Finding] = []
-    if kind == "compaction":
+    if kind == "message" and (shape := message_problem(entry["message"])) is not None:
+        message = f"{shape} (a provider request cannot carry it)"
+        found.append(Finding("error", message, record.line, record.id))
+    elif kind == "compaction":
         kept = entry.get("firstKeptEntryId")
         view = tree.get_branch_view(record.id) if record.id else None
         path_ids = set(view.ids()) if view is not None else set()
@@ -184,8 +213,13 @@ def check_session(tree: SessionTree) -> CheckReport:
         add(Finding("error", f"duplicate id {entry_id!r} (lines {lines})", lines[-1], entry_id))
     for entry_id, line, parent in tree.report.orphans:
         add(Finding("error", f"parent {parent!r} does not exist", line, entry_id))
-    for record in _cycles(tree):
-        add(Finding("error", "parent chain forms a cycle", record.line, record.id))
+    for cycle in parent_cycles(tree):
+        members = [str(r.id) for r in cycle]
+        for position, record in enumerate(cycle):
+            # ParentCycleError's words, from this entry on: what the other commands say.
+            shown = cycle_text(members[position:] + members[:position])
+            loop = f"its parent chain loops back on itself ({shown})"
+            add(Finding("error", loop, record.line, record.id))
     replaced = f"{INVALID_UTF8}; the line is kept byte for byte"
     header_line = tree.report.header_utf8_line
     if header_line is not None:

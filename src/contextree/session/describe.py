@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contextree.context.convert import convert_to_llm
-from contextree.session.check import UNDECODABLE, count_types
+from contextree.session.check import UNDECODABLE, count_types, parent_cycles
 from contextree.tokens.usage import ContextEstimate, estimate_current_tokens
 
 if TYPE_CHECKING:
@@ -55,11 +55,42 @@ class SessionDescription:
     """The context's size in tokens at the leaf."""
     load_problems: int
     """Lines the load report names (corrupt lines, invalid UTF-8, ...)."""
+    cycle_entries: int = 0
+    """Entries on a parent cycle (``contextree check`` names them)."""
 
     @property
     def problems(self) -> int:
-        """What ``contextree check`` should look at: load problems and undecodable bodies."""
-        return self.load_problems + self.undecodable
+        """What ``contextree check`` should look at: load problems, undecodable bodies and
+        entries on parent cycles."""
+        return self.load_problems + self.undecodable + self.cycle_entries
+
+    def to_json(self) -> dict[str, Any]:
+        """``contextree info --format json`` (docs/cli-json.md)."""
+        estimate = self.estimate
+        return {
+            "sessionId": self.session_id,
+            "name": self.name,
+            "version": self.version,
+            "migratedFrom": self.migrated_from,
+            "cwd": self.cwd,
+            "created": self.created,
+            "entries": self.entries,
+            "entryTypes": dict(self.entry_types),
+            "messageRoles": dict(self.message_roles),
+            "undecodable": self.undecodable,
+            "leaves": self.leaves,
+            "leafId": self.leaf_id,
+            "model": self.model,
+            "thinkingLevel": self.thinking_level,
+            "context": {
+                "messages": self.context_messages,
+                "tokens": estimate.tokens,
+                "measuredTokens": estimate.usage_tokens,
+                "estimatedTokens": estimate.trailing_tokens,
+                "prunedTokens": estimate.pruned_tokens,
+            },
+            "problems": self.problems,
+        }
 
 
 def describe_session(tree: SessionTree) -> SessionDescription:
@@ -97,4 +128,5 @@ def describe_session(tree: SessionTree) -> SessionDescription:
         context_messages=len(convert_to_llm(context.messages)),
         estimate=estimate_current_tokens(context.messages),
         load_problems=len(tree.report.messages()),
+        cycle_entries=sum(len(cycle) for cycle in parent_cycles(tree)),
     )

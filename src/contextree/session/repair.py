@@ -35,13 +35,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from contextree.entries.codec import LineError, entry_problem
 from contextree.errors import SessionFileError
-from contextree.session.check import Finding, check_session
+from contextree.session.check import Finding, check_session, finding_json
 from contextree.session.tree import SessionTree
 from contextree.store.index import BadLine, Record, parse_session
 from contextree.store.jsonl import JsonlFileStore, fsync_dir, remove_stale_temps
+from contextree.store.missing import missing_session
 from contextree.store.url import is_store_url, open_store
 
 __all__ = ["RejectedLine", "RepairReport", "repair_session"]
@@ -80,6 +82,21 @@ class RepairReport:
     def damaged(self) -> bool:
         """Whether errors remain that the repair does not fix (dangling references...)."""
         return any(f.severity == "error" for f in self.findings)
+
+    def to_json(self) -> dict[str, Any]:
+        """``contextree check --repair --format json`` (docs/cli-json.md)."""
+        return {
+            "source": self.source,
+            "changed": self.changed,
+            "backup": str(self.backup) if self.backup is not None else None,
+            "rejectedFile": str(self.rejected_file) if self.rejected_file is not None else None,
+            "rejected": [{"line": r.line, "reason": r.reason} for r in self.rejected],
+            "blankLinesDropped": self.blank_lines_dropped,
+            "lastLineTerminated": self.last_line_terminated,
+            "staleTempFiles": [str(p) for p in self.stale_temp_files],
+            "damaged": self.damaged,
+            "findings": [finding_json(f) for f in self.findings],
+        }
 
     def messages(self) -> list[str]:
         """One line per action and per remaining problem."""
@@ -124,7 +141,7 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
         return _repair_stored(str(path), now)
     file = Path(path)
     if not file.is_file():
-        raise SessionFileError(file, "no such session file")
+        raise missing_session(file)
     report = RepairReport(str(file))
     store = JsonlFileStore(file)
     try:
@@ -154,7 +171,7 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
 def _repair_stored(url: str, now: Callable[[], datetime]) -> RepairReport:
     store = open_store(url)
     if not store.exists():
-        raise SessionFileError(store.name, "no such session")
+        raise missing_session(url)
     report = RepairReport(store.name)
     data = store.read()
     repaired, rejected_lines = _split(data, report)

@@ -28,7 +28,6 @@ from contextree.entries.types import CURRENT_SESSION_VERSION, AgentMessage, Entr
 from contextree.errors import (
     EntryNotFoundError,
     ParentCycleError,
-    SessionFileError,
     TreeError,
 )
 from contextree.session.rebase import CompactedElsewhereError, WriteMark, newest_below
@@ -46,6 +45,7 @@ from contextree.store.index import (
 from contextree.store.jsonl import JsonlFileStore
 from contextree.store.memory import MemoryStore
 from contextree.store.migrations import migrate
+from contextree.store.missing import missing_session
 from contextree.store.record_index import RecordIndex
 from contextree.store.url import is_store_url, open_store
 
@@ -298,13 +298,11 @@ class SessionTree:
         if is_store_url(path):
             store = open_store(path, fsync=fsync)
             if not create and not store.exists():
-                raise SessionFileError(store.name, "no such session")
+                raise missing_session(path)
             return cls(store, cwd=cwd, now=now, session_id=session_id)
         file = Path(path)
-        if file.is_dir():
-            raise SessionFileError(file, "is a directory, not a session file")
-        if not create and not file.exists():
-            raise SessionFileError(file, "no such session file")
+        if file.is_dir() or (not create and not file.exists()):
+            raise missing_session(file)
         return cls(JsonlFileStore(file, fsync=fsync), cwd=cwd, now=now, session_id=session_id)
 
     @classmethod
@@ -386,6 +384,11 @@ class SessionTree:
 
     def has_entry(self, entry_id: str) -> bool:
         return self._index.get(entry_id) is not None
+
+    def line_of(self, entry_id: str) -> int | None:
+        """The file line of ``entry_id`` (the last one with that id), for error messages."""
+        record = self._index.get(entry_id)
+        return record.line if record is not None else None
 
     def get_leaf_entry(self) -> Entry | None:
         return self.get_entry(self.leaf_id) if self.leaf_id is not None else None

@@ -94,7 +94,9 @@ def _int(minimum: int | None = None) -> Validator:
         if number is None:
             raise ValueError(f"expected an integer, found {value!r}")
         if minimum is not None and number < minimum and number != -1:
-            raise ValueError(f"expected an integer >= {minimum} (or -1 for unset), found {number}")
+            raise ValueError(
+                f"expected an integer >= {minimum} (or -1 for the default), found {number}"
+            )
         return number
 
     return check
@@ -374,6 +376,11 @@ def load_settings(
             value = validate(raw)
         except ValueError as exc:
             raise SettingsError(source, key, str(exc)) from None
+        if value == -1 and type(value) is int:
+            # -1 is "unset" for every integer key (pi's convention): the built-in default,
+            # not a budget of -1 tokens (a keep budget of -1 kept one message).
+            origins[key] = f"default (-1 from {source})"
+            continue
         (sections.setdefault(section, {}) if section else top)[name] = value
         origins[key] = source
     settings = Settings(

@@ -125,10 +125,13 @@ class JsonlFileStore:
             raise SessionFileError(self.path, "is a directory, not a session file") from None
         except PermissionError:
             raise SessionFileError(self.path, "permission denied") from None
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            # Checked before open(): Python's open() of a directory's descriptor raises
+            # IsADirectoryError naming the descriptor ("3: Is a directory").
+            os.close(fd)
+            raise SessionFileError(self.path, "is a directory, not a session file")
         with open(fd, "rb") as handle:
-            st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise SessionFileError(self.path, "is a directory, not a session file")
             if not stat.S_ISREG(st.st_mode):
                 raise SessionFileError(self.path, "is not a regular file (a FIFO or device?)")
             os.set_blocking(fd, True)

@@ -86,7 +86,7 @@ class SqliteStore(RowStore):
         if self._conn is not None:
             return self._conn
         if self.path.is_dir():
-            raise SessionFileError(self.path, "is a directory, not an SQLite database")
+            raise SessionFileError(self.name, "is a directory, not an SQLite database")
         if not self.path.exists():
             if not create:
                 return None
@@ -196,11 +196,16 @@ class SqliteStore(RowStore):
             self.close()
 
 
-def list_sqlite_sessions(path: str | Path) -> list[tuple[str, int, int]]:
-    """``(session, lines, bytes)`` of every session in the SQLite database at ``path``."""
+def list_sqlite_sessions(path: str | Path, shown: str | None = None) -> list[tuple[str, int, int]]:
+    """``(session, lines, bytes)`` of every session in the SQLite database at ``path``
+    (``shown`` in messages, default ``path``: the URL as given)."""
+    from contextree.store.missing import missing_database
+
     file = Path(path)
-    if not file.is_file():
-        raise SessionFileError(file, "no such SQLite database")
+    shown = shown or str(file)
+    problem = missing_database(file, shown)
+    if problem is not None:
+        raise problem
     conn = sqlite3.connect(file, isolation_level=None)
     try:
         try:
@@ -210,7 +215,7 @@ def list_sqlite_sessions(path: str | Path) -> list[tuple[str, int, int]]:
         except sqlite3.OperationalError:
             return []
         except sqlite3.DatabaseError:
-            raise SessionFileError(file, "is not an SQLite database") from None
+            raise SessionFileError(shown, "is not an SQLite database") from None
     finally:
         conn.close()
     return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]

@@ -14,6 +14,7 @@ from pathlib import Path
 from contextree.errors import SessionFileError
 from contextree.store.base import SessionStore
 from contextree.store.index import parse_head
+from contextree.store.missing import missing_session
 from contextree.store.url import open_store
 
 __all__ = ["Transfer", "copy_session"]
@@ -45,10 +46,12 @@ def copy_session(
     :class:`~contextree.errors.SessionFileError` when the source is not a session.
     """
     reader = open_store(source)
+    if not reader.exists():
+        raise missing_session(source)
     try:
         data = reader.read()
-    except FileNotFoundError:
-        raise SessionFileError(reader.name, "no such session") from None
+    except FileNotFoundError:  # removed since the check
+        raise missing_session(source) from None
     head = parse_head(data, reader.name)  # not a session (no header): refused, nothing written
     session_id = head.header.get("id")
     writer = open_store(
