@@ -749,9 +749,10 @@ def _list_database(url: str, format: ListFormat) -> None:
 
 
 def _register_commands() -> None:
-    from contextree.cli import chat_cmd, navigate_cmd, transfer_cmd
+    from contextree.cli import chat_cmd, navigate_cmd, recall_cmd, transfer_cmd
 
     navigate_cmd.register(app)
+    recall_cmd.register(app)
     chat_cmd.register(app)
     transfer_cmd.register(app)
 
