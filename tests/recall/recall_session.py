@@ -13,6 +13,7 @@ PORT = "8472"
 ERROR = "ERR_CONN_RESET"
 PATH = "src/net/client.py"
 TOOL_DETAIL = "magic_retry_budget"
+_MODEL = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-test"}
 
 
 def add_turns(tree: SessionTree, count: int, *, start: int = 0) -> None:
@@ -27,6 +28,7 @@ def add_turns(tree: SessionTree, count: int, *, start: int = 0) -> None:
                 "content": [{"type": "text", "text": f"done {i} " + "ok " * 200}],
                 "stopReason": "stop",
                 "timestamp": i,
+                **_MODEL,
             }
         )
 
@@ -46,6 +48,7 @@ def build(tree: SessionTree) -> SessionTree:
             ],
             "stopReason": "toolUse",
             "timestamp": 2,
+            **_MODEL,
         }
     )
     tree.append_message(
