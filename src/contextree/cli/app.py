@@ -510,13 +510,19 @@ def compact(
         ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the summary.")] = False,
+    show_dropped: Annotated[
+        bool,
+        typer.Option("--show-dropped", help="List each message that leaves the model's view."),
+    ] = False,
 ) -> None:
     """Fold old history into a compaction entry (use --dry-run to preview)."""
     import asyncio
 
-    from contextree.cli import render
+    from contextree.cli import dropped_render, render
     from contextree.cli.models import make_client
+    from contextree.compaction.dropped import dropped_from_view
     from contextree.compaction.options import summary_model, summary_options
+    from contextree.compaction.prepare import NothingToCompact
     from contextree.compaction.run import compact_session, plan_compaction
 
     loaded = _settings(
@@ -538,6 +544,9 @@ def compact(
     if dry_run:
         plan = plan_compaction(session_tree, settings=settings, options=options)
         state.console.print(render.dry_run(plan))
+        if show_dropped and not isinstance(plan, NothingToCompact):
+            dropped = dropped_from_view(plan.preparation, plan.path)
+            state.console.print(dropped_render.dropped_entries(dropped, plan.path))
         return
     client = make_client(model, base_url=base_url)
     _library_warnings_to_stderr()
@@ -546,6 +555,9 @@ def compact(
         run = compact_session(session_tree, client, settings=settings, options=options)
         outcome = asyncio.run(run)
     state.console.print(render.compaction_outcome(outcome, show_summary=not quiet))
+    if show_dropped and not isinstance(outcome, NothingToCompact) and outcome.dropped:
+        folded = session_tree.get_branch_view(outcome.preparation.first_kept_entry_id)
+        state.console.print(dropped_render.dropped_entries(outcome.dropped, folded))
 
 
 @app.command()
