@@ -196,6 +196,7 @@ EXPECTED: dict[str, set[str]] = {
         "EditTool",
         "JsonSchema",
         "ReadTool",
+        "RecallTool",
         "Tool",
         "ToolArguments",
         "ToolContext",

@@ -149,7 +149,9 @@ class RecallIndex:
             session = store.session
 
             def reopen() -> IndexBackend:
-                conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+                conn = sqlite3.connect(
+                    path, timeout=30.0, isolation_level=None, check_same_thread=False
+                )
                 return SqliteFtsBackend(conn, session, identity=_row_identity(conn, session))
 
             return cls(reopen(), redact=redact, config=config, reset=reopen)

@@ -18,15 +18,18 @@ __all__ = ["ScanBackend", "snippet_around"]
 _SNIPPET_CHARS: Final = 160
 
 
-def snippet_around(text: str, needle: str) -> str:
-    """About 160 characters of ``text`` around the first ``needle`` (case-insensitive), the
-    match in brackets as FTS5's snippets mark it."""
+def snippet_around(
+    text: str, needle: str, chars: int = _SNIPPET_CHARS, *, mark: bool = True
+) -> str:
+    """About ``chars`` characters of ``text`` around the first ``needle`` (case-insensitive),
+    the match in brackets as FTS5's snippets mark it (unless ``mark`` is false)."""
     found = re.search(re.escape(needle), text, re.IGNORECASE) if needle else None
     if found is None:
-        return " ".join(text[:_SNIPPET_CHARS].split())
-    start = max(0, found.start() - _SNIPPET_CHARS // 2)
-    end = min(len(text), found.end() + _SNIPPET_CHARS // 2)
-    piece = f"{text[start : found.start()]}[{found.group(0)}]{text[found.end() : end]}"
+        return " ".join(text[:chars].split()) + ("…" if len(text) > chars else "")
+    start = max(0, found.start() - chars // 2)
+    end = min(len(text), found.end() + chars // 2)
+    match = f"[{found.group(0)}]" if mark else found.group(0)
+    piece = f"{text[start : found.start()]}{match}{text[found.end() : end]}"
     return ("…" if start else "") + " ".join(piece.split()) + ("…" if end < len(text) else "")
 
 
