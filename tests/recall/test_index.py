@@ -158,3 +158,21 @@ def test_postgres_sessions_use_full_text_search(postgres: object) -> None:
     again = recall(SessionTree.open(url), "xyzzy_3")
     assert again.sync is not None and again.sync.reason == "appended"
     assert recall(SessionTree.open(url), PORT).sync.reason == "fresh"  # type: ignore[union-attr]
+
+
+def test_two_processes_catching_up_index_an_append_once(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    tree = compacted_file(path)
+    first, second = open_recall_index(tree), open_recall_index(tree)
+    first.sync(tree)
+    tree.append_message({"role": "user", "content": "once only fnord_8", "timestamp": 0})
+    stale = second.backend.load_state()
+    assert stale is not None
+    assert first.sync(tree).reason == "appended"
+    # The second had read the state before the first wrote: its add is refused, and it
+    # finds the index up to date instead of indexing the entry again.
+    assert not second.backend.add([], stale, stale)
+    assert second.sync(tree).reason == "fresh"
+    assert len(first.search(["fnord_8"], allowed=None)) == 1
+    first.close()
+    second.close()

@@ -59,7 +59,6 @@ def register(app: typer.Typer) -> None:
         format: FormatOpt = OutputFormat.text,
     ) -> None:
         """Search what compactions folded out of the context (BM25-ranked)."""
-        from contextree.branching.navigate import resolve_entry_id
         from contextree.cli import recall_render
         from contextree.recall import query_terms, recall_json
         from contextree.recall import recall as run_recall
@@ -69,7 +68,12 @@ def register(app: typer.Typer) -> None:
         settings = _settings().settings
         tree = _open(session)
         _report_load(tree)
-        leaf_id = resolve_entry_id(tree, leaf) if leaf is not None else None
+        leaf_id = None
+        if leaf is not None:
+            # Here only: navigation pulls in the model clients (a third of a second).
+            from contextree.branching.navigate import resolve_entry_id
+
+            leaf_id = resolve_entry_id(tree, leaf)
         result = run_recall(
             tree,
             query,

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from contextree.branching.uncompact import UncompactResult
 from contextree.cli.preview import entry_kind, plural, printable
 from contextree.entries.js_json import js_stringify
 from contextree.recall.documents import entry_text
 from contextree.recall.expand import Expansion
 from contextree.recall.query import RecallResult
+
+if TYPE_CHECKING:
+    from contextree.branching.uncompact import UncompactResult
 
 __all__ = ["expansion", "recall_result", "uncompact_result"]
 

@@ -59,8 +59,9 @@ class IndexBackend(Protocol):
         """Drop what is indexed and index ``documents`` (one transaction)."""
         ...
 
-    def add(self, documents: Sequence[Document], state: IndexState) -> None:
-        """Index ``documents`` too and store ``state`` (one transaction)."""
+    def add(self, documents: Sequence[Document], state: IndexState, previous: IndexState) -> bool:
+        """Index ``documents`` too and store ``state`` (one transaction), if the stored state
+        is still ``previous``; ``False`` (nothing written) when another process moved it on."""
         ...
 
     def search(

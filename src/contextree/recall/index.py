@@ -213,10 +213,10 @@ class RecallIndex:
         new.reverse()
         documents = self._documents(new, state.count)
         last = new[-1].get("id") if new else state.last_id
-        self.backend.add(
-            documents,
-            IndexState(self._config, identity, tree.known_size, state.count + len(new), last),
-        )
+        count = state.count + len(new)
+        after = IndexState(self._config, identity, tree.known_size, count, last)
+        if not self.backend.add(documents, after, state):
+            return self._sync(tree)  # another process brought it up to date meanwhile
         return SyncReport(False, len(documents), "appended")
 
     def _documents(self, entries: Sequence[Entry], first_seq: int) -> list[Document]:

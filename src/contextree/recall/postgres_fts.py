@@ -89,7 +89,9 @@ class PostgresFtsBackend:
             return None
         return IndexState(str(found[0]), str(found[1]), int(found[2]), int(found[3]), found[4])
 
-    def _write(self, documents: Iterable[Document], state: IndexState, *, fresh: bool) -> None:
+    def _write(
+        self, documents: Iterable[Document], state: IndexState, previous: IndexState | None
+    ) -> bool:
         self._ensure()
         conn, session = self._conn, self._session
         with conn.transaction():
@@ -98,7 +100,9 @@ class PostgresFtsBackend:
                 "SELECT pg_advisory_xact_lock(hashtextextended('ct_recall:' || %s, 0))",
                 (session,),
             )
-            if fresh:
+            if previous is not None and self.load_state() != previous:
+                return False  # another worker indexed the same tail meanwhile
+            if previous is None:
                 conn.execute("DELETE FROM ct_recall_docs WHERE session = %s", (session,))
             with conn.cursor() as cur:
                 cur.executemany(
@@ -116,12 +120,13 @@ class PostgresFtsBackend:
                 "count = EXCLUDED.count, last_id = EXCLUDED.last_id",
                 (session, state.config, state.identity, state.size, state.count, state.last_id),
             )
+        return True
 
     def replace(self, documents: Iterable[Document], state: IndexState) -> None:
-        self._write(documents, state, fresh=True)
+        self._write(documents, state, None)
 
-    def add(self, documents: Sequence[Document], state: IndexState) -> None:
-        self._write(documents, state, fresh=False)
+    def add(self, documents: Sequence[Document], state: IndexState, previous: IndexState) -> bool:
+        return self._write(documents, state, previous)
 
     def search(
         self, terms: Sequence[str], *, any_term: bool, allowed: Container[str] | None, limit: int

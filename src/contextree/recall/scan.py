@@ -52,9 +52,12 @@ class ScanBackend:
         self._documents = list(documents)
         self._state = state
 
-    def add(self, documents: Sequence[Document], state: IndexState) -> None:
+    def add(self, documents: Sequence[Document], state: IndexState, previous: IndexState) -> bool:
+        if self._state != previous:
+            return False
         self._documents.extend(documents)
         self._state = state
+        return True
 
     def search(
         self, terms: Sequence[str], *, any_term: bool, allowed: Container[str] | None, limit: int

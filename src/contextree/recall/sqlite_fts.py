@@ -26,12 +26,18 @@ __all__ = ["TOKENIZER", "SqliteFtsBackend", "fts5_available", "fts_phrase"]
 
 TOKENIZER: Final = "unicode61 remove_diacritics 2"
 
-_SCHEMA: Final = (
-    "CREATE TABLE IF NOT EXISTS ct_recall_state (session TEXT PRIMARY KEY, config TEXT NOT NULL,"
-    " identity TEXT NOT NULL, size INTEGER NOT NULL, count INTEGER NOT NULL, last_id TEXT)",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS ct_recall_docs USING fts5(text, session UNINDEXED, "
-    f"entry_id UNINDEXED, role UNINDEXED, ts UNINDEXED, tokenize = '{TOKENIZER}')",
-)
+
+def _schema(tokenizer: str) -> tuple[str, ...]:
+    quoted = tokenizer.replace("'", "''")
+    return (
+        "CREATE TABLE IF NOT EXISTS ct_recall_state (session TEXT PRIMARY KEY, "
+        "config TEXT NOT NULL, identity TEXT NOT NULL, size INTEGER NOT NULL, "
+        "count INTEGER NOT NULL, last_id TEXT)",
+        "CREATE VIRTUAL TABLE IF NOT EXISTS ct_recall_docs USING fts5(text, session UNINDEXED, "
+        f"entry_id UNINDEXED, role UNINDEXED, ts UNINDEXED, tokenize = '{quoted}')",
+    )
+
+
 _SNIPPET_TOKENS: Final = 24
 _BATCH: Final = 256
 
@@ -64,8 +70,10 @@ class SqliteFtsBackend:
         session: str,
         *,
         identity: Callable[[], str | None],
+        tokenizer: str = TOKENIZER,
     ) -> None:
         self._conn = conn
+        self._schema = _schema(tokenizer)
         self._session = session
         self._identity = identity
         self._ready = False
@@ -75,7 +83,7 @@ class SqliteFtsBackend:
 
     def _ensure(self) -> None:
         if not self._ready:
-            for statement in _SCHEMA:
+            for statement in self._schema:
                 self._conn.execute(statement)
             self._ready = True
 
@@ -119,17 +127,20 @@ class SqliteFtsBackend:
             raise
         conn.execute("COMMIT")
 
-    def add(self, documents: Sequence[Document], state: IndexState) -> None:
+    def add(self, documents: Sequence[Document], state: IndexState, previous: IndexState) -> bool:
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            self._ensure()
+            if self.load_state() != previous:
+                conn.execute("ROLLBACK")  # another process indexed the same tail meanwhile
+                return False
             self._insert(documents)
             self._save(state)
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        return True
 
     def search(
         self, terms: Sequence[str], *, any_term: bool, allowed: Container[str] | None, limit: int
