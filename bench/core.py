@@ -384,6 +384,16 @@ def _metrics() -> list[Metric]:
             target=Target("<", 5, "10k"),
         ),
         Metric("openai_agents_own", "  of it the adapter's own (no core)", "ms"),
+        Metric("recall_build", "recall: index build", "s", target=Target("<", 3, "100k")),
+        Metric("recall_build_cpu", "  its CPU time", "s"),
+        Metric("recall_build_plain", "  without redaction (wall)", "s"),
+        Metric("recall_db_mb", "recall: index size", "MB"),
+        Metric("recall_query", "recall: query in process", "ms", target=Target("<", 50, "100k")),
+        Metric("recall_query_cpu", "  its CPU time", "ms"),
+        Metric("recall_cli", "recall: whole CLI call (wall)", "s", target=Target("<", 0.5, "100k")),
+        Metric("recall_cli_cpu", "  its CPU time", "s"),
+        Metric("recall_append", "recall: update per append", "ms", target=Target("<", 1)),
+        Metric("recall_append_cpu", "  its CPU time", "ms"),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
         *_integration_metrics(),
@@ -434,6 +444,10 @@ def run(
         from bench.stores import measure_stores
 
         results.update(measure_stores(generated.path, workdir))
+        progress(f"{size}: recall index, queries, appends")
+        from bench.recall import measure_recall
+
+        results.update(measure_recall(generated.path, workdir))
         progress(f"{size}: peak memory (child process)")
         results.update(measure_memory(generated.path))
         results.update(measure_memory(generated.path, check=True))

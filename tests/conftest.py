@@ -45,6 +45,8 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("CONTEXTREE_HOME", str(home / ".config" / "contextree"))
     monkeypatch.setenv("HOME", str(home))
+    # Recall indexes of session files are cached under $XDG_CACHE_HOME: never the user's.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
 
 
 def _is_local(address: Any) -> bool:

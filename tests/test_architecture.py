@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
     {"errors", "entries"},
     {"security", "tokens", "context", "hooks", "llm", "store"},
     {"settings", "session"},
-    {"compaction"},
+    {"compaction", "recall"},
     {"branching"},
     {"runtime"},
     {"integrations", "serve"},

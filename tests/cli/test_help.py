@@ -25,6 +25,9 @@ COMMANDS = [
     "chat",
     "import",
     "export",
+    "recall",
+    "expand",
+    "uncompact",
 ]
 
 

@@ -58,6 +58,15 @@ def make_agent(server: FakeLLMServer, history: SessionHistory, **options: Any) -
     return agent
 
 
+def _announces_recall(message: dict[str, Any]) -> bool:
+    """pydantic-ai's system note when a tool becomes available mid-run: ``recall`` is listed
+    from the first compaction on (issue 26)."""
+    return message == {
+        "role": "system",
+        "content": "The following tool(s) are now available: `recall`",
+    }
+
+
 def compactions(path: Path) -> list[dict[str, Any]]:
     return [e for e in SessionTree.open(path).get_entries() if e["type"] == "compaction"]
 
@@ -113,6 +122,8 @@ async def test_a_long_tool_using_conversation_compacts_and_every_request_is_vali
     for number, request in enumerate(fake_llm.requests):
         messages = request.body["messages"]
         assert openai_problems(messages) == [], f"request {number}"
+        if _announces_recall(messages[-1]):
+            messages = messages[:-1]  # pydantic-ai's note when the recall tool appears
         assert messages[-1]["role"] in ("user", "tool")
     # After a compaction the model gets the summary first, not the whole history.
     last = fake_llm.requests[-1].body["messages"]
@@ -184,9 +195,13 @@ async def test_system_prompts_open_the_conversation_after_a_compaction(
     for request in fake_llm.requests:
         first = request.body["messages"][0]
         assert first == {"role": "system", "content": "You review Python code."}
-    assert sum(m["role"] == "system" for r in fake_llm.requests for m in r.body["messages"]) == len(
-        fake_llm.requests
-    )
+    system = [
+        m
+        for r in fake_llm.requests
+        for m in r.body["messages"]
+        if m["role"] == "system" and not _announces_recall(m)
+    ]
+    assert len(system) == len(fake_llm.requests)
 
 
 async def test_the_plain_history_processor_form(fake_llm: FakeLLMServer, tmp_path: Path) -> None:

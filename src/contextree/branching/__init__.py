@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         resolve_entry_id,
     )
     from contextree.branching.summarize import BranchSummaryResult, generate_branch_summary
+    from contextree.branching.uncompact import UncompactResult, uncompact, uncompact_json
 
 __all__ = [
     "LEAF_CUSTOM_TYPE",
@@ -27,12 +28,15 @@ __all__ = [
     "BranchSummaryResult",
     "NavigationResult",
     "TreePreparation",
+    "UncompactResult",
     "collect_entries_for_branch_summary",
     "generate_branch_summary",
     "navigate_tree",
     "persist_leaf",
     "prepare_branch_entries",
     "resolve_entry_id",
+    "uncompact",
+    "uncompact_json",
 ]
 
 _LAZY = {
@@ -44,6 +48,9 @@ _LAZY = {
     "navigate_tree": "navigate",
     "persist_leaf": "navigate",
     "resolve_entry_id": "navigate",
+    "UncompactResult": "uncompact",
+    "uncompact": "uncompact",
+    "uncompact_json": "uncompact",
 }
 
 

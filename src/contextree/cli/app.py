@@ -554,11 +554,15 @@ def compact(
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the summary.")] = False,
     format: FormatOpt = OutputFormat.text,
+    show_dropped: Annotated[
+        bool,
+        typer.Option("--show-dropped", help="List each message that leaves the model's view."),
+    ] = False,
 ) -> None:
     """Fold old history into a compaction entry (use --dry-run to preview)."""
     import asyncio
 
-    from contextree.cli import render
+    from contextree.cli import dropped_render
     from contextree.cli.models import make_client
     from contextree.compaction.options import summary_model, summary_options
     from contextree.compaction.report import compaction_json, plan_json
@@ -582,7 +586,8 @@ def compact(
     _report_load(session_tree)
     if dry_run:
         plan = plan_compaction(session_tree, settings=settings, options=options)
-        _show(render.dry_run(plan), plan_json(plan), format)
+        shown, dropped = dropped_render.dry_run_view(plan, show_dropped=show_dropped)
+        _show(shown, plan_json(plan, dropped), format)
         return
     client = make_client(model, base_url=base_url)
     _library_warnings_to_stderr()
@@ -590,7 +595,9 @@ def compact(
     with state.console.status(f"Summarizing with {client.name}..."):
         run = compact_session(session_tree, client, settings=settings, options=options)
         outcome = asyncio.run(run)
-    shown = render.compaction_outcome(outcome, show_summary=not quiet)
+    shown = dropped_render.outcome_view(
+        outcome, session_tree, show_summary=not quiet, show_dropped=show_dropped
+    )
     _show(shown, compaction_json(outcome), format)
 
 
@@ -798,9 +805,10 @@ def _list_database(url: str, format: ListFormat) -> None:
 
 
 def _register_commands() -> None:
-    from contextree.cli import chat_cmd, navigate_cmd, transfer_cmd
+    from contextree.cli import chat_cmd, navigate_cmd, recall_cmd, transfer_cmd
 
     navigate_cmd.register(app)
+    recall_cmd.register(app)
     chat_cmd.register(app)
     transfer_cmd.register(app)
 

@@ -436,6 +436,10 @@ def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
     table.add_row("compaction entry", str(outcome.entry.get("id")))
     table.add_row("first kept entry", result.first_kept_entry_id)
     parts: list[RenderableType] = [table]
+    if outcome.dropped is not None:
+        from contextree.cli.dropped_render import dropped_summary
+
+        parts.append(dropped_summary(outcome.dropped))
     if show_summary:
         parts.append(Panel(Markdown(result.summary), title="summary", title_align="left"))
         if result.short_summary:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from contextree.compaction.dropped import DroppedFromView, dropped_json
 from contextree.compaction.prepare import CompactionPreparation, NothingToCompact
 from contextree.compaction.prune import PruneDecision
 from contextree.compaction.run import CompactionOutcome, CompactionPlan
@@ -47,13 +48,17 @@ def _preparation(prep: CompactionPreparation) -> dict[str, Any]:
     }
 
 
-def plan_json(plan: CompactionPlan | NothingToCompact) -> dict[str, Any]:
-    """``compact --dry-run --format json``."""
+def plan_json(
+    plan: CompactionPlan | NothingToCompact, dropped: DroppedFromView | None = None
+) -> dict[str, Any]:
+    """``compact --dry-run --format json`` (``dropped``: with ``--show-dropped``)."""
     if isinstance(plan, NothingToCompact):
         return _nothing(plan, dry_run=True)
     body = {"dryRun": True, "compacted": False, **_preparation(plan.preparation)}
     body["summaryBudget"] = plan.summary_budget
     body["estimatedAfter"] = body["kept"]["tokens"] + plan.summary_budget
+    if dropped is not None:
+        body["dropped"] = dropped_json(dropped)
     return body
 
 
@@ -73,6 +78,7 @@ def compaction_json(outcome: CompactionOutcome | NothingToCompact) -> dict[str, 
         "windows": result.windows,
         "summary": result.summary,
         "shortSummary": result.short_summary,
+        "dropped": dropped_json(outcome.dropped) if outcome.dropped is not None else None,
     }
 
 

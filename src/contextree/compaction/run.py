@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Unpack
 
+from contextree.compaction.dropped import DroppedFromView, dropped_from_view
 from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
 from contextree.compaction.prepare import (
     CompactionPreparation,
@@ -55,6 +56,8 @@ class CompactionOutcome:
     entry: Entry
     preparation: CompactionPreparation
     context: SessionContext
+    dropped: DroppedFromView | None = None
+    """What left the model's view, and which user messages the summary does not carry."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,8 +201,10 @@ async def compact_session(
         return NothingToCompact("compacted_elsewhere", str(lost))
     entry = tree.get_entry(entry_id)
     assert entry is not None
-    await hooks.emit(COMPACT, SessionCompactEvent(entry, result.from_extension))
-    return CompactionOutcome(result, entry, preparation, tree.build_session_context())
+    dropped = dropped_from_view(preparation, path, result.summary)
+    await hooks.emit(COMPACT, SessionCompactEvent(entry, result.from_extension, dropped))
+    context = tree.build_session_context()
+    return CompactionOutcome(result, entry, preparation, context, dropped)
 
 
 def _append(

@@ -29,12 +29,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PRUNED_OUTPUT_PLACEHOLDER",
+    "RECALL_HINT",
     "bash_execution_to_text",
     "branch_summary_text",
     "compaction_summary_text",
     "context_json",
     "convert_message",
     "convert_to_llm",
+    "with_recall_hint",
 ]
 
 PRUNED_OUTPUT_PLACEHOLDER: Final = "[Output truncated]"
@@ -51,6 +53,30 @@ _BRANCH_PREAMBLE: Final = (
     "The summary below records what happened on that branch; it is context, not part of "
     "the current path."
 )
+
+
+RECALL_HINT: Final = (
+    "Details this summary leaves out are still on record: look them up with the recall tool."
+)
+"""The line our provider view adds to the compaction summary's wrapper when a ``recall`` tool
+is offered (never in pi's context, which must stay equal to pi's)."""
+
+
+def with_recall_hint(messages: list[LlmMessage]) -> list[LlmMessage]:
+    """``messages`` with :data:`RECALL_HINT` added to the compaction summary's wrapper (a new
+    list; the summary message is copied, the others are the same objects)."""
+    out = list(messages)
+    for index, message in enumerate(out):
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list) or len(content) != 1:
+            continue
+        block = content[0]
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(text, str) and text.startswith(_COMPACTION_PREAMBLE + "\n\n<summary>"):
+            hinted = text.replace(_COMPACTION_PREAMBLE, f"{_COMPACTION_PREAMBLE} {RECALL_HINT}", 1)
+            out[index] = {**message, "content": [{**block, "text": hinted}]}
+            break  # a context holds one compaction summary, first
+    return out
 
 
 def compaction_summary_text(summary: str) -> str:

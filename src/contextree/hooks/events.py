@@ -69,6 +69,9 @@ class SessionCompactEvent:
 
     compaction_entry: Entry
     from_extension: bool
+    dropped: Any = None
+    """What left the model's view (``contextree.compaction.dropped.DroppedFromView``): the
+    messages folded, tool outputs among them, user messages the summary does not carry."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 from contextree.compaction.summarize import CompactionResult
+from contextree.context.convert import with_recall_hint
 from contextree.context.provider import ProviderView
 from contextree.entries.types import AgentMessage, LlmMessage
 from contextree.errors import CompactionError
@@ -27,6 +28,7 @@ from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import ModelClient
 from contextree.llm.registry import context_window as registry_context_window
 from contextree.llm.registry import parse_model_spec
+from contextree.recall.tool import SessionRecall
 from contextree.runtime.events import EventHub, EventListener
 from contextree.runtime.triggers import CompactionSkipped, CompactionTriggers
 from contextree.security.redact import Redactor, environment_secrets, redact_stored_message
@@ -92,6 +94,11 @@ class ManagedSession:
             context_window=lambda: self.context_window,
             candidates=lambda: [self.summarizer],
         )
+        self.recall = SessionRecall(tree, self.settings)
+        """Recall over this session, for the adapters' ``recall`` tools."""
+        self.offer_recall = False
+        """Set by an adapter that gives its model the ``recall`` tool: from then on, once the
+        path has a compaction, the summary's wrapper says that the tool finds what it left out."""
 
     @classmethod
     def open(
@@ -145,8 +152,20 @@ class ManagedSession:
         return self.tree.build_session_context().messages
 
     def llm_messages(self) -> list[LlmMessage]:
-        """:meth:`context_messages` as a provider accepts them (tool-call pairing repaired)."""
-        return self._provider_view.messages(self.context_messages())
+        """:meth:`context_messages` as a provider accepts them (tool-call pairing repaired;
+        with :attr:`offer_recall`, the recall line in the summary's wrapper)."""
+        messages = self._provider_view.messages(self.context_messages())
+        return with_recall_hint(messages) if self.recall_offered() else messages
+
+    def recall_offered(self) -> bool:
+        """Whether the model is offered ``recall`` now: an adapter gives it the tool and the
+        path has a compaction."""
+        return self.offer_recall and self.recall.available()
+
+    def recall_text(self, query: str, limit: int = 5) -> str:
+        """The ``recall`` tool's result for ``query`` (bounded; see
+        :mod:`contextree.recall.tool`)."""
+        return self.recall.search_text(query, limit=limit)
 
     # -- compaction -----------------------------------------------------------------------------
 

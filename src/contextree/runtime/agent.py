@@ -27,7 +27,7 @@ from typing import Any
 from contextree.compaction.options import summary_options
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.summarize import CompactionResult
-from contextree.context.convert import convert_to_llm
+from contextree.context.convert import convert_to_llm, with_recall_hint
 from contextree.context.provider import provider_messages
 from contextree.entries.ids import now_ms
 from contextree.entries.types import AgentMessage, LlmMessage
@@ -37,6 +37,7 @@ from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.llm.errors import is_context_overflow
 from contextree.llm.registry import context_window as registry_context_window
 from contextree.llm.registry import create_client, parse_model_spec
+from contextree.recall.tool import RECALL_TOOL_NAME, SessionRecall
 from contextree.runtime.events import (
     AGENT_END,
     AGENT_START,
@@ -58,6 +59,7 @@ from contextree.runtime.tools.base import (
     tool_result_message,
     tool_spec,
 )
+from contextree.runtime.tools.recall import RecallTool
 from contextree.runtime.triggers import (
     OVERFLOW_RETRY_FAILED,
     CompactionSkipped,
@@ -85,12 +87,16 @@ def _api_name(provider: str) -> str:
     return "anthropic-messages" if provider == "anthropic" else "openai-completions"
 
 
-def request_messages(messages: Sequence[AgentMessage]) -> list[LlmMessage]:
+def request_messages(
+    messages: Sequence[AgentMessage], *, recall_hint: bool = False
+) -> list[LlmMessage]:
     """The messages sent to the model: the provider view of the context
     (:func:`~contextree.context.provider.provider_messages`). Failed and aborted replies (and
     their tool results) stay in the file but are left out, so a retry after an overflow is not
-    the same request; a tool call without a result gets a synthetic error result."""
-    return provider_messages(convert_to_llm(messages))
+    the same request; a tool call without a result gets a synthetic error result.
+    ``recall_hint``: the summary's wrapper says that the recall tool finds what it left out."""
+    view = provider_messages(convert_to_llm(messages))
+    return with_recall_hint(view) if recall_hint else view
 
 
 class AgentSession:
@@ -114,12 +120,16 @@ class AgentSession:
         max_tokens: int | None = None,
         sleep: Sleep = asyncio.sleep,
         now: Callable[[], int] | None = None,
+        recall: bool = True,
     ) -> None:
         self.tree = tree
         self.client = client
         self.settings = settings or Settings()
         self.model_spec = model_spec or (client.name if client is not None else None)
         self.tools = dict(tools or {})
+        # Offered to the model, with a line in the summary's wrapper, once the path has a
+        # compaction (issue 26): what the summary left out can be searched.
+        self.recall = SessionRecall(tree, self.settings) if recall else None
         self.tool_context = tool_context
         self.hooks = hooks or HookRegistry()
         self.system_prompt = system_prompt
@@ -288,13 +298,22 @@ class AgentSession:
                 continue
             return
 
+    def offered_tools(self) -> dict[str, Tool]:
+        """The tools of the next request: :attr:`tools`, and ``recall`` once the path has a
+        compaction (unless a tool of that name was given)."""
+        if self.recall is None or RECALL_TOOL_NAME in self.tools or not self.recall.available():
+            return self.tools
+        return {**self.tools, RECALL_TOOL_NAME: RecallTool(self.recall)}
+
     def _request(self) -> CompletionRequest:
+        tools = self.offered_tools()
+        hint = RECALL_TOOL_NAME in tools and self.recall is not None
         return CompletionRequest(
             system_prompt=self.system_prompt,
-            messages=request_messages(self.context_messages()),
+            messages=request_messages(self.context_messages(), recall_hint=hint),
             max_tokens=self.max_tokens,
             reasoning=self.tree.build_session_context().thinking_level,
-            tools=[tool_spec(tool) for tool in self.tools.values()],
+            tools=[tool_spec(tool) for tool in tools.values()],
         )
 
     def _assistant_message(self, completion: Completion) -> AgentMessage:
@@ -377,7 +396,7 @@ class AgentSession:
         for index, call in enumerate(calls):
             await self._emit(TOOL_START, toolCallId=call.get("id"), name=call.get("name"))
             try:
-                result = await run_tool_call(self.tools, call, context)
+                result = await run_tool_call(self.offered_tools(), call, context)
             except asyncio.CancelledError:
                 # Keep the tool-call pairing valid: every call gets a result, even when aborted.
                 for pending in calls[index:]:

@@ -373,6 +373,18 @@ class SessionTree:
             if type(item) is Record:
                 yield item
 
+    def records_newest_first(self) -> Iterator[Record]:
+        """Entry records from the last in file order back (a reader of what was appended since
+        it last looked stops early)."""
+        for item in reversed(self._index.complete_all().items):
+            if type(item) is Record:
+                yield item
+
+    @property
+    def known_size(self) -> int:
+        """Bytes of the store this tree has read or written (grows with its appends)."""
+        return self._known_size
+
     def get_entries(self) -> list[Entry]:
         """Every entry in file order."""
         return entries_of(self.records())

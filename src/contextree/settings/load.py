@@ -57,6 +57,9 @@ class Settings:
     allow_outside_cwd: bool = False
     redaction: RedactionSettings = field(default_factory=RedactionSettings)
     """What is blanked out of text sent to a summarizer (``redaction.*``)."""
+    recall_index_dir: str | None = None
+    """``recall.indexDir``: where the recall indexes of session files are cached (default
+    ``$XDG_CACHE_HOME/contextree/recall``)."""
     trust_project_settings: bool = False
     """``security.trustProjectSettings``, honoured from user files, the environment and the
     command line only: lets a project's files choose models and endpoints, turn redaction off
@@ -185,6 +188,7 @@ KEYS: dict[str, tuple[str, str, Validator]] = {
     "redaction.enabled": ("redaction", "enabled", _bool),
     "redaction.patterns": ("redaction", "patterns", _patterns),
     "security.trustProjectSettings": ("", "trust_project_settings", _bool),
+    "recall.indexDir": ("", "recall_index_dir", _str_or_none),
 }
 """Every settings key we read, with where it lands and how it is validated."""
 
@@ -284,7 +288,7 @@ def _unsafe_from_a_project(key: str, raw: Any) -> bool:
     redaction off or widen tool access: a cloned repository must not decide that alone."""
     if key in ("model",):
         return raw not in (None, "", "offline")
-    if key in ("compaction.remoteEndpoint", "retry.fallbackModels"):
+    if key in ("compaction.remoteEndpoint", "retry.fallbackModels", "recall.indexDir"):
         return bool(raw)
     if key == "redaction.enabled":
         return raw in (False, "false", "0", 0, "no", "off")

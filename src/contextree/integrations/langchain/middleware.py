@@ -21,6 +21,7 @@ conversation); they go first in every request, in their order.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -31,12 +32,18 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.runtime import Runtime
 
 from contextree.entries.types import AgentMessage, LlmMessage
 from contextree.integrations.core import ManagedSession
 from contextree.integrations.langchain.convert import from_langchain, to_langchain
 from contextree.llm.errors import is_overflow_text
+from contextree.recall.tool import (
+    RECALL_TOOL_DESCRIPTION,
+    RECALL_TOOL_NAME,
+    RECALL_TOOL_PARAMETERS,
+)
 
 __all__ = ["ContextreeMiddleware"]
 
@@ -60,7 +67,13 @@ class ContextreeMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ``middleware=[...]`` so the requests other middleware see are already compacted.
     """
 
-    def __init__(self, session: ManagedSession | str | os.PathLike[str], **options: Any) -> None:
+    def __init__(
+        self,
+        session: ManagedSession | str | os.PathLike[str],
+        *,
+        recall: bool = True,
+        **options: Any,
+    ) -> None:
         super().__init__()
         if isinstance(session, ManagedSession):
             if options:
@@ -68,6 +81,10 @@ class ContextreeMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             self.session = session
         else:
             self.session = ManagedSession.open(session, **options)
+        # The recall tool (issue 26), registered with the agent by create_agent and listed in
+        # a request only while the session's path has a compaction.
+        self.tools = [_recall_tool(self.session)] if recall else []
+        self.session.offer_recall = recall
         self._known: set[str] | None = None  # LangChain ids the session holds (read lazily)
         self._previous: list[LlmMessage] = []  # keeps the dicts _by_identity's ids name alive
         self._by_identity: dict[int, BaseMessage] = {}
@@ -157,6 +174,9 @@ class ContextreeMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         system = [m for m in request.state.get("messages", ()) if isinstance(m, SystemMessage)]
         messages: list[AnyMessage] = [*system, *self.context()]  # type: ignore[list-item]
+        if self.tools and not self.session.recall_offered():
+            tools = [t for t in request.tools if not any(t is own for own in self.tools)]
+            return request.override(messages=messages, tools=tools)
         return request.override(messages=messages)
 
     def _stored_response(self, response: ModelResponse[Any]) -> ModelResponse[Any]:
@@ -220,6 +240,24 @@ class ContextreeMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             if isinstance(message, AIMessage):
                 names.update((c["id"], c["name"]) for c in message.tool_calls if c["id"])
         return names
+
+
+def _recall_tool(session: ManagedSession) -> BaseTool:
+    """``recall`` as a LangChain tool on ``session`` (see :mod:`contextree.recall.tool`)."""
+
+    def recall(query: str, limit: int = 5) -> str:
+        return session.recall_text(query, limit)
+
+    async def arecall(query: str, limit: int = 5) -> str:
+        return await asyncio.to_thread(session.recall_text, query, limit)
+
+    return StructuredTool.from_function(
+        func=recall,
+        coroutine=arecall,
+        name=RECALL_TOOL_NAME,
+        description=RECALL_TOOL_DESCRIPTION,
+        args_schema=dict(RECALL_TOOL_PARAMETERS),
+    )
 
 
 def _is_overflow(exc: BaseException) -> bool:

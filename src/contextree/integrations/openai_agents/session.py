@@ -14,6 +14,8 @@ a compaction made during the run also shortens the requests that follow it.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from agents.memory import SessionSettings
 from agents.run_config import CallModelData, ModelInputData
+from agents.tool import FunctionTool
+from agents.tool_context import ToolContext
 
 from contextree.context import convert_to_llm
 from contextree.entries.types import AgentMessage, Usage
@@ -31,6 +35,11 @@ from contextree.integrations.openai_agents.convert import (
     items_to_messages,
     messages_to_items,
     usage_from_sdk,
+)
+from contextree.recall.tool import (
+    RECALL_TOOL_DESCRIPTION,
+    RECALL_TOOL_NAME,
+    RECALL_TOOL_PARAMETERS,
 )
 
 if TYPE_CHECKING:
@@ -226,6 +235,39 @@ class ContextreeSession:
                 replaced = cast("list[TResponseInputItem]", stored + tail)
                 return ModelInputData(input=replaced, instructions=model_data.instructions)
         return model_data  # the stored tail is not in the request: leave it as the SDK made it
+
+    # -- recall --------------------------------------------------------------------------------
+
+    def recall_tool(self) -> FunctionTool:
+        """The ``recall`` function tool, for ``Agent(tools=[...])``: enabled while the
+        session's path has a compaction, and from then on the summary's wrapper mentions it;
+        the result is bounded (:mod:`contextree.recall.tool`)."""
+        managed = self.managed
+        managed.offer_recall = True
+
+        async def invoke(ctx: ToolContext[Any], arguments: str) -> str:
+            try:
+                data = json.loads(arguments or "{}")
+            except ValueError:
+                return 'recall: the arguments must be a JSON object with a "query" string.'
+            query = data.get("query") if isinstance(data, dict) else None
+            if not isinstance(query, str):
+                return 'recall: the arguments must be a JSON object with a "query" string.'
+            limit = data.get("limit")
+            count = limit if isinstance(limit, int) and not isinstance(limit, bool) else 5
+            return await asyncio.to_thread(managed.recall_text, query, count)
+
+        def enabled(ctx: RunContextWrapper[Any], agent: Any) -> bool:
+            return managed.recall_offered()
+
+        return FunctionTool(
+            name=RECALL_TOOL_NAME,
+            description=RECALL_TOOL_DESCRIPTION,
+            params_json_schema=dict(RECALL_TOOL_PARAMETERS),
+            on_invoke_tool=invoke,
+            strict_json_schema=False,
+            is_enabled=enabled,
+        )
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -22,12 +22,13 @@ in ``message_history`` is told apart from a new one. Messages without it are new
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from pydantic_ai import RunContext
+from pydantic_ai import RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import (
     ModelContextWindowExceededError,
@@ -42,6 +43,8 @@ from pydantic_ai.messages import (
     SystemPromptPart,
 )
 from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import FunctionToolset
 
 from contextree.compaction.summarize import CompactionResult
 from contextree.entries.types import AgentMessage
@@ -53,6 +56,7 @@ from contextree.integrations.pydantic_ai.convert import (
     pi_to_model_messages,
 )
 from contextree.llm.errors import is_overflow_text
+from contextree.recall.tool import RECALL_TOOL_DESCRIPTION, RECALL_TOOL_NAME
 
 __all__ = ["SessionHistory"]
 
@@ -72,8 +76,11 @@ class SessionHistory(AbstractCapability[Any]):
         session: the session to drive; :meth:`open` makes one from a path.
     """
 
-    def __init__(self, session: ManagedSession) -> None:
+    def __init__(self, session: ManagedSession, *, recall: bool = True) -> None:
         self.session = session
+        self.recall = recall
+        """Give the agent the ``recall`` tool (:meth:`get_toolset`), offered to the model once
+        the session has a compaction."""
         self.last_compaction: CompactionResult | None = None
         """The result of the latest compaction this history ran, if any."""
         self._session_id = session.tree.session_id
@@ -157,6 +164,30 @@ class SessionHistory(AbstractCapability[Any]):
         return result
 
     # -- capability hooks ----------------------------------------------------------------------
+
+    def get_toolset(self) -> FunctionToolset[Any] | None:
+        """The ``recall`` tool (unless ``recall=False``): listed for the model only while the
+        session's path has a compaction; its result is bounded (:mod:`contextree.recall.tool`)."""
+        if not self.recall:
+            return None
+        session = self.session
+        session.offer_recall = True
+
+        async def recall(query: str, limit: int = 5) -> str:
+            return await asyncio.to_thread(session.recall_text, query, limit)
+
+        async def only_after_a_compaction(
+            ctx: RunContext[Any], tool: ToolDefinition
+        ) -> ToolDefinition | None:
+            return tool if session.recall_offered() else None
+
+        tool = Tool(
+            recall,
+            name=RECALL_TOOL_NAME,
+            description=RECALL_TOOL_DESCRIPTION,
+            prepare=only_after_a_compaction,
+        )
+        return FunctionToolset([tool])
 
     async def prepare_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext

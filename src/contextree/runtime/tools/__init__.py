@@ -21,6 +21,7 @@ from contextree.runtime.tools.base import (
 from contextree.runtime.tools.bash import BashTool, CommandOutput, run_command
 from contextree.runtime.tools.files import DEFAULT_READ_LIMIT, EditTool, ReadTool, WriteTool
 from contextree.runtime.tools.paths import resolve_path
+from contextree.runtime.tools.recall import RecallTool
 
 __all__ = [
     "DEFAULT_READ_LIMIT",
@@ -29,6 +30,7 @@ __all__ = [
     "EditTool",
     "JsonSchema",
     "ReadTool",
+    "RecallTool",
     "Tool",
     "ToolArguments",
     "ToolContext",

@@ -1,0 +1,98 @@
+"""Renderables of what a compaction takes out of the model's view (``compact --show-dropped``
+and the lines under ``compact``'s table); nothing here reads files (the session's index at most)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from contextree.cli.preview import entry_kind, entry_preview, plural
+from contextree.compaction.dropped import DroppedFromView, dropped_from_view
+from contextree.compaction.prepare import NothingToCompact
+from contextree.compaction.run import CompactionOutcome, CompactionPlan
+from contextree.entries.types import Entry
+from contextree.session.tree import SessionTree
+
+__all__ = ["dropped_entries", "dropped_summary", "dry_run_view", "outcome_view"]
+
+
+def _ids(ids: Sequence[str], limit: int = 12) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def dropped_summary(dropped: DroppedFromView) -> RenderableType:
+    """Counts of what left the view; the user messages the summary does not carry, by id."""
+    lines = [
+        Text(
+            f"Out of the model's view: {plural(len(dropped.folded), 'message')} folded, "
+            f"{plural(len(dropped.tool_outputs), 'tool output')}, "
+            f"{plural(len(dropped.user_messages), 'user message')}.",
+            "ct.meta",
+        )
+    ]
+    missing = dropped.user_not_in_summary
+    if missing:
+        lines.append(
+            Text(
+                f"{plural(len(missing), 'user message')} not in the summary: {_ids(missing)} "
+                "(contextree recall / expand get them back).",
+                "ct.warning",
+            )
+        )
+    elif missing is not None and dropped.user_messages:
+        lines.append(Text("Every folded user message is in the summary.", "ct.meta"))
+    return Group(*lines)
+
+
+def dropped_entries(dropped: DroppedFromView, path: Sequence[Entry]) -> RenderableType:
+    """Each folded entry on its own line: id, kind and a preview; user messages the summary
+    does not carry (when known) marked ``!``."""
+    wanted = set(dropped.folded)
+    missing = set(dropped.user_not_in_summary or ())
+    lines: list[RenderableType] = [
+        Text(f"{plural(len(dropped.folded), 'message')} leave the model's view:", "ct.heading")
+    ]
+    for entry in path:
+        entry_id = entry.get("id")
+        if entry_id not in wanted:
+            continue
+        line = Text("! " if entry_id in missing else "  ")
+        line.append(str(entry_id), "ct.id")
+        line.append(f"  {entry_kind(entry)}  ", "ct.meta")
+        line.append(entry_preview(entry, 80))
+        lines.append(line)
+    return Group(*lines)
+
+
+def dry_run_view(
+    plan: CompactionPlan | NothingToCompact, *, show_dropped: bool
+) -> tuple[RenderableType, DroppedFromView | None]:
+    """``compact --dry-run``'s text, with ``--show-dropped`` the messages that would leave the
+    model's view listed after it (and that list, for the JSON)."""
+    from contextree.cli import render
+
+    shown = render.dry_run(plan)
+    if not show_dropped or isinstance(plan, NothingToCompact):
+        return shown, None
+    dropped = dropped_from_view(plan.preparation, plan.path)
+    return Group(shown, dropped_entries(dropped, plan.path)), dropped
+
+
+def outcome_view(
+    outcome: CompactionOutcome | NothingToCompact,
+    tree: SessionTree,
+    *,
+    show_summary: bool,
+    show_dropped: bool,
+) -> RenderableType:
+    """``compact``'s text; with ``--show-dropped`` the messages that left the view listed."""
+    from contextree.cli import render
+
+    shown = render.compaction_outcome(outcome, show_summary=show_summary)
+    if not show_dropped or isinstance(outcome, NothingToCompact) or not outcome.dropped:
+        return shown
+    folded = tree.get_branch(outcome.preparation.first_kept_entry_id)
+    return Group(shown, dropped_entries(outcome.dropped, folded))

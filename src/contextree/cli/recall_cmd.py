@@ -1,0 +1,138 @@
+"""``contextree recall``, ``expand`` and ``uncompact``: get back what compactions folded away.
+
+``register(app)`` adds the commands to the ``contextree`` app; the logic is in
+:mod:`contextree.recall` and :mod:`contextree.branching.uncompact`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from contextree.cli.options import SessionArg
+
+__all__ = ["register"]
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+FormatOpt = Annotated[
+    OutputFormat, typer.Option("--format", "-f", help="text, or json for scripts.")
+]
+
+
+def _print_json(payload: Any) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``recall``, ``expand`` and ``uncompact`` to ``app``."""
+    from contextree.cli.app import _fail, _open, _report_load, _settings, handles_errors, state
+
+    @app.command()
+    @handles_errors
+    def recall(
+        session: SessionArg,
+        query: Annotated[
+            str,
+            typer.Argument(
+                metavar="QUERY",
+                help='Words, identifiers, paths or numbers; "quoted words" form one phrase.',
+                show_default=False,
+            ),
+        ],
+        leaf: Annotated[
+            str | None, typer.Option(help="Entry id, or a unique prefix, to search from.")
+        ] = None,
+        limit: Annotated[int, typer.Option(min=1, max=1000, help="Hits to show at most.")] = 10,
+        all_branches: Annotated[
+            bool,
+            typer.Option("--all-branches", help="Also search branches the leaf left behind."),
+        ] = False,
+        format: FormatOpt = OutputFormat.text,
+    ) -> None:
+        """Search what compactions folded out of the context (BM25-ranked)."""
+        from contextree.cli import recall_render
+        from contextree.recall import query_terms, recall_json
+        from contextree.recall import recall as run_recall
+
+        if not query_terms(query):
+            raise _fail(f'the query "{query}" has no letter or digit to search for', 2)
+        settings = _settings().settings
+        tree = _open(session)
+        _report_load(tree)
+        leaf_id = None
+        if leaf is not None:
+            # Here only: navigation pulls in the model clients (a third of a second).
+            from contextree.branching.navigate import resolve_entry_id
+
+            leaf_id = resolve_entry_id(tree, leaf)
+        result = run_recall(
+            tree,
+            query,
+            leaf_id=leaf_id,
+            limit=limit,
+            all_branches=all_branches,
+            settings=settings,
+        )
+        for notice in result.notices:
+            state.errors.print(f"note: {notice}", markup=False)
+        if format is OutputFormat.json:
+            _print_json(recall_json(result))
+            return
+        state.console.print(recall_render.recall_result(result), soft_wrap=True)
+
+    @app.command()
+    @handles_errors
+    def expand(
+        session: SessionArg,
+        entry_id: Annotated[
+            str,
+            typer.Argument(
+                metavar="ENTRY_ID", help="Entry id, or a unique prefix of one.", show_default=False
+            ),
+        ],
+        around: Annotated[
+            int, typer.Option(min=0, max=1000, help="Entries to show before and after it.")
+        ] = 0,
+        format: FormatOpt = OutputFormat.text,
+    ) -> None:
+        """Show an original entry in full (with --around N, its neighbours too)."""
+        from contextree.branching.navigate import resolve_entry_id
+        from contextree.cli import recall_render
+        from contextree.recall import expand_entry, expansion_json
+
+        tree = _open(session)
+        _report_load(tree)
+        result = expand_entry(tree, resolve_entry_id(tree, entry_id), around=around)
+        if format is OutputFormat.json:
+            _print_json(expansion_json(result))
+            return
+        state.console.print(recall_render.expansion(result), soft_wrap=True)
+
+    @app.command()
+    @handles_errors
+    def uncompact(session: SessionArg, format: FormatOpt = OutputFormat.text) -> None:
+        """Undo the latest compaction: move the leaf back to just before it (nothing deleted)."""
+        from contextree.branching.uncompact import uncompact as undo
+        from contextree.branching.uncompact import uncompact_json
+        from contextree.cli import recall_render
+
+        tree = _open(session)
+        _report_load(tree)
+        result = undo(tree, persist=True)  # decision 8: the move must survive the process
+        if format is OutputFormat.json:
+            _print_json(uncompact_json(result))
+        else:
+            state.console.print(recall_render.uncompact_result(result), soft_wrap=True)
+        if result is None:
+            raise typer.Exit(1)
+
+    del recall, expand, uncompact  # registered on the app

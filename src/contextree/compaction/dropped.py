@@ -1,0 +1,109 @@
+"""What a compaction takes out of the model's view, and which user messages its summary lost.
+
+A compaction folds the messages from the start of the current context up to the first kept
+entry into its summary. The report names them: how many messages, which tool outputs, which
+user messages - and, once the summary is written, which of those user messages it does not
+carry. A user message counts as carried when at least half of its distinct content words
+(four characters or more, or holding a digit, ``_``, ``.`` or ``/``: identifiers, numbers,
+paths) appear in the summary; a message with no such word, when its whole text does. That is a
+heuristic for a reader (a paraphrase may carry a request in other words): ``contextree recall``
+finds any of them again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from contextree.compaction.prepare import CompactionPreparation
+from contextree.context.build import message_from_entry
+from contextree.entries.types import Entry
+
+__all__ = ["DroppedFromView", "dropped_from_view", "dropped_json", "summary_carries"]
+
+_WORD: Final = re.compile(r"[\w./-]+")
+_CARRIED_SHARE: Final = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedFromView:
+    """The messages a compaction folds out of the context (entry ids, oldest first)."""
+
+    folded: list[str]
+    """Every entry whose message leaves the context."""
+    tool_outputs: list[str]
+    """Tool results and bash executions among them: outputs the model no longer sees."""
+    user_messages: list[str]
+    """User messages among them."""
+    user_not_in_summary: list[str] | None = None
+    """User messages the summary does not carry; ``None`` before there is a summary."""
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+        )
+    return ""
+
+
+def _content_words(text: str) -> set[str]:
+    words = {w.strip("./-").lower() for w in _WORD.findall(text)}
+    return {w for w in words if len(w) >= 4 or any(ch.isdigit() or ch in "_./" for ch in w)} - {""}
+
+
+def summary_carries(summary: str, message_text: str) -> bool:
+    """Whether ``summary`` carries a user message (see the module docstring)."""
+    wanted = _content_words(message_text)
+    if not wanted:
+        folded = " ".join(message_text.split()).lower()
+        return not folded or folded in " ".join(summary.split()).lower()
+    have = _content_words(summary)
+    return len(wanted & have) >= _CARRIED_SHARE * len(wanted)
+
+
+def dropped_from_view(
+    preparation: CompactionPreparation, path: Sequence[Entry], summary: str | None = None
+) -> DroppedFromView:
+    """What compacting ``path`` as ``preparation`` plans folds away; with the ``summary``,
+    also the user messages it does not carry."""
+    folded: list[str] = []
+    tools: list[str] = []
+    users: list[str] = []
+    missing: list[str] = []
+    for entry in path[preparation.boundary_start : preparation.first_kept_entry_index]:
+        message = message_from_entry(entry, for_context=False)
+        entry_id = entry.get("id")
+        if message is None or not isinstance(entry_id, str):
+            continue
+        folded.append(entry_id)
+        role = message.get("role")
+        if role in ("toolResult", "bashExecution"):
+            tools.append(entry_id)
+        elif role == "user":
+            users.append(entry_id)
+            if summary is not None and not summary_carries(summary, _text(message.get("content"))):
+                missing.append(entry_id)
+    return DroppedFromView(folded, tools, users, missing if summary is not None else None)
+
+
+def dropped_json(dropped: DroppedFromView) -> dict[str, Any]:
+    """The report as ``compact``'s JSON shows it (camelCase)."""
+    payload: dict[str, Any] = {
+        "messagesFolded": len(dropped.folded),
+        "toolOutputsFolded": len(dropped.tool_outputs),
+        "userMessagesFolded": len(dropped.user_messages),
+        "foldedEntryIds": dropped.folded,
+        "toolOutputEntryIds": dropped.tool_outputs,
+        "userMessageEntryIds": dropped.user_messages,
+    }
+    if dropped.user_not_in_summary is not None:
+        payload["userMessagesNotInSummary"] = len(dropped.user_not_in_summary)
+        payload["userMessagesNotInSummaryIds"] = dropped.user_not_in_summary
+    return payload

@@ -1,0 +1,157 @@
+"""``recall``: search what compactions folded out of a path's context.
+
+The scope is the entries of the path to the leaf that come before the kept part of its latest
+compaction (their words no longer reach the model except through the summary), or with
+``all_branches`` every entry of the session that is not in the leaf's context (abandoned
+branches too). A query is split into terms at white space (``"two words"`` is one term); each
+term must occur, as a phrase, in a hit. When no entry holds every term, entries holding any of
+them are returned instead (``RecallResult.any_term``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from contextree.recall.base import Hit
+from contextree.recall.index import RecallIndex, SyncReport
+
+if TYPE_CHECKING:
+    from contextree.session.tree import SessionTree
+    from contextree.settings.load import Settings
+
+__all__ = [
+    "RecallResult",
+    "folded_entry_ids",
+    "open_recall_index",
+    "query_terms",
+    "recall",
+    "recall_json",
+]
+
+_TERM = re.compile(r'"([^"]*)"|(\S+)')
+
+
+def query_terms(query: str) -> list[str]:
+    """The terms of ``query``: words, or ``"quoted phrases"``; those without a letter or digit
+    are dropped (they match nothing)."""
+    terms = [quoted or bare for quoted, bare in _TERM.findall(query)]
+    return [t for t in terms if any(ch.isalnum() for ch in t)]
+
+
+def folded_entry_ids(
+    tree: SessionTree, leaf_id: str | None = None, *, all_branches: bool = False
+) -> set[str]:
+    """Ids of the entries recall searches at ``leaf_id`` (default: the leaf)."""
+    target = leaf_id if leaf_id is not None else tree.leaf_id
+    if target is None:
+        return set()
+    in_context = {i for i in tree.build_session_context(target).entry_ids if i is not None}
+    if all_branches:
+        return {r.id for r in tree.records() if r.id is not None and r.id not in in_context}
+    path = tree.get_branch_view(target)
+    latest = next((i for i in range(len(path) - 1, -1, -1) if path.type_at(i) == "compaction"), -1)
+    return {i for i in path.ids()[:latest] if i is not None and i not in in_context}
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """What ``recall`` found."""
+
+    query: str
+    terms: list[str]
+    hits: list[Hit]
+    searched: int
+    """How many entries were in scope."""
+    all_branches: bool
+    any_term: bool = False
+    """No entry held every term: these hits hold at least one."""
+    index: str = ""
+    """Which backend answered (``sqlite-fts5``, ``postgres``, ``scan``)."""
+    sync: SyncReport | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+def open_recall_index(tree: SessionTree, settings: Settings | None = None) -> RecallIndex:
+    """``tree``'s index, placed and redacted as ``settings`` say (``recall.indexDir``,
+    ``redaction.*``); default settings without ``settings``."""
+    from contextree.security.redact import Redactor
+    from contextree.settings.load import Settings
+
+    settings = settings if settings is not None else Settings()
+    redactor = Redactor.from_settings(settings.redaction)
+    key = "off" if redactor is None else f"{redactor.names}:{settings.redaction.patterns}"
+    return RecallIndex.for_tree(
+        tree,
+        index_dir=settings.recall_index_dir,
+        redact=redactor.redact if redactor is not None else None,
+        redaction_key=key,
+    )
+
+
+def recall(
+    tree: SessionTree,
+    query: str,
+    *,
+    leaf_id: str | None = None,
+    limit: int = 10,
+    all_branches: bool = False,
+    index: RecallIndex | None = None,
+    settings: Settings | None = None,
+) -> RecallResult:
+    """Search the entries compactions folded out of ``leaf_id``'s context (see the module).
+
+    ``index`` is kept up to date and reused; without it one is opened for this call.
+    """
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    terms = query_terms(query)
+    own = index is None
+    used = open_recall_index(tree, settings) if index is None else index
+    try:
+        report = used.sync(tree)
+        allowed = folded_entry_ids(tree, leaf_id, all_branches=all_branches)
+        hits = used.search(terms, allowed=allowed, limit=limit) if allowed else []
+        any_term = False
+        if not hits and allowed and len(terms) > 1:
+            hits = used.search(terms, allowed=allowed, limit=limit, any_term=True)
+            any_term = bool(hits)
+        notices = [used.notice] if used.notice else []
+        return RecallResult(
+            query,
+            terms,
+            hits,
+            len(allowed),
+            all_branches,
+            any_term,
+            used.backend.kind,
+            report,
+            notices,
+        )
+    finally:
+        if own:
+            used.close()
+
+
+def recall_json(result: RecallResult) -> dict[str, object]:
+    """``recall --format json``."""
+    return {
+        "query": result.query,
+        "terms": result.terms,
+        "searched": result.searched,
+        "allBranches": result.all_branches,
+        "anyTerm": result.any_term,
+        "index": result.index,
+        "notices": result.notices,
+        "hits": [
+            {
+                "entryId": hit.entry_id,
+                "role": hit.role,
+                "timestamp": hit.timestamp,
+                "snippet": hit.snippet,
+                "score": round(hit.score, 6),
+            }
+            for hit in result.hits
+        ],
+    }

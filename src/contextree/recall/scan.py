@@ -1,0 +1,83 @@
+"""The fallback without FTS5: documents kept in memory and searched by a plain scan.
+
+Used when this Python's SQLite lacks FTS5 (and for in-memory sessions without it): slower,
+with a cruder ranking (how often the terms occur), but the same results for exact terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Iterable, Sequence
+from typing import Final
+
+from contextree.recall.base import Hit, IndexState
+from contextree.recall.documents import Document
+
+__all__ = ["ScanBackend", "snippet_around"]
+
+_SNIPPET_CHARS: Final = 160
+
+
+def snippet_around(
+    text: str, needle: str, chars: int = _SNIPPET_CHARS, *, mark: bool = True
+) -> str:
+    """About ``chars`` characters of ``text`` around the first ``needle`` (case-insensitive),
+    the match in brackets as FTS5's snippets mark it (unless ``mark`` is false)."""
+    found = re.search(re.escape(needle), text, re.IGNORECASE) if needle else None
+    if found is None:
+        return " ".join(text[:chars].split()) + ("…" if len(text) > chars else "")
+    start = max(0, found.start() - chars // 2)
+    end = min(len(text), found.end() + chars // 2)
+    match = f"[{found.group(0)}]" if mark else found.group(0)
+    piece = f"{text[start : found.start()]}{match}{text[found.end() : end]}"
+    return ("…" if start else "") + " ".join(piece.split()) + ("…" if end < len(text) else "")
+
+
+class ScanBackend:
+    """Documents of one session in a list, searched term by term."""
+
+    kind = "scan"
+
+    def __init__(self) -> None:
+        self._documents: list[Document] = []
+        self._state: IndexState | None = None
+
+    def identity(self) -> str | None:
+        return None
+
+    def load_state(self) -> IndexState | None:
+        return self._state
+
+    def replace(self, documents: Iterable[Document], state: IndexState) -> None:
+        self._documents = list(documents)
+        self._state = state
+
+    def add(self, documents: Sequence[Document], state: IndexState, previous: IndexState) -> bool:
+        if self._state != previous:
+            return False
+        self._documents.extend(documents)
+        self._state = state
+        return True
+
+    def search(
+        self, terms: Sequence[str], *, any_term: bool, allowed: Container[str] | None, limit: int
+    ) -> list[Hit]:
+        wanted = [t.lower() for t in terms if t.strip()]
+        if not wanted or limit <= 0:
+            return []
+        scored: list[tuple[int, int, Document]] = []
+        for position, document in enumerate(self._documents):
+            if allowed is not None and document.entry_id not in allowed:
+                continue
+            lower = document.text.lower()
+            counts = [lower.count(term) for term in wanted]
+            if any(counts) if any_term else all(counts):
+                scored.append((-sum(counts), position, document))
+        scored.sort(key=lambda item: (item[0], item[1]))
+        return [
+            Hit(d.entry_id, d.role, d.timestamp, snippet_around(d.text, wanted[0]), float(-s))
+            for s, _, d in scored[:limit]
+        ]
+
+    def close(self) -> None:
+        self._documents = []

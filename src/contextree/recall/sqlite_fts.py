@@ -1,0 +1,189 @@
+"""The index in SQLite FTS5: a cache file beside nothing pi reads, or the store's own database.
+
+Tokenizer: ``unicode61`` splits at punctuation, and every query term is searched as a phrase
+with the same tokenizer, so ``src/app/main.py``, ``ERR_CONN_RESET``, ``v1.4.2`` or ``8472``
+match exactly where they occur (as adjacent tokens), and ``main.py`` also matches inside a
+longer path. ``tokenchars`` that keep ``._-/`` inside tokens would make ``main.py`` miss
+``src/app/main.py``; a trigram index matches any substring but is several times larger and
+slower to build (``bench/recall.py`` measures all three).
+
+Tables (several sessions share one database in the SQLite store; a cache file holds one)::
+
+    ct_recall_state (session PRIMARY KEY, config, identity, size, count, last_id)
+    ct_recall_docs  FTS5 (text; session, entry_id, role, ts UNINDEXED)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Container, Iterable, Sequence
+from typing import Final
+
+from contextree.recall.base import Hit, IndexState
+from contextree.recall.documents import Document
+
+__all__ = ["TOKENIZER", "SqliteFtsBackend", "fts5_available", "fts_phrase"]
+
+TOKENIZER: Final = "unicode61 remove_diacritics 2"
+
+
+def _schema(tokenizer: str) -> tuple[str, ...]:
+    quoted = tokenizer.replace("'", "''")
+    return (
+        "CREATE TABLE IF NOT EXISTS ct_recall_state (session TEXT PRIMARY KEY, "
+        "config TEXT NOT NULL, identity TEXT NOT NULL, size INTEGER NOT NULL, "
+        "count INTEGER NOT NULL, last_id TEXT)",
+        "CREATE VIRTUAL TABLE IF NOT EXISTS ct_recall_docs USING fts5(text, session UNINDEXED, "
+        f"entry_id UNINDEXED, role UNINDEXED, ts UNINDEXED, tokenize = '{quoted}')",
+    )
+
+
+_SNIPPET_TOKENS: Final = 24
+_BATCH: Final = 256
+
+
+def fts5_available() -> bool:
+    """Whether this Python's SQLite library was built with FTS5."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+    return True
+
+
+def fts_phrase(term: str) -> str:
+    """``term`` as an FTS5 phrase (the tokenizer splits it as it split the documents)."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+class SqliteFtsBackend:
+    """The documents of session ``session`` in the FTS5 tables of ``conn``'s database."""
+
+    kind = "sqlite-fts5"
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        session: str,
+        *,
+        identity: Callable[[], str | None],
+        tokenizer: str = TOKENIZER,
+    ) -> None:
+        self._conn = conn
+        self._schema = _schema(tokenizer)
+        self._session = session
+        self._identity = identity
+        self._ready = False
+
+    def identity(self) -> str | None:
+        return self._identity()
+
+    def _ensure(self) -> None:
+        if not self._ready:
+            for statement in self._schema:
+                self._conn.execute(statement)
+            self._ready = True
+
+    def load_state(self) -> IndexState | None:
+        try:
+            row = self._conn.execute(
+                "SELECT config, identity, size, count, last_id FROM ct_recall_state "
+                "WHERE session = ?",
+                (self._session,),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return None  # no tables yet
+        if row is None:
+            return None
+        return IndexState(str(row[0]), str(row[1]), int(row[2]), int(row[3]), row[4])
+
+    def _save(self, state: IndexState) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO ct_recall_state "
+            "(session, config, identity, size, count, last_id) VALUES (?, ?, ?, ?, ?, ?)",
+            (self._session, state.config, state.identity, state.size, state.count, state.last_id),
+        )
+
+    def _insert(self, documents: Iterable[Document]) -> None:
+        session = self._session
+        self._conn.executemany(
+            "INSERT INTO ct_recall_docs (text, session, entry_id, role, ts) VALUES (?, ?, ?, ?, ?)",
+            ((d.text, session, d.entry_id, d.role, d.timestamp) for d in documents),
+        )
+
+    def replace(self, documents: Iterable[Document], state: IndexState) -> None:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._ensure()
+            conn.execute("DELETE FROM ct_recall_docs WHERE session = ?", (self._session,))
+            self._insert(documents)
+            self._save(state)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def add(self, documents: Sequence[Document], state: IndexState, previous: IndexState) -> bool:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self.load_state() != previous:
+                conn.execute("ROLLBACK")  # another process indexed the same tail meanwhile
+                return False
+            self._insert(documents)
+            self._save(state)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return True
+
+    def search(
+        self, terms: Sequence[str], *, any_term: bool, allowed: Container[str] | None, limit: int
+    ) -> list[Hit]:
+        if not terms or limit <= 0:
+            return []
+        match = (" OR " if any_term else " AND ").join(fts_phrase(t) for t in terms)
+        # Rank first without snippets (cheap), keep the allowed ones, then cut snippets for
+        # the few that are shown.
+        cursor = self._conn.execute(
+            "SELECT rowid, entry_id, bm25(ct_recall_docs) FROM ct_recall_docs "
+            "WHERE ct_recall_docs MATCH ? AND session = ? ORDER BY rank",
+            (match, self._session),
+        )
+        chosen: list[tuple[int, float]] = []
+        while len(chosen) < limit:
+            rows = cursor.fetchmany(_BATCH)
+            if not rows:
+                break
+            for rowid, entry_id, score in rows:
+                if allowed is None or entry_id in allowed:
+                    chosen.append((int(rowid), float(score)))
+                    if len(chosen) == limit:
+                        break
+        cursor.close()
+        if not chosen:
+            return []
+        marks = ",".join("?" * len(chosen))
+        details = {
+            int(row[0]): row[1:]
+            for row in self._conn.execute(
+                "SELECT rowid, entry_id, role, ts, snippet(ct_recall_docs, 0, '[', ']', '…', "
+                f"{_SNIPPET_TOKENS}) FROM ct_recall_docs WHERE ct_recall_docs MATCH ? "
+                f"AND rowid IN ({marks})",
+                (match, *(rowid for rowid, _ in chosen)),
+            )
+        }
+        # bm25() is lower for better matches; a Hit's score is higher for better ones.
+        return [
+            Hit(str(d[0]), str(d[1]), str(d[2]), " ".join(str(d[3]).split()), -score)
+            for rowid, score in chosen
+            if (d := details.get(rowid)) is not None
+        ]
+
+    def close(self) -> None:
+        self._conn.close()

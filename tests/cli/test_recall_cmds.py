@@ -1,0 +1,96 @@
+"""``contextree recall``, ``expand`` and ``uncompact``: text and JSON, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cli_env import clean_cli_env, invoke, ok, reset_consoles
+from contextree.session.tree import SessionTree
+from recall.recall_session import PORT, TOOL_DETAIL, compacted_file, entry_id_holding
+
+
+@pytest.fixture(autouse=True)
+def clean_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    clean_cli_env(tmp_path, monkeypatch)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    yield
+    reset_consoles()
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    path = tmp_path / "s.jsonl"
+    compacted_file(path)
+    return path
+
+
+def test_recall_text(session: Path) -> None:
+    tree = SessionTree.open(session)
+    out = ok("recall", session, PORT).output
+    assert f'1 hit for "{PORT}" (every term) among' in out
+    assert entry_id_holding(tree, PORT) in out and "assistant" in out
+    assert f"The flaky port is {PORT}" in out
+
+
+def test_recall_json(session: Path) -> None:
+    payload = json.loads(ok("recall", session, TOOL_DETAIL, "--format", "json").output)
+    assert [h["role"] for h in payload["hits"]] == ["toolResult"]
+    assert payload["index"] == "sqlite-fts5"
+
+
+def test_recall_nothing_folded_and_no_match(tmp_path: Path, session: Path) -> None:
+    assert "No match for" in ok("recall", session, "zebra").output
+    plain = tmp_path / "plain.jsonl"
+    tree = SessionTree.open(plain, cwd="/w")
+    tree.append_message({"role": "user", "content": "hello", "timestamp": 0})
+    assert "Nothing is folded out of the context" in ok("recall", plain, "hello").output
+
+
+def test_recall_usage_errors_exit_2(session: Path) -> None:
+    result = invoke("recall", session, "...")
+    assert result.exit_code == 2 and "no letter or digit" in result.output
+    assert invoke("recall", session, PORT, "--limit", "0").exit_code == 2
+    missing = invoke("recall", session.with_name("nope.jsonl"), PORT)
+    assert missing.exit_code == 1 and "Traceback" not in missing.output
+    assert "nope.jsonl" in missing.output
+
+
+def test_expand(session: Path) -> None:
+    tree = SessionTree.open(session)
+    target = entry_id_holding(tree, PORT)
+    out = ok("expand", session, target[:5], "--around", "1").output
+    assert f"> {target}" in out and "(not in context)" in out
+    assert "Please fix the retry logic" in out and TOOL_DETAIL in out
+    payload = json.loads(ok("expand", session, target, "-f", "json").output)
+    assert payload["entryId"] == target
+    assert [e["target"] for e in payload["entries"]] == [True]
+    assert payload["entries"][0]["entry"]["message"]["role"] == "assistant"
+    assert invoke("expand", session, "zzzz").exit_code == 1
+
+
+def test_uncompact_moves_the_leaf_before_the_compaction(session: Path) -> None:
+    before = SessionTree.open(session)
+    compaction = before.latest_compaction()
+    assert compaction is not None
+    out = ok("uncompact", session).output
+    assert f"Undid compaction {compaction['id']}" in out
+    after = SessionTree.open(session)
+    assert after.latest_compaction() is None
+    assert after.build_session_context().messages == before.build_session_context(
+        str(compaction["parentId"])
+    ).messages
+    assert len(after.get_entries()) == len(before.get_entries()) + 1  # nothing deleted
+    result = invoke("uncompact", session, "--format", "json")
+    assert result.exit_code == 1 and json.loads(result.output) == {"undone": None}
+
+
+def test_uncompact_json(session: Path) -> None:
+    compaction = SessionTree.open(session).latest_compaction()
+    assert compaction is not None
+    payload = json.loads(ok("uncompact", session, "-f", "json").output)
+    assert payload["undone"]["compactionId"] == compaction["id"]
+    assert payload["newLeafId"] == compaction["parentId"] and payload["leafEntryId"]
