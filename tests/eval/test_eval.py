@@ -1,0 +1,104 @@
+"""The retention eval itself (issue 25 item 7): its corpus, its scoring and its report."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from contextree.compaction.offline import OfflineSummarizer, SummaryKind
+from contextree.entries.types import AgentMessage
+from contextree.eval import PROBE_KINDS, build_corpus, run_eval
+from contextree.eval.corpus import corpus_phrasings
+from contextree.eval.phrasings import HELD_OUT, PHRASINGS, TUNING
+from contextree.eval.score import context_text
+
+
+def test_the_corpus_has_30_sessions_of_five_domains_with_every_kind_in_each() -> None:
+    corpus = build_corpus()
+    assert len(corpus) >= 30
+    assert {s.domain for s in corpus} == {"coding", "ops", "data", "writing", "support"}
+    for session in corpus:
+        assert sorted(p.probe.kind for p in session.probes) == sorted(PROBE_KINDS)
+        assert len(session.slices) == 5
+
+
+def test_every_kind_has_five_phrasings_and_held_out_ones_in_every_placement() -> None:
+    for kind in PROBE_KINDS:
+        assert len([p for p in TUNING if p.kind == kind]) >= 5, kind
+        assert [p for p in HELD_OUT if p.kind == kind], kind
+    assert {p.placement for p in PHRASINGS} == {"user", "assistant", "tool", "system"}
+    assert {p.placement for p in HELD_OUT} == {"user", "assistant", "tool", "system"}
+    assert corpus_phrasings(build_corpus()) == {p.key for p in PHRASINGS}
+    positions = Counter(p.probe.position for s in build_corpus() for p in s.probes)
+    assert set(positions) == {"early", "middle", "late"}
+
+
+def test_each_probe_is_planted_verbatim_in_its_message() -> None:
+    for session in build_corpus(sessions=10):
+        for planted in session.probes:
+            message = session.slices[planted.probe.segment][planted.message]
+            text = context_text([message])  # type: ignore[list-item]
+            for value in planted.probe.values:
+                assert value in text, (planted.probe.id, value)
+
+
+def test_the_corpus_is_deterministic() -> None:
+    assert build_corpus(sessions=3, seed=7) == build_corpus(sessions=3, seed=7)
+    assert build_corpus(sessions=3, seed=7) != build_corpus(sessions=3, seed=8)
+
+
+class _Dropping(OfflineSummarizer):
+    """The offline summarizer, with every line that names a value of some probes removed."""
+
+    def __init__(self, values: set[str]) -> None:
+        super().__init__()
+        self.values = {v.casefold() for v in values}
+
+    def summarize_messages(self, messages: Sequence[AgentMessage], **kw: object) -> str:
+        text = super().summarize_messages(messages, **kw)  # type: ignore[arg-type]
+        return "\n".join(
+            line for line in text.splitlines() if not any(v in line.casefold() for v in self.values)
+        )
+
+
+class _Everything(OfflineSummarizer):
+    """A summarizer that keeps the whole conversation (and the previous summary)."""
+
+    def summarize_messages(
+        self,
+        messages: Sequence[AgentMessage],
+        *,
+        kind: SummaryKind = "initial",
+        previous_summary: str | None = None,
+        **kw: object,
+    ) -> str:
+        from contextree.context.convert import convert_to_llm
+
+        return (previous_summary or "") + "\n" + context_text(convert_to_llm(messages))
+
+
+def test_a_summarizer_that_drops_a_kind_scores_zero_on_it() -> None:
+    corpus = build_corpus(sessions=10, rounds=3)
+    values = {v for s in corpus for p in s.probes if p.probe.kind == "fact" for v in p.probe.values}
+    report = run_eval(_Dropping(values), sessions=10, rounds=3, ratios=(None,)).to_json()
+    assert report["kinds"]["fact"]["scored"] > 0
+    assert report["kinds"]["fact"]["survival"] == 0
+    assert report["kinds"]["constraint"]["survival"] > 0
+
+
+def test_a_summarizer_that_keeps_everything_scores_one() -> None:
+    report = run_eval(_Everything(), sessions=10, rounds=3, ratios=(None,)).to_json()
+    assert report["scored"] > 0
+    assert report["mean_survival"] == 1.0
+    assert report["lost_in_rounds"] == []
+
+
+def test_the_json_report_has_the_figures_the_issue_names() -> None:
+    report = run_eval(OfflineSummarizer(), sessions=5, rounds=2).to_json()
+    assert 0 <= report["mean_survival"] <= 1
+    assert set(report["kinds"]) == set(PROBE_KINDS)
+    assert 0 <= report["budgets"]["0.2"]["mean_survival"] <= 1
+    assert 0 <= report["held_out"]["mean_survival"] <= 1
+    assert [r["round"] for r in report["rounds"]] == [1, 2]
+    assert isinstance(report["lost_in_rounds"], list)
+    assert report == run_eval(OfflineSummarizer(), sessions=5, rounds=2).to_json()
