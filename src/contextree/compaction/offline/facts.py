@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from contextree.compaction.offline.commands import _resolved_failures
-from contextree.compaction.offline.conversation import _digest_conversation
+from contextree.compaction.offline.conversation import _as_user, _digest_conversation
 from contextree.compaction.offline.digest import _Digest
 from contextree.compaction.offline.previous import _digest_summary, _merge
 from contextree.compaction.offline.text import _clip, _fit_text
@@ -49,7 +49,7 @@ class HandoffFacts:
 
 
 def _digest(messages: Sequence[AgentMessage], previous_summary: str | None) -> _Digest:
-    conversation = serialize_conversation(convert_to_llm(messages), keep_tail=True)
+    conversation = serialize_conversation(_as_user(convert_to_llm(messages)), keep_tail=True)
     digest = _digest_conversation(conversation, focus=None)
     if previous_summary and previous_summary.strip():
         digest = _merge(_digest_summary(previous_summary), digest)
