@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from contextree.compaction.offline import OfflineSummarizer, SummaryKind
 from contextree.entries.types import AgentMessage
@@ -99,6 +102,75 @@ def test_the_json_report_has_the_figures_the_issue_names() -> None:
     assert set(report["kinds"]) == set(PROBE_KINDS)
     assert 0 <= report["budgets"]["0.2"]["mean_survival"] <= 1
     assert 0 <= report["held_out"]["mean_survival"] <= 1
-    assert [r["round"] for r in report["rounds"]] == [1, 2]
+    assert [r["round"] for r in report["per_round"]] == [1, 2]
+    assert report["rounds"] == 2
     assert isinstance(report["lost_in_rounds"], list)
     assert report == run_eval(OfflineSummarizer(), sessions=5, rounds=2).to_json()
+
+
+# --- a user's own session ------------------------------------------------------------------------
+
+
+def _write_session(path: Path, corpus_index: int = 0) -> list[str]:
+    """A session file made of one generated session; returns one probe line per probe."""
+    from contextree.session.tree import SessionTree
+
+    session = build_corpus(sessions=corpus_index + 1, rounds=3)[corpus_index]
+    tree = SessionTree.open(path)
+    for piece in session.slices:
+        for message in piece:
+            tree.append_message(message)
+    return [
+        json.dumps({"kind": p.probe.kind, "values": list(p.probe.values)}) for p in session.probes
+    ]
+
+
+def test_a_users_session_and_probes_file_are_scored(tmp_path: Path) -> None:
+    lines = _write_session(tmp_path / "s.jsonl")
+    (tmp_path / "p.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = _cli(
+        "eval",
+        "--session",
+        str(tmp_path / "s.jsonl"),
+        "--probes",
+        str(tmp_path / "p.jsonl"),
+        "--rounds",
+        "3",
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["sessions"] == 1 and report["probes"] == len(lines)
+    assert 0 <= report["mean_survival"] <= 1
+
+
+def test_a_bad_probes_line_is_one_error_naming_file_line_and_field(tmp_path: Path) -> None:
+    lines = _write_session(tmp_path / "s.jsonl")
+    probes = tmp_path / "p.jsonl"
+    probes.write_text(lines[0] + '\n{"kind": "fact", "values": "x"}\n', encoding="utf-8")
+    result = _cli("eval", "--session", str(tmp_path / "s.jsonl"), "--probes", str(probes))
+    assert result.exit_code == 1
+    assert f'{probes}:2: field "values": expected a non-empty list of strings' in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_session_without_probes_is_a_usage_error(tmp_path: Path) -> None:
+    result = _cli("eval", "--session", str(tmp_path / "s.jsonl"))
+    assert result.exit_code == 2
+    assert "--session and --probes go together" in result.stderr
+
+
+def test_the_text_report_is_a_table_of_kinds_and_splits() -> None:
+    result = _cli("eval", "--sessions", "5", "--rounds", "2")
+    assert result.exit_code == 0, result.output
+    for word in ("fact", "question", "held-out phrasings", "0.2 of original", "Per round"):
+        assert word in result.stdout
+
+
+def _cli(*args: str) -> Any:
+    from typer.testing import CliRunner
+
+    from contextree.cli.app import app
+
+    return CliRunner().invoke(app, list(args))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from contextree.eval.corpus import EvalSession, PlantedProbe, build_corpus
 from contextree.eval.probes import PROBE_KINDS, Probe, ProbeKind
+from contextree.eval.probes_file import ProbesFileError, load_probes, session_with_probes
 from contextree.eval.report import BudgetReport, EvalReport, Survival
 from contextree.eval.run import DEFAULT_RATIOS, run_eval, run_sessions
 from contextree.eval.score import KeptCheck, values_found, visible
@@ -25,10 +26,13 @@ __all__ = [
     "PlantedProbe",
     "Probe",
     "ProbeKind",
+    "ProbesFileError",
     "Survival",
     "build_corpus",
+    "load_probes",
     "run_eval",
     "run_sessions",
+    "session_with_probes",
     "values_found",
     "visible",
 ]

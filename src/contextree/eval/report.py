@@ -107,7 +107,7 @@ class BudgetReport:
             "kinds": {kind: s.to_json() for kind, s in self.by_kind().items()},
             "held_out": _split_json(self.split(True)),
             "tuning": _split_json(self.split(False)),
-            "rounds": [
+            "per_round": [
                 {
                     "round": n,
                     "survival": round(s.survival, 4),

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
 
-from contextree.entries.types import AgentMessage
-from contextree.eval.corpus import EvalSession, PlantedProbe, build_corpus
+from contextree.eval.corpus import EvalSession, build_corpus
 from contextree.eval.report import BudgetReport, EvalReport, budget_label
 from contextree.eval.rounds import SessionRun, run_session
 from contextree.eval.score import KeptCheck, visible
@@ -76,17 +74,3 @@ def run_eval(
             seed=seed,
         )
     )
-
-
-def split_session(
-    name: str, messages: Sequence[AgentMessage], probes: Sequence[PlantedProbe], rounds: int
-) -> EvalSession:
-    """A user's session cut into ``rounds`` slices of about equal message counts; each probe's
-    position is rewritten to its slice."""
-    size = max(1, -(-len(messages) // rounds))
-    slices = tuple(tuple(messages[i : i + size]) for i in range(0, len(messages), size))
-    placed = []
-    for planted in probes:
-        segment, index = divmod(planted.message, size)
-        placed.append(PlantedProbe(replace(planted.probe, segment=segment), index))
-    return EvalSession(name, "user", slices, tuple(placed))
