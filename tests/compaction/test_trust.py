@@ -246,3 +246,16 @@ def test_items_matching_the_instructions_come_first_and_whole() -> None:
     summary = _summary(messages, focus="payment gateway")
     facts = _section(summary, "## Key Facts")
     assert facts.startswith(f"- {long_fact}")
+
+
+def test_a_count_before_a_cut_in_the_output_is_not_the_outcome() -> None:
+    output = ".\n1 passed in 0.44s\n" + "x" * 50 + "\n[... 3000 more characters truncated]\n"
+    summary = _summary(
+        [
+            _user("Test."),
+            _say("", _call("bash", command="make check")),
+            _result(output),
+            _say("Ran it."),
+        ]
+    )
+    assert "1 passed" not in _section(summary, "### Done")

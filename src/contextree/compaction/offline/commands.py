@@ -87,6 +87,11 @@ _RESULT_CHARS: Final = 200
 def _result_line(text: str, *, counts_only: bool = False) -> str | None:
     """What a run reported, as it said it: the last line with counts (``41 passed in 0.93s``),
     or the whole output when it is short and names something specific."""
+    cuts = list(_TRUNCATED.finditer(text))
+    if cuts:
+        cut = cuts[-1]
+        # Output cut in the middle: only what follows the cut can be the final report.
+        text, counts_only = text[cut.end() :], True
     lines = [
         line.strip()
         for line in text.splitlines()

@@ -438,11 +438,8 @@ class _ConversationReader:
         # Whether the latest request is finished is read from the assistant's last words
         # ("Sorting is in.", "Done: ..."); otherwise it stays in progress until the user moves
         # on to another one (see _merge).
-        finished = (
-            self.last_role == "assistant"
-            and not self.question_open
-            and _reports_finished(self.last_text)
-        )
+        # A question may follow the report ("Sorting is in. ... Should I add it?").
+        finished = self.last_role == "assistant" and _reports_finished(self.last_text)
         d.finished = bool(latest) and finished
         if latest and finished:
             d.done_notes.append(f"{latest} (reported done)")
@@ -450,9 +447,7 @@ class _ConversationReader:
             d.in_progress.append(latest)
         if d.pending_question:
             d.in_progress.append(_WAITING)
-            d.next_steps.append(
-                "Wait for the user's answer to the pending question under Open Questions."
-            )
+            d.next_steps.append("Wait for the user's answer to the pending question.")
         elif self.last_role == "user" and latest:
             d.next_steps.append(f"Respond to the latest user request: {latest}")
         elif self.last_role in ("calls", "result"):
