@@ -259,3 +259,24 @@ def test_a_count_before_a_cut_in_the_output_is_not_the_outcome() -> None:
         ]
     )
     assert "1 passed" not in _section(summary, "### Done")
+
+
+def test_a_models_summary_gets_the_users_facts_status_and_open_questions_recorded() -> None:
+    from contextree.compaction.offline import extract_facts, render_key_facts
+
+    messages = [
+        _user("The archive bucket is s3://acme-archive-eu and it is read-only."),
+        _say("Status: 1 of 3 buckets moved. Should the logs go to Glacier or stay in S3?"),
+        _user("Move the next bucket."),
+        _say("Moving."),
+    ]
+    recorded = render_key_facts(extract_facts(messages), budget_tokens=1000)
+    assert "s3://acme-archive-eu" in recorded
+    assert "1 of 3 buckets moved" in recorded
+    assert "Glacier or stay in S3?" in recorded
+    # A model forgot them all; the next round still has them from the recorded section.
+    later = OfflineSummarizer().summarize_messages(
+        [_user("Go on."), _say("OK.")], previous_summary="## Goal\nMove buckets.\n\n" + recorded
+    )
+    for text in ("s3://acme-archive-eu", "1 of 3 buckets moved", "Glacier or stay in S3?"):
+        assert text in later

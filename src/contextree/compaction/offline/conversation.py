@@ -237,7 +237,7 @@ class _ConversationReader:
         """The user's statements with specific values, verbatim: the whole message when it is
         short, otherwise each sentence that names something (issue 25 item 1)."""
         d = self.digest
-        shown = [d.goal, *d.constraints, *d.preferences, *d.decisions]
+        shown = [*d.constraints, *d.preferences, *d.decisions]
 
         def add(statement: str) -> None:
             if not any(statement in line for line in shown):

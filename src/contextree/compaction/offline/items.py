@@ -100,6 +100,8 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
         # Style, format, language and units hold for the whole session.
         b.add("constraints", preference, 80 + _recency(index, len(d.preferences)) // 4, user=True)
     for fact in d.facts:
+        if fact in d.goal:
+            continue  # the goal shows it (a model's summary gets it recorded, see facts.py)
         # The user's statements with specific values: the more they pin down, the longer kept.
         b.add("facts", fact, 80 + 5 * min(specific_count(fact), 3), user=True)
     for index, note in enumerate(d.noted):
