@@ -174,3 +174,28 @@ def _cli(*args: str) -> Any:
     from contextree.cli.app import app
 
     return CliRunner().invoke(app, list(args))
+
+
+class _ForgetfulModel:
+    """A model client that answers every summary request with the same two lines."""
+
+    name = "forgetful"
+
+    async def complete(self, request: Any) -> Any:
+        from contextree.llm.base import Completion, make_usage
+
+        return Completion(
+            content=[{"type": "text", "text": "## Goal\nKeep going."}],
+            usage=make_usage(input=1, output=1),
+            stop_reason="stop",
+            model="forgetful",
+        )
+
+
+def test_a_model_summarizer_runs_through_the_prompt_path_with_recorded_facts() -> None:
+    # The model forgets everything; the recorded facts appended to its summary (hybrid) keep
+    # the user's facts and constraints.
+    report = run_eval(_ForgetfulModel(), sessions=5, rounds=2, ratios=(None,)).to_json()  # type: ignore[arg-type]
+    assert report["model"] == "forgetful"
+    assert report["kinds"]["constraint"]["survival"] > 0
+    assert report["mean_survival"] < 1

@@ -260,7 +260,7 @@ def _noted_fact(sentence: str) -> bool:
         or re.match(r"(?i)let me\b", sentence)
     ):
         return False
-    return has_specifics(sentence) and _STATEMENT.search(sentence) is not None
+    return _STATEMENT.search(sentence) is not None and has_specifics(sentence)
 
 
 def _asked(text: str) -> list[str]:

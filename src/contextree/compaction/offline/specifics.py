@@ -15,7 +15,7 @@ _SHAPES: Final = (
     re.compile(r"\b\d+(?:\.\d+){1,3}\b"),  # versions, IPs
     re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),  # dates
     re.compile(
-        r"(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+        r"\b(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\s+\d{1,2}\b"
     ),  # "March 14"
     re.compile(r"(?:~|\.{1,2})?/?(?:[\w.@-]+/)+[\w.@-]*"),  # paths
@@ -34,6 +34,10 @@ def specific_count(text: str) -> int:
     return sum(1 for shape in _SHAPES if shape.search(text))
 
 
+_ANY: Final = re.compile("|".join(f"(?:{shape.pattern})" for shape in _SHAPES))
+"""All shapes in one pattern: one scan of a sentence instead of thirteen."""
+
+
 def has_specifics(text: str) -> bool:
     """Whether ``text`` names at least one specific value."""
-    return any(shape.search(text) for shape in _SHAPES)
+    return _ANY.search(text) is not None
