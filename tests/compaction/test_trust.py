@@ -280,3 +280,14 @@ def test_a_models_summary_gets_the_users_facts_status_and_open_questions_recorde
     )
     for text in ("s3://acme-archive-eu", "1 of 3 buckets moved", "Glacier or stay in S3?"):
         assert text in later
+
+
+def test_the_users_own_status_is_the_latest_status() -> None:
+    first = _summary(
+        [_user("Progress so far: the parser is done, the printer remains."), _say("OK.")]
+    )
+    assert "**Current status**: Progress so far: the parser is done" in _section(first, "## Goal")
+    later = _summary(
+        [_user("Go on."), _say("Status: the printer is half done.")], previous_summary=first
+    )
+    assert "**Current status**: Status: the printer is half done." in later

@@ -230,6 +230,7 @@ class _ConversationReader:
         for error in _error_lines(_FENCE.sub("", scanned), strict=True):
             _add(d.errors, error)
         self._user_facts(text)
+        self._user_status(scanned)
         self._answered(text)
         self._notice(scanned)
 
@@ -255,6 +256,18 @@ class _ConversationReader:
                     # What the custom instructions ask about is kept whole (issue 25 item 6).
                     focus = bool(self.focus_words) and _mentions(sentence, self.focus_words)
                     add(sentence if focus else _clip(sentence, _USER_LINE_CHARS))
+
+    def _user_status(self, text: str) -> None:
+        # The user's own account of where the work stands is the latest status too; their
+        # words also stay among the facts or requests.
+        status = [
+            sentence
+            for line in _prose_lines(text)
+            for sentence in _sentences(line)
+            if _STATUS.search(sentence) and not sentence.endswith("?")
+        ]
+        if status:
+            self.digest.status = _clip(" ".join(status), _STATE_CHARS)
 
     def _answered(self, text: str) -> None:
         # A question the user's next message does not take up stays open (issue 25 item 2).

@@ -79,7 +79,7 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
     b = _ItemBuilder(_focus_words(d.focus))
     if d.goal:
         b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
-    if d.status and d.status not in d.facts:
+    if d.status and not any(d.status in fact for fact in d.facts):
         b.add("status", f"{_STATUS_LABEL} {d.status}", 95)
     for index, request in enumerate(d.requests):
         times = d.request_counts.get(request, 1)
