@@ -45,6 +45,8 @@ class Target:
     size: str | None = None
 
     def holds(self, value: float) -> bool:
+        if self.op == ">=":
+            return value >= self.limit
         return value <= self.limit if self.op == "<=" else value < self.limit
 
     def describe(self, unit: str) -> str:
@@ -396,6 +398,18 @@ def _metrics() -> list[Metric]:
         Metric("recall_append_cpu", "  its CPU time", "ms"),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
+        # The retention eval (issue 25), measured once as well.
+        Metric(
+            "retention_mean",
+            "retention eval: mean survival, 5 rounds (offline)",
+            "",
+            target=Target(">=", 0.95),
+        ),
+        Metric(
+            "retention_20", "  context within 20% of the original", "", target=Target(">=", 0.75)
+        ),
+        Metric("retention_held_out", "  held-out phrasings", ""),
+        Metric("retention_time", "  wall time of the eval (35 sessions x 2 budgets)", "s"),
         *_integration_metrics(),
     ]
 
@@ -464,6 +478,10 @@ def run(
         if size == sizes[0]:
             progress("contextree --help startup (fresh processes)")
             results.update(measure_help_startup())
+            from bench.retention import measure_retention
+
+            progress("the retention eval (contextree eval, offline)")
+            results.update(measure_retention())
         for key, value in results.items():
             metrics[key].values[size] = value * 1000 if key in _MS_KEYS else value
         if not keep:

@@ -19,7 +19,7 @@ LAYERS: list[set[str]] = [
     {"settings", "session"},
     {"compaction", "recall"},
     {"branching"},
-    {"runtime"},
+    {"runtime", "eval"},
     {"integrations", "serve"},
     {"cli"},
     {"__init__", "__main__"},  # the package root: `from contextree import SessionTree`, `-m`

@@ -367,3 +367,26 @@ def test_the_readme_demo_summary_is_a_correct_handoff(tmp_path: Path) -> None:
     assert steps.startswith("1. Respond to the latest user request: Looks good. Two questions")
     assert outcome.result.method == "offline"
     assert text_tokens(summary) <= summary_token_budget(CompactionSettings())
+    # Exact outcomes (issue 25 item 4): the first pytest run passed, the second failed, the
+    # chained run at the cut passed 41 tests; "Let me ask ..." is not a decision.
+    assert "Ran `.venv/bin/python -m pytest -q` ×2 (exit 1; 1 earlier run passed;" in summary
+    assert "pytest -v` (exit 0): 41 passed in 1.22s" in summary
+    assert "Let me ask the app directly" not in _section(summary, "## Key Decisions")
+    assert "without errors" not in (outcome.result.short_summary or "")
+
+
+def test_the_readme_demo_branch_summary_marks_sorting_done(tmp_path: Path) -> None:
+    from contextree.branching.navigate import navigate_tree
+
+    path = tmp_path / "demo.jsonl"
+    shutil.copyfile(EXAMPLE, path)
+    tree = SessionTree.open(path)
+    # Leave the sorting branch (its last message: "Sorting is in. ...") for the point before it.
+    result = asyncio.run(
+        navigate_tree(tree, "5c25a1ca", summarize=True, client=OfflineSummarizer())
+    )
+    entry = result.summary_entry
+    assert entry is not None
+    summary = str(entry.get("summary"))
+    assert "sorting" in _section(summary, "### Done")
+    assert "sorting" not in _section(summary, "### In Progress")

@@ -111,7 +111,8 @@ def test_initial_summary_keeps_every_planted_fact() -> None:
     assert "Modified `tests/test_retry.py` (write)" in summary
     assert "Read `src/app/config.py`" in summary
     blocked = _section(summary, "### Blocked")
-    assert "`pytest tests/test_retry.py -q` failed (exit 1)" in blocked
+    # The latest outcome as the run reported it (issue 25 item 4).
+    assert "`pytest tests/test_retry.py -q` failed (exit 1; 1 failed in 0.12s)" in blocked
     assert ERROR in blocked
     assert CONSTRAINT in _section(summary, "## Constraints & Preferences")
     assert "Use httpx, not requests." in summary
@@ -129,8 +130,9 @@ def test_sections_come_in_the_prompt_order() -> None:
 
 def test_decisions_user_commands_and_next_steps_are_recorded() -> None:
     summary = _summarizer(min_tokens=2000).summarize(_serialize(_planted_messages()))
+    # The decision sentence as written, so a search for it finds it (issue 25 item 4).
     assert (
-        "- **I'll wrap requests in a retry helper instead of sleeping inline**: because the "
+        "- I'll wrap requests in a retry helper instead of sleeping inline because the "
         "server rate limits bursts." in summary
     )
     assert "Ran `make lint` (exit 0)" in summary
@@ -290,8 +292,8 @@ def test_update_keeps_previous_facts_and_adds_new_ones() -> None:
     assert "- [x] Add retry support to the HTTP client" in _section(summary, "### Done")
     assert "- [ ] Use exponential backoff." in _section(summary, "### In Progress")
     decisions = _section(summary, "## Key Decisions")
-    assert "**I'll wrap requests in a retry helper instead of sleeping inline**" in decisions
-    assert "**Going with exponential backoff**: because the user asked for it." in decisions
+    assert "I'll wrap requests in a retry helper instead of sleeping inline" in decisions
+    assert "Going with exponential backoff because the user asked for it." in decisions
     # Newest state wins: the question was asked before the new messages.
     assert "Pending question" not in summary
 
@@ -351,7 +353,7 @@ def test_update_reads_back_a_split_turn_summary() -> None:
     assert CONSTRAINT in constraints
     assert "Use httpx, not requests." in constraints
     assert "Modified `tests/test_retry.py` (write)" in summary
-    assert "**I'll wrap requests in a retry helper instead of sleeping inline**" in summary
+    assert "I'll wrap requests in a retry helper instead of sleeping inline" in summary
     assert "Turn Context" not in summary
     assert "Wait for the user's answer" not in summary  # stale steps are replaced
 
@@ -451,7 +453,7 @@ def test_turn_prefix_summary_has_its_three_sections() -> None:
     assert summary.startswith("## Original Request\nAdd retry support")
     early = _section(summary, "## Early Progress")
     assert "Modified `src/app/client.py` (edit)" in early
-    assert "`pytest tests/test_retry.py -q` failed (exit 1)" in early
+    assert "`pytest tests/test_retry.py -q` failed (exit 1; 1 failed in 0.12s)" in early
     suffix = _section(summary, "## Context for Suffix")
     assert CONSTRAINT in suffix
     assert QUESTION in suffix

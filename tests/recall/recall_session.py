@@ -1,11 +1,17 @@
-"""A session whose first turn is compacted away, holding details the summary drops."""
+"""A session whose first turn is compacted away, holding details the summary drops.
+
+The summary is a model's terse one (a scripted client, without recorded facts): the offline
+summarizer keeps statements with specific values such as these, and what recall is for is
+what a summary left out.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
-from contextree.compaction import OfflineSummarizer, compact_session
+from contextree.compaction import compact_session
+from contextree.llm.scripted import ScriptedClient
 from contextree.session.tree import SessionTree
 from contextree.settings import CompactionSettings
 
@@ -61,8 +67,9 @@ def build(tree: SessionTree) -> SessionTree:
         }
     )
     add_turns(tree, 30)
-    settings = CompactionSettings(keep_recent_tokens=2000)
-    asyncio.run(compact_session(tree, OfflineSummarizer(), settings=settings))
+    settings = CompactionSettings(keep_recent_tokens=2000, record_facts=False)
+    summarizer = ScriptedClient(default="## Goal\nFix the retry logic; it works now.")
+    asyncio.run(compact_session(tree, summarizer, settings=settings))
     return tree
 
 

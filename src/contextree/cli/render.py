@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -30,6 +30,9 @@ from contextree.session.folding import fold_run, linear_run
 from contextree.session.listing import SessionListing, SessionSummary
 from contextree.session.tree import SessionTree, TreeNode
 from contextree.tokens.estimate import estimate_tokens
+
+if TYPE_CHECKING:
+    from contextree.eval import EvalReport
 
 __all__ = [
     "check_report",
@@ -484,3 +487,41 @@ def settings_table(loaded: Any) -> Table:
     for key in KEYS:
         table.add_row(key, _setting_text(loaded.value(key)), loaded.origins[key])
     return table
+
+
+def _share(kept: int, scored: int) -> str:
+    return f"{kept / scored:.2f} ({kept}/{scored})" if scored else "-"
+
+
+def eval_report(report: EvalReport) -> RenderableType:
+    """The retention eval as a table: survival per kind at each budget, the splits, rounds."""
+    budgets = report.budgets
+    table = Table(
+        title=f"Retention after {report.rounds} rounds ({report.model}, {report.sessions} "
+        f"session{'s' if report.sessions != 1 else ''})",
+        title_justify="left",
+    )
+    table.add_column("probes")
+    for budget in budgets:
+        name = "full budget" if budget.label == "full" else f"{budget.label} of original"
+        table.add_column(name, justify="right")
+    kinds = [budget.by_kind() for budget in budgets]
+    for kind in kinds[0]:
+        table.add_row(kind, *(_share(k[kind].kept, k[kind].scored) for k in kinds))
+    table.add_section()
+    overall = [budget.overall() for budget in budgets]
+    table.add_row("all", *(_share(s.kept, s.scored) for s in overall), style="bold")
+    for name, held_out in (("held-out phrasings", True), ("tuning phrasings", False)):
+        splits = [budget.split(held_out) for budget in budgets]
+        table.add_row(name, *(_share(s.kept, s.scored) for s in splits))
+    rounds = Table(title="Per round (full budget)", title_justify="left")
+    for column in ("round", "survival", "lost in this round"):
+        rounds.add_column(column, justify="right")
+    for number, survival, lost in report.full.per_round():
+        rounds.add_row(str(number), _share(survival.kept, survival.scored), str(lost))
+    note = Text(
+        "A probe is scored once a compaction has folded its message away; kept when all its "
+        "values are in the context the model would see.",
+        style="dim",
+    )
+    return Group(table, rounds, note)

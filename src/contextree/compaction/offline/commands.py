@@ -6,6 +6,7 @@ import re
 from typing import Final
 
 from contextree.compaction.offline.digest import _COMMAND_CHARS, _ERROR_CHARS, _Command
+from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import _add, _clip, _words
 
 _EXIT_CODE = re.compile(
@@ -70,7 +71,66 @@ def _bash_outcome(command: str, text: str) -> tuple[str, int | None, str | None]
     if exit_code == 1 and not strict and _program(command)[0] in _NO_MATCH_PROGRAMS:
         return "ok", exit_code, None  # grep and friends say "no match" with exit code 1
     errors = strict or _error_lines(text) or _last_lines(text)
+    # A traceback's header says nothing; its last line names the exception.
+    errors = sorted(errors, key=lambda line: line.startswith("Traceback"))
     return "failed", exit_code, errors[0] if errors else None
+
+
+_COUNTS = re.compile(
+    # Test runners and linters report in lower case: "41 passed", "3 files changed".
+    r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|tests?|"
+    r"examples?|failures?|files? (?:changed|checked|would be reformatted)|rows?)\b"
+)
+_RESULT_CHARS: Final = 200
+
+
+def _result_line(text: str, *, counts_only: bool = False) -> str | None:
+    """What a run reported, as it said it: the last line with counts (``41 passed in 0.93s``),
+    or the whole output when it is short and names something specific."""
+    cuts = list(_TRUNCATED.finditer(text))
+    if cuts:
+        cut = cuts[-1]
+        # Output cut in the middle: only what follows the cut can be the final report.
+        text, counts_only = text[cut.end() :], True
+    lines = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip()
+        and not _EXIT_CODE.search(line)
+        and not _TRUNCATED.search(line)
+        and line.strip() not in ("(no output)", "```")
+    ]
+    for line in reversed(lines):
+        if _COUNTS.search(line):
+            return _clip(line.strip("=- "), _RESULT_CHARS)
+    body = " ".join(lines)
+    if (
+        not counts_only
+        and lines
+        and len(lines) <= 3
+        and len(body) <= _RESULT_CHARS
+        and has_specifics(body)
+    ):
+        return body
+    return None
+
+
+_WRITES = re.compile(
+    r"(?:^|[;&|]\s*)(?:sed|perl)\s+(?:-\w+\s+)*-[a-zA-Z]*i\S*\s+.*?(?P<a>[\w./~-]+\.\w+)\s*$"
+    r"|\btee\s+(?:-a\s+)?(?P<b>[\w./~-]+)"
+    r"|(?<![0-9&>])>{1,2}\s*(?P<c>[\w.~][\w./~-]*)"
+)
+
+
+def _written_paths(command: str) -> list[str]:
+    """Files a shell command writes: ``sed -i ... file``, ``tee file``, ``> file``."""
+    found: list[str] = []
+    for line in command.splitlines():
+        for match in _WRITES.finditer(line.strip()):
+            path = match.group("a") or match.group("b") or match.group("c")
+            if path and not path.startswith("/dev/"):
+                _add(found, path)
+    return found
 
 
 def _error_lines(text: str, limit: int = 3, *, strict: bool = False) -> list[str]:

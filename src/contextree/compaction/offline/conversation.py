@@ -9,7 +9,8 @@ conversation (from an earlier compaction) are read back and merged first.
 from __future__ import annotations
 
 import re
-from typing import Final
+from collections.abc import Sequence
+from typing import Final, cast
 
 from contextree.compaction.offline.commands import (
     _ERROR_LINE,
@@ -17,6 +18,8 @@ from contextree.compaction.offline.commands import (
     _command_text,
     _error_lines,
     _inspection_name,
+    _result_line,
+    _written_paths,
 )
 from contextree.compaction.offline.digest import (
     _ERROR_CHARS,
@@ -43,15 +46,21 @@ from contextree.compaction.offline.prose import (
     _FIRM_PREFERENCE,
     _PATH,
     _PREFERENCE_LINE,
+    _PROSE_ERROR,
     _RULE_START,
+    _STATUS,
     _TODO,
     _USER_DECISION,
+    _answers,
+    _asked,
     _decision,
     _listed_rules,
+    _noted_fact,
     _pending_question,
     _planned_steps,
     _reports_done,
 )
+from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import (
     _FENCE,
     _LIST_MARKER,
@@ -64,6 +73,7 @@ from contextree.compaction.offline.text import (
     _sentences,
     _similar,
 )
+from contextree.entries.types import LlmMessage
 
 _BASH_EXECUTION = re.compile(r"Ran `(?P<cmd>.*?)`\n", re.S)
 _EMBEDDED_SUMMARY = re.compile(
@@ -85,7 +95,20 @@ _CHANGED_IN_PROSE = re.compile(
     r"extended|adjusted|touched)\s+(?:the\s+|a\s+|an\s+)?(?:file\s+|docs?\s+|tests?\s+in\s+)?"
 )
 _TODO_CHARS: Final = 300
+_NOTED_PER_MESSAGE: Final = 4
+"""Specific statements kept from one assistant message: a long report names many things."""
 _MIN_REQUEST_WORDS: Final = 3
+
+
+def _as_user(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
+    """System/developer messages read as the user's: pi's serialization leaves them out, but
+    what they say must survive a compaction like the user's own words (issue 25 item 1)."""
+    return [
+        cast(LlmMessage, {**message, "role": "user"})
+        if message.get("role") == "developer"
+        else message
+        for message in messages
+    ]
 
 
 def _prose_lines(text: str) -> list[str]:
@@ -101,6 +124,21 @@ def _prose_lines(text: str) -> list[str]:
             continue  # mostly symbols and numbers: data, not prose
         lines.append(stripped)
     return lines
+
+
+_FINISHED = re.compile(
+    r"(?i)^(?:done|finished|all set|that's it)\b|\b(?:is|are) (?:in|done|finished|merged|"
+    r"shipped|live|working)\b|\b(?:now works|works now|landed)\b"
+)
+
+
+def _reports_finished(text: str) -> bool:
+    """Whether the assistant's last message says the work is finished, with no TODO left."""
+    prose = _FENCE.sub("\n", text)
+    if _TODO.search(prose):
+        return False
+    sentences = _sentences(prose)
+    return any(_FINISHED.search(sentence) for sentence in sentences[:3])
 
 
 def _digest_conversation(text: str, *, focus: str | None) -> _Digest:
@@ -123,6 +161,7 @@ class _ConversationReader:
         self.latest_request = ""
         self.question_open = False
         self.embedded: list[str] = []
+        self.asked: list[str] = []
         self.seq = 0
 
     def feed(self, part: _Part) -> None:
@@ -190,7 +229,54 @@ class _ConversationReader:
                 _add(d.constraints if firm else d.preferences, whole)
         for error in _error_lines(_FENCE.sub("", scanned), strict=True):
             _add(d.errors, error)
+        self._user_facts(text)
+        self._user_status(scanned)
+        self._answered(text)
         self._notice(scanned)
+
+    def _user_facts(self, text: str) -> None:
+        """The user's statements with specific values, verbatim: the whole message when it is
+        short, otherwise each sentence that names something (issue 25 item 1)."""
+        d = self.digest
+        shown = [*d.constraints, *d.preferences, *d.decisions]
+
+        def add(statement: str) -> None:
+            if not any(statement in line for line in shown):
+                _add(d.facts, statement)
+
+        whole = _one_line(_FENCE.sub(" ", text))
+        # A short message is kept whole, unless it asks something (a question is a request).
+        short = len(whole) <= _USER_LINE_CHARS and "?" not in whole
+        if short and has_specifics(whole) and not _PASTED.match(whole):
+            add(whole)
+            return
+        for line in _prose_lines(text[:_USER_SCAN_CHARS]):
+            for sentence in _sentences(line):
+                if not sentence.endswith(("?", ":")) and has_specifics(sentence):
+                    # What the custom instructions ask about is kept whole (issue 25 item 6).
+                    focus = bool(self.focus_words) and _mentions(sentence, self.focus_words)
+                    add(sentence if focus else _clip(sentence, _USER_LINE_CHARS))
+
+    def _user_status(self, text: str) -> None:
+        # The user's own account of where the work stands is the latest status too; their
+        # words also stay among the facts or requests.
+        status = [
+            sentence
+            for line in _prose_lines(text)
+            for sentence in _sentences(line)
+            if _STATUS.search(sentence) and not sentence.endswith("?")
+        ]
+        if status:
+            self.digest.status = _clip(" ".join(status), _STATE_CHARS)
+
+    def _answered(self, text: str) -> None:
+        # A question the user's next message does not take up stays open (issue 25 item 2).
+        d = self.digest
+        d.user_said.append(_clip(_one_line(text), _USER_SCAN_CHARS))
+        for question in self.asked:
+            if not _answers(text, question):
+                _add(d.open_questions, _clip(question, _USER_LINE_CHARS))
+        self.asked = []
 
     def _user_bash(self, command: str, output: str) -> None:
         # "Ran `cmd`" is the user's own "!cmd" (a bashExecution message, §3.2).
@@ -209,11 +295,15 @@ class _ConversationReader:
         status, exit_code, error = _bash_outcome(command, output)
         if error:
             _add(self.digest.errors, error)
+        result = _result_line(output, counts_only=status == "failed")
         if _inspection_name(command):
+            if result:
+                # What a read-only command printed, when short and specific, is a fact learned.
+                _add(self.digest.noted, f"`{_command_text(command)}` printed: {result}")
             return
         self.seq += 1
         record = self._command(command)
-        record.finish(status, exit_code, error)
+        record.finish(status, exit_code, error, result)
         record.seq = self.seq
 
     def _assistant(self, text: str) -> None:
@@ -222,10 +312,28 @@ class _ConversationReader:
         self.last_text = text
         self.last_role = "assistant"
         self.question_open = _pending_question(text) is not None
-        for sentence in _sentences(text):
+        self.asked = _asked(text)
+        d = self.digest
+        status: list[str] = []
+        noted = 0
+        for sentence in _sentences(_FENCE.sub("\n", text)):
             decision = _decision(sentence)
             if decision:
-                _add(self.digest.decisions, decision)
+                _add(d.decisions, decision)
+            elif _STATUS.search(sentence) and not sentence.endswith("?"):
+                status.append(sentence)
+            elif _PROSE_ERROR.search(sentence) and not _DONE_WORDS.search(sentence):
+                # What the assistant said about an error: kept as said, not claimed still open
+                # (a later fix may not name it).
+                _add(d.noted, _clip(sentence, _ERROR_CHARS))
+            elif (
+                noted < _NOTED_PER_MESSAGE and _noted_fact(sentence) and not _TODO.search(sentence)
+            ):
+                _add(d.noted, _clip(sentence, _SENTENCE_CHARS))
+                noted += 1
+        if status:
+            # The latest statement of where the work stands replaces the earlier one.
+            d.status = _clip(" ".join(status), _STATE_CHARS)
         self._todos(text)
         self._changed_in_prose(text)
         self._notice(text)
@@ -276,6 +384,9 @@ class _ConversationReader:
                 change.ops[kind] = change.ops.get(kind, 0) + 1
             elif command:
                 self._start_command(command)
+                for written in _written_paths(command):
+                    change = d.edits.setdefault(written, _FileChange())
+                    change.ops["bash"] = change.ops.get("bash", 0) + 1
                 kind = "bash"
             else:
                 d.tools[call.name] = d.tools.get(call.name, 0) + 1
@@ -328,21 +439,28 @@ class _ConversationReader:
         latest = _clip(self.latest_request, _REQUEST_CHARS)
         if self.question_open:
             d.pending_question = _pending_question(self.last_text)
+        else:
+            for question in self.asked:
+                _add(d.open_questions, _clip(question, _USER_LINE_CHARS))
         if self.last_text:
             d.last_state = _clip(_one_line(self.last_text), _STATE_CHARS)
         if self.last_role != "result":
             d.last_output = None
         elif d.last_output is not None:
             d.last_output = _clip(_one_line(d.last_output), 300)
-        # Whether the latest request is finished cannot be read from the text, so it stays in
-        # progress until the user moves on to another one (see _merge).
-        if latest:
+        # Whether the latest request is finished is read from the assistant's last words
+        # ("Sorting is in.", "Done: ..."); otherwise it stays in progress until the user moves
+        # on to another one (see _merge).
+        # A question may follow the report ("Sorting is in. ... Should I add it?").
+        finished = self.last_role == "assistant" and _reports_finished(self.last_text)
+        d.finished = bool(latest) and finished
+        if latest and finished:
+            d.done_notes.append(f"{latest} (reported done)")
+        elif latest:
             d.in_progress.append(latest)
         if d.pending_question:
             d.in_progress.append(_WAITING)
-            d.next_steps.append(
-                "Wait for the user's answer to the pending question under Critical Context."
-            )
+            d.next_steps.append("Wait for the user's answer to the pending question.")
         elif self.last_role == "user" and latest:
             d.next_steps.append(f"Respond to the latest user request: {latest}")
         elif self.last_role in ("calls", "result"):
@@ -351,7 +469,7 @@ class _ConversationReader:
         elif self.last_role == "assistant":
             for step in _planned_steps(self.last_text):
                 _add(d.next_steps, step)
-            if not d.next_steps and latest:
+            if not d.next_steps and latest and not finished:
                 d.next_steps.append(
                     "Check whether the latest request is complete and finish it if not."
                 )

@@ -27,6 +27,10 @@ _STATE_LABEL: Final = "**Last assistant state**:"
 _CONTEXT_LABEL: Final = "**Context**:"
 _ACTION_LABEL: Final = "**Last action before the cut**:"
 _OUTPUT_LABEL: Final = "**Latest tool output** (excerpt):"
+_STATUS_LABEL: Final = "**Current status**:"
+_NOTED_LABEL: Final = "Noted during the work:"
+_UNANSWERED_LABEL: Final = "**Unanswered question to the user**:"
+_LEFT_OUT: Final = "_{n} of the user's statements left out for the budget._"
 
 _REQUEST_CHARS: Final = 240
 _SENTENCE_CHARS: Final = 240
@@ -41,6 +45,7 @@ class _Command:
     text: str
     runs: int = 0
     failures: int = 0
+    passes: int = 0
     status: str = "unknown"
     """``ok``, ``failed``, ``cancelled``, ``unknown`` (no result, or the exit line was cut), or
     ``superseded`` (read back from a summary: failed, then a later run of its family)."""
@@ -48,11 +53,18 @@ class _Command:
     error: str | None = None
     seq: int = 0
     """When the latest run finished, counted over all commands; orders fixes after failures."""
+    result: str | None = None
+    """What the latest run reported, as it said it (``41 passed in 0.93s``), if it said so."""
 
-    def finish(self, status: str, exit_code: int | None, error: str | None) -> None:
+    def finish(
+        self, status: str, exit_code: int | None, error: str | None, result: str | None = None
+    ) -> None:
         if status == "failed":
             self.failures += 1
+        elif status == "ok":
+            self.passes += 1
         self.status, self.exit_code, self.error = status, exit_code, error
+        self.result = result
 
     def status_note(self) -> str:
         if self.status in ("failed", "superseded"):
@@ -60,6 +72,10 @@ class _Command:
         if self.status == "ok":
             return f"exit {self.exit_code if self.exit_code is not None else 0}"
         return "cancelled" if self.status == "cancelled" else "exit status not shown"
+
+    def outcome(self) -> str:
+        """The latest run's exit status and what it reported: ``exit 0: 41 passed``."""
+        return self.status_note() + (f": {self.result}" if self.result else "")
 
 
 @dataclass
@@ -80,6 +96,20 @@ class _Digest:
     """How often a request (or a near-duplicate of it) was made, when more than once."""
     constraints: list[str] = field(default_factory=list)
     preferences: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+    """What the user (or a system message) stated with specific values, verbatim."""
+    noted: list[str] = field(default_factory=list)
+    """Specific statements of the assistant and short tool outputs, verbatim."""
+    status: str | None = None
+    """The latest statement of where the work stands (the assistant's; latest wins)."""
+    open_questions: list[str] = field(default_factory=list)
+    """Questions to the user that the next user message did not answer."""
+    user_said: list[str] = field(default_factory=list)
+    """The user's messages (not rendered): they answer earlier open questions on a merge."""
+    finished: bool = False
+    """The assistant's last words report the latest request finished."""
+    left_out: int = 0
+    """User statements an earlier summary left out for its budget."""
     reads: dict[str, None] = field(default_factory=dict)
     edits: dict[str, _FileChange] = field(default_factory=dict)
     commands: dict[str, _Command] = field(default_factory=dict)

@@ -14,8 +14,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from contextree.compaction.offline.commands import _resolved_failures
-from contextree.compaction.offline.conversation import _digest_conversation
-from contextree.compaction.offline.digest import _Digest
+from contextree.compaction.offline.conversation import _as_user, _digest_conversation
+from contextree.compaction.offline.digest import (
+    _QUESTION_LABEL,
+    _STATUS_LABEL,
+    _UNANSWERED_LABEL,
+    _Digest,
+)
 from contextree.compaction.offline.previous import _digest_summary, _merge
 from contextree.compaction.offline.text import _clip, _fit_text
 from contextree.compaction.serialize import serialize_conversation
@@ -46,10 +51,16 @@ class HandoffFacts:
     """Files changed by tool calls or, as the assistant said, otherwise."""
     read_files: tuple[str, ...]
     pending_question: str | None
+    facts: tuple[str, ...] = ()
+    """What the user (or a system message) stated with specific values, verbatim."""
+    status: str | None = None
+    """The latest statement of where the work stands."""
+    open_questions: tuple[str, ...] = ()
+    """Earlier questions to the user that no later message took up."""
 
 
 def _digest(messages: Sequence[AgentMessage], previous_summary: str | None) -> _Digest:
-    conversation = serialize_conversation(convert_to_llm(messages), keep_tail=True)
+    conversation = serialize_conversation(_as_user(convert_to_llm(messages)), keep_tail=True)
     digest = _digest_conversation(conversation, focus=None)
     if previous_summary and previous_summary.strip():
         digest = _merge(_digest_summary(previous_summary), digest)
@@ -82,6 +93,9 @@ def extract_facts(
         modified_files=tuple(d.edits),
         read_files=tuple(path for path in d.reads if path not in d.edits),
         pending_question=d.pending_question,
+        facts=tuple(d.facts),
+        status=d.status,
+        open_questions=tuple(d.open_questions),
     )
 
 
@@ -90,7 +104,8 @@ def render_key_facts(facts: HandoffFacts, *, budget_tokens: int) -> str:
     ``""`` when there is nothing to record.
 
     Sub-sections use the headings our summary reader knows, so a later round carries each
-    item under its kind: constraints, decisions, open TODOs, open errors, files changed.
+    item under its kind: constraints, the user's facts and the status, open questions, open
+    TODOs, open errors, decisions, files changed.
     Most important first, so the budget cuts the file list before a constraint.
     """
     blocks: list[str] = []
@@ -101,8 +116,12 @@ def render_key_facts(facts: HandoffFacts, *, budget_tokens: int) -> str:
             blocks.append(f"### {heading}\n{lines}")
 
     section("Constraints & Preferences", facts.constraints)
+    status = [f"{_STATUS_LABEL} {facts.status}"] if facts.status else []
+    section("Key Facts", [*status, *facts.facts])
+    questions = [f"{_UNANSWERED_LABEL} {q}" for q in facts.open_questions]
     if facts.pending_question:
-        section("Critical Context", [f"Question to the user: {facts.pending_question}"])
+        questions.insert(0, f"{_QUESTION_LABEL} {facts.pending_question}")
+    section("Open Questions", questions)
     section("Open TODOs", facts.todos)
     section("Blocked", facts.open_errors)
     section("Key Decisions", facts.decisions)

@@ -10,14 +10,18 @@ from contextree.compaction.offline.digest import (
     _ACTION_LABEL,
     _ASKED,
     _CONTEXT_LABEL,
+    _NOTED_LABEL,
     _OUTPUT_LABEL,
     _QUESTION_LABEL,
     _REQUESTS_LABEL,
     _STATE_LABEL,
+    _STATUS_LABEL,
+    _UNANSWERED_LABEL,
     _Command,
     _Digest,
     _FileChange,
 )
+from contextree.compaction.offline.specifics import specific_count
 from contextree.compaction.offline.text import _add, _focus_words, _mentions, _one_line, _plural
 
 _PATHS_PER_LINE: Final = 10
@@ -39,6 +43,10 @@ class _Item:
     """Rendered without a list marker (the goal text)."""
     label: str | None = None
     """A line written once before the first item of a run with this label."""
+    user: bool = False
+    """The user's (or a system message's) own words: counted when the budget leaves it out."""
+    focus: bool = False
+    """Matches the custom instructions: first in its section and never shortened."""
 
 
 class _ItemBuilder:
@@ -57,11 +65,13 @@ class _ItemBuilder:
         clip_to: int | None = None,
         plain: bool = False,
         label: str | None = None,
+        user: bool = False,
     ) -> None:
         self.count += 1
-        if not must and self.focus_words and _mentions(text, self.focus_words):
+        focus = bool(self.focus_words) and _mentions(text, self.focus_words)
+        if focus and not must:
             priority = min(priority + 25, 99)
-        item = _Item(text, priority, self.count, must, clip_to, plain, label)
+        item = _Item(text, priority, self.count, must, clip_to, plain, label, user, focus)
         self.items.setdefault(key, []).append(item)
 
 
@@ -69,6 +79,8 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
     b = _ItemBuilder(_focus_words(d.focus))
     if d.goal:
         b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
+    if d.status and not any(d.status in fact for fact in d.facts):
+        b.add("status", f"{_STATUS_LABEL} {d.status}", 95)
     for index, request in enumerate(d.requests):
         times = d.request_counts.get(request, 1)
         if index == len(d.requests) - 1:
@@ -79,11 +91,27 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
             # A request made again and again matters more than one made once.
             priority = 30 + _recency(index, len(d.requests)) + 5 * min(times - 1, 4)
         text = request + (_ASKED.format(n=times) if times > 1 else "")
-        b.add("goal", text, priority, label=_REQUESTS_LABEL)
+        if any(text in fact for fact in d.facts):
+            continue  # the whole request is kept as a statement of fact
+        b.add("requests", text, priority, label=_REQUESTS_LABEL, user=True)
     for constraint in d.constraints:
         b.add("constraints", constraint, 100, must=True, clip_to=160)
     for index, preference in enumerate(d.preferences):
-        b.add("constraints", preference, 45 + _recency(index, len(d.preferences)))
+        # Style, format, language and units hold for the whole session.
+        b.add("constraints", preference, 80 + _recency(index, len(d.preferences)) // 4, user=True)
+    for fact in d.facts:
+        if fact in d.goal:
+            continue  # the goal shows it (a model's summary gets it recorded, see facts.py)
+        # The user's statements with specific values: the more they pin down, the longer kept.
+        b.add("facts", fact, 80 + 5 * min(specific_count(fact), 3), user=True)
+    for index, note in enumerate(d.noted):
+        priority = 45 + 5 * min(specific_count(note), 3) + _recency(index, len(d.noted))
+        b.add("facts", note, priority, label=_NOTED_LABEL)
+    if d.pending_question:
+        b.add("question", _question_text(d.pending_question), 100, must=True)
+    for question in d.open_questions:
+        if not (d.pending_question and question in d.pending_question):
+            b.add("questions", f"{_UNANSWERED_LABEL} {question}", 88)
 
     for note in d.done_notes:
         b.add("done", f"[x] {note}", 45)
@@ -97,12 +125,16 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
     routine: list[_Command] = []
     by_recency = sorted(d.commands.values(), key=lambda command: command.seq)
     rank = {command.text: index for index, command in enumerate(by_recency)}
-    for command in d.commands.values():
+    # Listed in the order of their latest runs, so the last line is the latest outcome (also
+    # for a reader of the summary text, such as the short summary).
+    for command in by_recency:
         runs = f" ×{command.runs}" if command.runs > 1 else ""
         bonus = _recency(rank[command.text], len(rank))
+        result = f": {command.result}" if command.result else ""
         if command.text in resolved or command.status == "superseded":
-            note = f"{command.status_note()}; superseded by a later run"
-            b.add("done", f"[x] Ran `{command.text}`{runs} ({note})", 30 + bonus)
+            passed = _earlier_passes(command)
+            note = f"{command.status_note()}{passed}; superseded by a later run"
+            b.add("done", f"[x] Ran `{command.text}`{runs} ({note}){result}", 30 + bonus)
         elif command.status != "failed":
             earlier = (
                 f"; {_plural(command.failures, 'earlier failure')}" if command.failures else ""
@@ -111,7 +143,7 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
                 routine.append(command)  # an older clean run: counted, not listed
                 continue
             note = f"{command.status_note()}{earlier}"
-            line = f"[x] Ran `{command.text}`{runs} ({note})"
+            line = f"[x] Ran `{command.text}`{runs} ({note}){result}"
             b.add("done", line, (35 if earlier else 25) + bonus)
     if routine:
         families: dict[str, int] = {}
@@ -144,7 +176,9 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
         if command.status == "failed" and command.text not in resolved:
             error = f": {command.error}" if command.error else ""
             blocked_errors.append(command.error or "")
-            line = f"`{command.text}` failed ({command.status_note()}){error}"
+            passed = _earlier_passes(command)
+            counts = f"; {command.result}" if command.result else ""
+            line = f"`{command.text}` failed ({command.status_note()}{passed}{counts}){error}"
             b.add("blocked", line, 100, must=True, clip_to=220)
     for path, change in d.edits.items():
         if change.failed_last:
@@ -169,25 +203,26 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
 
     if d.focus:
         b.add("focus", f"**Focus** (requested for this summary): {d.focus}", 100, must=True)
-    if d.pending_question:
-        b.add("question", _question_text(d.pending_question), 100, must=True)
     for line in d.extra_context:
         b.add("context", f"{_CONTEXT_LABEL} {line}", 85)
     state = d.last_state or ""
     if d.pending_question and state.endswith(_one_line(d.pending_question)):
         state = state[: -len(_one_line(d.pending_question))].strip()
     if state:
-        b.add("state", f"{_STATE_LABEL} {state}", 65)
+        # Words that report the work finished belong with the finished work in a branch
+        # summary, not under In Progress.
+        b.add("state_done" if d.finished else "state", f"{_STATE_LABEL} {state}", 65)
     # An error of a command that a later run fixed is history, not state: the latest outcome
     # wins.
     fixed = {c.error for c in d.commands.values() if c.error and c.text in resolved}
     errors = [error for error in d.errors if error not in blocked_errors and error not in fixed]
     for index, error in enumerate(errors):
-        b.add("errors", f"**Error**: {error}", 35 + _recency(index, len(errors)))
+        b.add("errors", f"**Error**: {error}", 50 + _recency(index, len(errors)))
     for note in d.critical:
         b.add("notes", note, 45)
     shown_prose = " ".join(
         [d.goal, *d.requests, *d.constraints, *d.preferences, d.pending_question or "", state]
+        + [*d.facts, *d.noted]
         + [decision.replace("**: ", " ").replace("**", "") for decision in d.decisions]
     )
     for note in d.focus_notes:
@@ -204,6 +239,13 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
     if d.last_output:
         b.add("output", f"{_OUTPUT_LABEL} {d.last_output}", 10)
     return b.items
+
+
+def _earlier_passes(command: _Command) -> str:
+    # A run that passed before the latest failed: the history is not "failed twice".
+    if not command.passes:
+        return ""
+    return f"; {command.passes} earlier run{'s' if command.passes > 1 else ''} passed"
 
 
 def _recency(index: int, count: int) -> int:

@@ -14,17 +14,25 @@ from contextree.compaction.offline.digest import (
     _ACTION_LABEL,
     _CONTEXT_LABEL,
     _GENERATED_STEPS,
+    _NOTED_LABEL,
     _OUTPUT_LABEL,
     _QUESTION_LABEL,
     _REQUEST_CHARS,
     _REQUESTS_LABEL,
     _STATE_LABEL,
+    _STATUS_LABEL,
+    _UNANSWERED_LABEL,
     _WAITING,
     _Command,
     _Digest,
     _FileChange,
 )
-from contextree.compaction.offline.prose import _CONSTRAINT, _FIRM_PREFERENCE, _reports_done
+from contextree.compaction.offline.prose import (
+    _CONSTRAINT,
+    _FIRM_PREFERENCE,
+    _answers,
+    _reports_done,
+)
 from contextree.compaction.offline.text import (
     _add,
     _add_grouped,
@@ -46,6 +54,9 @@ _SECTION_KEYS: Final = {
     "constraints & preferences": "constraints",
     "constraints and preferences": "constraints",
     "constraints": "constraints",
+    "key facts": "facts",
+    "facts": "facts",
+    "open questions": "questions",
     "done": "done",
     "completed": "done",
     "early progress": "done",
@@ -64,7 +75,10 @@ _SECTION_KEYS: Final = {
 }
 _MODIFIED_LINE = re.compile(r"^Modified `(?P<path>.+)`(?: \((?P<ops>[^()]*)\))?$")
 _READ_LINE = re.compile(r"^Read (?P<paths>`.*)$")
-_RAN_LINE = re.compile(r"^Ran `(?P<cmd>.+)`(?: ×(?P<runs>\d+))? \((?P<note>[^()]*)\)$")
+_RAN_LINE = re.compile(
+    r"^Ran `(?P<cmd>.+?)`(?: ×(?P<runs>\d+))? \((?P<note>[^()]*)\)(?:: (?P<result>.*))?$"
+)
+_LEFT_OUT_LINE = re.compile(r"^_(\d+) of the user's statements left out for the budget\._$")
 _TOOLS_LINE = re.compile(r"^Other tools used: (?P<tools>.+)$")
 _INSPECTIONS_LINE = re.compile(r"^Ran \d+ read-only commands? \((?P<counts>.+)\)$")
 _FAILED_LINE = re.compile(r"^`(?P<cmd>.+)` failed \((?P<note>[^()]*)\)(?:: (?P<error>.*))?$")
@@ -85,8 +99,15 @@ def _digest_summary(text: str) -> _Digest:
             if text and heading not in (h for h, _ in d.carried):
                 d.carried.append((heading, text))
             continue
+        noted = False
         for item in _group_items(lines):
-            _read_item(d, key, item)
+            if key == "facts" and item.strip() == _NOTED_LABEL:
+                noted = True  # the assistant's statements and tool outputs follow
+            elif key == "facts" and _ITEM_MARKER.match(item):
+                fact = _ITEM_MARKER.sub("", item, count=1)
+                _add(d.noted if noted else d.facts, fact)
+            else:
+                _read_item(d, key, item)
     return d
 
 
@@ -197,6 +218,15 @@ def _read_item(d: _Digest, key: str, item: str) -> None:
     text = _ITEM_MARKER.sub("", item, count=1)
     if text.startswith(("**Focus**", "**Related to focus**")):
         return  # they belong to the request that asked for a focus
+    if left_out := _LEFT_OUT_LINE.match(text.strip()):
+        d.left_out += int(left_out.group(1))
+        return
+    if text.startswith(_STATUS_LABEL):
+        d.status = text[len(_STATUS_LABEL) :].strip()
+        return
+    if text.startswith(_UNANSWERED_LABEL):
+        _add(d.open_questions, text[len(_UNANSWERED_LABEL) :].strip())
+        return
     if text.startswith(_CONTEXT_LABEL):
         _add(d.extra_context, text[len(_CONTEXT_LABEL) :].strip())
         return
@@ -291,12 +321,15 @@ def _read_done_item(d: _Digest, text: str) -> None:
             d.reads.setdefault(path, None)
     elif ran := _RAN_LINE.match(text):
         command = d.commands.setdefault(ran.group("cmd"), _Command(ran.group("cmd")))
+        # Lines are in the order of their latest runs: keep that order.
+        command.seq = max((c.seq for c in d.commands.values()), default=0) + 1
         command.runs += int(ran.group("runs") or 1)
         note = ran.group("note")
         failures = re.search(r"(\d+) earlier failures?", note)
         command.failures += int(failures.group(1)) if failures else 0
         code = re.match(r"exit (-?\d+)", note)
         command.exit_code = int(code.group(1)) if code else None
+        command.result = ran.group("result")
         if "superseded" in note:
             command.status = "superseded"
         elif note.startswith("cancelled"):
@@ -327,7 +360,7 @@ def _read_blocked_item(d: _Digest, text: str) -> None:
     if failed := _FAILED_LINE.match(text):
         command = d.commands.setdefault(failed.group("cmd"), _Command(failed.group("cmd")))
         command.runs += 1
-        code = re.fullmatch(r"exit (-?\d+)", failed.group("note"))
+        code = re.match(r"exit (-?\d+)(?:;|$)", failed.group("note"))
         command.finish("failed", int(code.group(1)) if code else None, failed.group("error"))
     elif edit := _EDIT_FAILED_LINE.match(text):
         # The Done line already counted the failure; this line only says it is unresolved.
@@ -370,6 +403,19 @@ def _merge(old: _Digest, new: _Digest) -> _Digest:
         request_counts=dict(old.request_counts),
         constraints=_union(old.constraints, new.constraints),
         preferences=_union(old.preferences, new.preferences),
+        facts=_union(old.facts, new.facts),
+        noted=_union(old.noted, new.noted),
+        # The latest statement of where the work stands wins.
+        status=new.status or old.status,
+        open_questions=_union(
+            [
+                q
+                for q in old.open_questions
+                if not any(_answers(u, q, next_message=False) for u in new.user_said)
+            ],
+            new.open_questions,
+        ),
+        left_out=old.left_out + new.left_out,
         reads={**old.reads, **new.reads},
         errors=_union(old.errors, new.errors),
         decisions=_union(old.decisions, new.decisions),
@@ -422,6 +468,8 @@ def _merge(old: _Digest, new: _Digest) -> _Digest:
         target_command.failures += command.failures
         target_command.status = command.status
         target_command.exit_code, target_command.error = command.exit_code, command.error
+        target_command.passes += command.passes
+        target_command.result = command.result
         is_new = key in new.commands and command is new.commands[key]
         target_command.seq = command.seq + (offset if is_new else 0)
     for counts, merged_counts in ((old.tools, merged.tools), (new.tools, merged.tools)):

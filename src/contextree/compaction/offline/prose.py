@@ -7,6 +7,7 @@ import re
 from typing import Final
 
 from contextree.compaction.offline.digest import _SENTENCE_CHARS
+from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import _FENCE, _LIST_MARKER, _add, _clip, _sentences
 
 # Imperatives at the start of a sentence, or obligations anywhere in it. "I don't know why"
@@ -24,6 +25,12 @@ _PREFERENCE_LINE = re.compile(
     r"(?i)\b(?:I|we)\s+(?:prefer|want|would like|'d like|would rather|'d rather)\b"
     r"|^(?:please\s+)?(?:use|keep|prefer|stick to|stick with)\b"
     r"|\b(?:you|we)\s+should\b|\binstead of\b|\brather than\b"
+    # A preference of style, format, language or units, however it is worded ("wants metric
+    # units", "prefers terse answers"): the subject names what it is about.
+    r"|\b(?:prefers?|preferred|wants|likes|dislikes|hates)\b"
+    r"|\b(?:style|format(?:ting)?|tone|wording|spelling|units?|language|voice|register|"
+    r"answers?|replies|responses?|headings?|emojis?|em[- ]?dash(?:es)?|bullets?|"
+    r"prose|paragraphs?)\b.*\b(?:no|not|only|always|never|please|keep|use|without|instead)\b"
 )
 _RULES_HEADING = re.compile(
     r"(?i)^[#*_\s]*(?:(?:hard|ground|house|some|a few|the)\s+)?(?P<kind>constraints?|rules?|"
@@ -50,7 +57,6 @@ _LOOK_INTENT = re.compile(
     r"view|search|find|explore|start|run|verify|try|open|investigate|review|analy[sz]e|"
     r"understand|get|take|fix|help|create a summary|summarize)\b"
 )
-_RATIONALE = re.compile(r"\s(?:because|since|so that|as it|to avoid|which means)\s")
 _PLAN_INTRO = re.compile(r"(?i)\b(?:next|remaining|todo|to do|still need|plan|will)\b.*:$")
 _PLAN_SENTENCE = re.compile(
     r"(?i)^(?:next|then|after that|finally)\b|\b(?:still need to|next step|remaining work|"
@@ -59,6 +65,8 @@ _PLAN_SENTENCE = re.compile(
 _TODO = re.compile(
     r"(?i)^(?:[-*]\s+|\d+[.)]\s+)?(?:\*\*)?(?:TODO|FIXME)\b|\b(?:still need to|still have to|"
     r"not done yet|left to do|remaining work|haven't (?:yet )?(?:done|migrated|updated|fixed))\b"
+    # "X is not wired up yet", "nobody has started Y yet": unfinished work without a keyword.
+    r"|\b(?:not|isn't|aren't|hasn't|haven't|wasn't|weren't|no one|nobody)\b[^.?!]{0,60}\byet\b"
 )
 _PLAN_PREFIX = re.compile(r"(?i)^(?:next|then|after that|finally)\b[,:]?\s*")
 _PATH = re.compile(
@@ -161,18 +169,18 @@ def _planned_steps(text: str, limit: int = 5) -> list[str]:
 
 
 def _decision(sentence: str) -> str | None:
+    """The sentence, as written (bold marks aside), when it settles a choice: a search for
+    the decision finds it in the summary."""
     sentence = sentence.replace("**", "").strip()
     if len(sentence) < 25 or sentence.endswith((":", "?")):
         return None
-    strong = _DECISION.search(sentence) is not None
-    if not strong and not (_INTENT.match(sentence) and not _LOOK_INTENT.match(sentence)):
+    if _LOOK_INTENT.match(sentence) or re.match(r"(?i)let me\b", sentence):
+        # "Let me ask the app directly rather than guess": how to find out, not a choice.
         return None
-    text = _clip(sentence, _SENTENCE_CHARS)
-    why = _RATIONALE.search(text)
-    if why and why.start() >= 12:
-        head = text[: why.start()].rstrip(" ,;:")
-        return f"**{head}**: {text[why.start() + 1 :]}"
-    return f"**{text}**"
+    strong = _DECISION.search(sentence) is not None
+    if not strong and not _INTENT.match(sentence):
+        return None
+    return _clip(sentence, _SENTENCE_CHARS)
 
 
 _DONE_WORDS = re.compile(
@@ -200,3 +208,78 @@ def _reports_done(text: str, todo: str) -> bool:
         if len(wanted & _stems(sentence)) >= max(2, (2 * len(wanted) + 2) // 3):
             return True
     return False
+
+
+_STATUS = re.compile(
+    r"(?i)\b(?:status|progress|current task|currently working on|next up|next (?:is|step is)|"
+    r"remaining|steps? \d+(?:\s*[-–]\s*\d+)?)\b"
+    r"|\b\d+\s*(?:/|of)\s*\d+\s+(?:steps?|parts?|tasks?|items?|stages?|phases?|done|complete|"
+    r"finished)\b"
+)
+"""A statement of where the work stands ("steps 1-3 of 5 done, next is token refresh")."""
+_STATEMENT = re.compile(
+    r"(?i)\b(?:is|are|was|were|runs?|lives?|uses?|holds?|owns?|starts?|ends?|points? to|"
+    r"sits?|has|have|needs?|requires?|must|never|only|will not|won't)\b|[=:]\s"
+)
+"""A declarative sentence: says what something is, has or must be."""
+_PROSE_ERROR = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b|(?i:\b(?:fails?|failed|failing|crashes|errors?) "
+    r"(?:with|on)\b)"
+)
+_ANSWER_START = re.compile(r"(?i)^(?:yes|yeah|yep|no|nope|nah|sure|ok(?:ay)?|fine|correct)\b")
+_QUESTION_STOPWORDS = frozenset(
+    {
+        "should",
+        "would",
+        "could",
+        "which",
+        "there",
+        "their",
+        "these",
+        "those",
+        "about",
+        "thing",
+        "shall",
+        "whethe",
+        "still",
+        "anything",
+        "before",
+        "either",
+        "rather",
+        "really",
+    }
+)
+
+
+def _noted_fact(sentence: str) -> bool:
+    """Whether an assistant's sentence states something specific (a host, a version, a date,
+    a URL ...) rather than narrating what it does next."""
+    if (
+        sentence.endswith("?")
+        or _LOOK_INTENT.match(sentence)
+        or re.match(r"(?i)let me\b", sentence)
+    ):
+        return False
+    return _STATEMENT.search(sentence) is not None and has_specifics(sentence)
+
+
+def _asked(text: str) -> list[str]:
+    """The questions an assistant message ends with (its last paragraphs), verbatim."""
+    tail = _pending_question(text)
+    if tail is None:
+        return []
+    return [s for s in _sentences(tail) if s.rstrip("*_`\"') ").endswith("?")]
+
+
+def _answers(reply: str, question: str, *, next_message: bool = True) -> bool:
+    """Whether the user's ``reply`` answers ``question``: as the very next message it may
+    just say yes or no; any reply may take up what the question is about (two of its words,
+    or its only one)."""
+    if next_message and _ANSWER_START.match(reply.strip()):
+        return True
+    wanted = {w for w in _stems(question) if not w[:1].isdigit()} - _QUESTION_STOPWORDS
+    wanted |= {w for w in _WORD.findall(question) if any(c.isdigit() for c in w)}
+    if not wanted:
+        return True
+    said = _stems(reply) | set(_WORD.findall(reply))
+    return len(wanted & said) >= min(2, len(wanted))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from contextree.compaction.offline.commands import _resolved_failures
-from contextree.compaction.offline.digest import _Digest
+from contextree.compaction.offline.digest import _LEFT_OUT, _Digest
 from contextree.compaction.offline.items import _build_items, _Item
 from contextree.compaction.offline.prompt import SummaryKind
 from contextree.compaction.offline.text import _clip, _estimate_tokens, _plural
@@ -20,9 +20,9 @@ _Layout = tuple[tuple[str, str, tuple[str, ...]], ...]
 
 _CRITICAL_KEYS: Final = (
     "focus",
-    "question",
     "context",
     "state",
+    "state_done",
     "errors",
     "notes",
     "related",
@@ -33,8 +33,12 @@ _FULL_LAYOUT: Final[_Layout] = (
     # pi's sections, ordered by what a colleague needs first: when even the essentials exceed
     # the budget, the text is cut from the end, so the list of finished work goes before the
     # goal, the user's rules, the decisions, the next steps or the open work.
-    ("## Goal", "-", ("goal",)),
+    # What a colleague must not lose comes first (issue 25 item 5): the goal and where it
+    # stands, the user's rules, the facts they stated, the questions waiting for them.
+    ("## Goal", "-", ("goal", "status", "requests")),
     ("## Constraints & Preferences", "-", ("constraints",)),
+    ("## Key Facts", "-", ("facts",)),
+    ("## Open Questions", "-", ("question", "questions")),
     ("## Key Decisions", "-", ("decisions",)),
     ("## Next Steps", "1.", ("next",)),
     ("## Progress", "", ()),
@@ -45,29 +49,33 @@ _FULL_LAYOUT: Final[_Layout] = (
     ("## Critical Context", "-", _CRITICAL_KEYS),
 )
 _BRANCH_LAYOUT: Final[_Layout] = (
-    ("## Goal", "-", ("goal",)),
+    ("## Goal", "-", ("goal", "status", "requests")),
     ("## Constraints & Preferences", "-", ("constraints", "focus", "context")),
+    ("## Key Facts", "-", ("facts",)),
     ("## Progress", "", ()),
-    ("### Done", "-", ("done",)),
+    ("### Done", "-", ("done", "state_done")),
     ("### In Progress", "-", ("in_progress", "state")),
     ("### Open TODOs", "-", ("todos",)),
     ("### Blocked", "-", ("blocked", "errors")),
     ("## Key Decisions", "-", ("decisions",)),
-    ("## Next Steps", "1.", ("next", "question")),
+    ("## Next Steps", "1.", ("next", "question", "questions")),
 )
 _TURN_PREFIX_LAYOUT: Final[_Layout] = (
-    ("## Original Request", "-", ("goal",)),
+    ("## Original Request", "-", ("goal", "status", "requests")),
     ("## Early Progress", "-", ("done", "blocked", "decisions", "todos")),
     (
         "## Context for Suffix",
         "-",
         (
             "constraints",
+            "facts",
             "focus",
             "context",
             "in_progress",
             "question",
+            "questions",
             "state",
+            "state_done",
             "errors",
             "notes",
             "next",
@@ -84,14 +92,23 @@ def _render(d: _Digest, *, kind: SummaryKind, budget_tokens: int) -> str:
     # Sections of an earlier summary under headings of its own follow ours, as they were.
     layout += tuple((heading, "", (f"carried:{heading}",)) for heading, _ in d.carried)
     items = _build_items(d)
-    return _fit(layout, items, budget_tokens)
+    return _fit(layout, items, budget_tokens, left_out=d.left_out)
 
 
-def _fit(layout: _Layout, items: dict[str, list[_Item]], budget_tokens: int) -> str:
+def _fit(
+    layout: _Layout, items: dict[str, list[_Item]], budget_tokens: int, *, left_out: int = 0
+) -> str:
     shown = [item for keys in layout for key in keys[2] for item in items.get(key, [])]
     dropped: set[int] = set()
     clipped: dict[int, str] = {}
-    text = _render_layout(layout, items, dropped, clipped)
+
+    def render() -> str:
+        # The summary says how many of the user's statements the budget left out, so a
+        # colleague knows to look for them (issue 25 item 1).
+        n = left_out + sum(1 for item in shown if item.user and item.order in dropped)
+        return _render_layout(layout, items, dropped, clipped, left_out=n)
+
+    text = render()
     candidates = sorted(
         (item for item in shown if not item.must), key=lambda item: (item.priority, item.order)
     )
@@ -103,22 +120,28 @@ def _fit(layout: _Layout, items: dict[str, list[_Item]], budget_tokens: int) -> 
             dropped.add(candidates[next_candidate].order)
             freed += len(candidates[next_candidate].text) + 3
             next_candidate += 1
-        text = _render_layout(layout, items, dropped, clipped)
+        text = render()
     if _estimate_tokens(text) > budget_tokens:
         # Only essentials are left; shorten their prose (never a path) and accept the rest.
         for item in shown:
-            if item.must and item.clip_to is not None and len(item.text) > item.clip_to:
+            long = item.clip_to is not None and len(item.text) > item.clip_to
+            if item.must and long and not item.focus and item.clip_to is not None:
                 clipped[item.order] = _clip(item.text, item.clip_to)
-        text = _render_layout(layout, items, dropped, clipped)
+        text = render()
     return text
 
 
 def _render_layout(
-    layout: _Layout, items: dict[str, list[_Item]], dropped: set[int], clipped: dict[int, str]
+    layout: _Layout,
+    items: dict[str, list[_Item]],
+    dropped: set[int],
+    clipped: dict[int, str],
+    *,
+    left_out: int = 0,
 ) -> str:
     blocks: list[str] = []
     pending_heading = ""
-    for heading, style, keys in layout:
+    for index, (heading, style, keys) in enumerate(layout):
         if not keys:
             pending_heading = heading + "\n"
             continue
@@ -126,7 +149,9 @@ def _render_layout(
         label: str | None = None
         number = 0
         for key in keys:
-            for item in items.get(key, []):
+            # Items that match the custom instructions come first in their section.
+            ordered = sorted(items.get(key, []), key=lambda item: not item.focus)
+            for item in ordered:
                 if item.order in dropped:
                     continue
                 if item.label and item.label != label:
@@ -139,6 +164,8 @@ def _render_layout(
                 number += 1
                 marker = f"{number}. " if style == "1." else "- "
                 lines.append(marker + text.replace("\n", "\n" + " " * len(marker)))
+        if index == 0 and left_out:
+            lines.append(_LEFT_OUT.format(n=left_out))
         if not lines:
             continue  # an empty section says nothing; its parent heading waits for content
         blocks.append(f"{pending_heading}{heading}\n" + "\n".join(lines))
@@ -171,13 +198,29 @@ def _short_summary(digest: _Digest) -> str:
         verb = "fails" if len(runs) == 1 else "fail"
         sentences.append(f"I ran {_join_names(runs)}, which still {verb}.")
     elif digest.commands:
-        sentences.append(f"I ran {_plural(len(digest.commands), 'command')} without errors.")
+        sentences.append(_commands_sentence(digest))
     if digest.pending_question:
         question = " ".join(digest.pending_question.split())
         sentences.append(f"I asked the user: {_clip(question, 200)}")
     elif digest.in_progress:
         sentences.append(f"I have not finished: {_clip(digest.in_progress[-1], 160)}.")
     return " ".join(sentences[:3])
+
+
+def _commands_sentence(digest: _Digest) -> str:
+    """What the commands did, only as far as the history says: "without errors" only when no
+    run failed, and the latest run's outcome as it was reported."""
+    commands = list(digest.commands.values())
+    ran = f"I ran {_plural(len(commands), 'command')}"
+    latest = max(commands, key=lambda command: command.seq)
+    outcome = f"`{_clip(latest.text, 60)}` ({latest.outcome()})"
+    failed = sum(command.failures for command in commands)
+    if not failed and all(command.status == "ok" for command in commands):
+        return f"{ran} without errors; the last was {outcome}."
+    if failed:
+        fixed = _plural(failed, "failed run")
+        return f"{ran}; {fixed} were followed by passing runs, the last {outcome}."
+    return f"{ran}; the last was {outcome}."
 
 
 def _join_names(names: list[str]) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from contextree.compaction.offline.conversation import _digest_conversation
+from contextree.compaction.offline.conversation import _as_user, _digest_conversation
 from contextree.compaction.offline.previous import _digest_summary, _merge
 from contextree.compaction.offline.prompt import SUMMARY_KINDS, SummaryKind, parse_summary_prompt
 from contextree.compaction.offline.render import _render, _short_summary
@@ -96,7 +96,7 @@ class OfflineSummarizer:
         of a command is never lost to pi's 2,000-character cut. The result is at most
         ``budget_tokens`` (chars/4). See :meth:`summarize` for the other arguments.
         """
-        conversation = serialize_conversation(convert_to_llm(messages), keep_tail=True)
+        conversation = serialize_conversation(_as_user(convert_to_llm(messages)), keep_tail=True)
         return self.summarize(
             conversation,
             kind=kind,

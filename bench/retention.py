@@ -1,0 +1,27 @@
+"""The retention eval's figures for the bench table (issue 25): ``contextree eval`` with the
+offline summarizer on the default corpus, measured once (it does not depend on a session)."""
+
+from __future__ import annotations
+
+import time
+
+from bench.__main__ import _ensure_importable
+
+_ensure_importable()
+
+from contextree.compaction.offline import OfflineSummarizer  # noqa: E402
+from contextree.eval import run_eval  # noqa: E402
+
+
+def measure_retention() -> dict[str, float]:
+    """Mean survival after five rounds, at 20% of the original size, on the held-out
+    phrasings, and the wall time of the whole eval."""
+    start = time.perf_counter()
+    report = run_eval(OfflineSummarizer()).to_json()
+    elapsed = time.perf_counter() - start
+    return {
+        "retention_mean": report["mean_survival"],
+        "retention_20": report["budgets"]["0.2"]["mean_survival"],
+        "retention_held_out": report["held_out"]["mean_survival"],
+        "retention_time": elapsed,
+    }

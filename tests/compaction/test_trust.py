@@ -1,0 +1,293 @@
+"""Summaries a colleague can trust (issue 25): the user's own words, goal and status,
+preferences, exact outcomes, order of importance, the focus of custom instructions.
+
+The sentences here are our own; none is a phrasing of the retention eval's held-out split
+(``contextree.eval.phrasings.HELD_OUT``), so the eval's held-out figure measures
+generalization.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from contextree.compaction.offline import OfflineSummarizer
+from contextree.compaction.summarize import text_tokens
+from contextree.eval.phrasings import HELD_OUT
+from summary_messages import Message, _call, _result, _say, _user
+
+
+def _summary(messages: list[Message], **kw: object) -> str:
+    kw.setdefault("budget_tokens", 4000)
+    return OfflineSummarizer().summarize_messages(messages, **kw)  # type: ignore[arg-type]
+
+
+def _section(summary: str, heading: str) -> str:
+    start = summary.index(heading + "\n") + len(heading) + 1
+    following = re.search(r"^#{2,3} ", summary[start:], re.M)
+    return summary[start : start + following.start()] if following else summary[start:]
+
+
+def _developer(text: str) -> Message:
+    return {"role": "developer", "content": [{"type": "text", "text": text}], "timestamp": 1}
+
+
+def test_no_sentence_here_is_a_held_out_phrasing() -> None:
+    source = Path(__file__).read_text(encoding="utf-8")
+    for phrasing in HELD_OUT:
+        fixed = re.split(r"\{\w+\}", phrasing.text)
+        longest = max(fixed, key=len).strip()
+        assert len(longest) < 12 or longest not in source, phrasing.key
+
+
+# --- 1. the user's words ---------------------------------------------------------------------
+
+
+def test_a_plain_statement_of_fact_is_kept_verbatim() -> None:
+    fact = "The mail relay is smtp-out-3.corp.example and Ayesha Khan manages it."
+    summary = _summary([_user("Set up the alerts."), _say("Sure."), _user(fact), _say("OK.")])
+    assert f"- {fact}" in _section(summary, "## Key Facts")
+
+
+def test_a_long_message_keeps_its_sentences_with_values() -> None:
+    long = (
+        "Some background before you start, it is a long story. " * 6
+        + "The ledger service runs on Java 21 behind gw-ledger.internal. "
+        + "Anyway, thanks for looking."
+    )
+    summary = _summary([_user("Look at the ledger."), _say("OK."), _user(long), _say("Noted.")])
+    assert "- The ledger service runs on Java 21 behind gw-ledger.internal." in summary
+    assert "thanks for looking" not in _section(summary, "## Key Facts")
+
+
+def test_a_developer_message_survives_like_the_users() -> None:
+    note = "Deploys happen from the release-2026.4 branch only."
+    summary = _summary([_user("Fix the build."), _developer(note), _say("On it.")])
+    assert note in summary
+
+
+def test_the_summary_says_how_many_user_statements_the_budget_left_out() -> None:
+    messages: list[Message] = []
+    for n in range(40):
+        messages += [
+            _user(f"Item {n}: the cache key for tenant {n} is tk-{n:04d}-alpha."),
+            _say("OK."),
+        ]
+    summary = _summary(messages, budget_tokens=500)
+    assert text_tokens(summary) <= 500
+    left = re.search(r"_(\d+) of the user's statements left out for the budget\._", summary)
+    assert left is not None and int(left.group(1)) > 0
+    # Carried: the next round still says so.
+    later = OfflineSummarizer().summarize_messages(
+        [_user("Next."), _say("OK.")], previous_summary=summary, budget_tokens=500
+    )
+    again = re.search(r"_(\d+) of the user's statements left out", later)
+    assert again is not None and int(again.group(1)) >= int(left.group(1))
+
+
+# --- 2. goal and status ----------------------------------------------------------------------
+
+
+def test_the_latest_status_wins_and_is_carried_over_rounds() -> None:
+    first = _summary([_user("Port the billing jobs."), _say("Status: 2 of 6 jobs ported.")])
+    assert "**Current status**: Status: 2 of 6 jobs ported." in _section(first, "## Goal")
+    later = _summary(
+        [_user("Go on."), _say("Status: 5 of 6 jobs ported, next is the refunds job.")],
+        previous_summary=first,
+    )
+    goal = _section(later, "## Goal")
+    assert "5 of 6 jobs ported, next is the refunds job" in goal
+    assert "2 of 6" not in goal
+    quiet = _summary([_user("Any news?"), _say("Still working.")], previous_summary=later)
+    assert "5 of 6 jobs ported" in quiet
+
+
+# --- 3. preferences --------------------------------------------------------------------------
+
+
+def test_a_preference_of_format_without_a_rule_word_is_kept() -> None:
+    summary = _summary(
+        [
+            _user("Draft the release notes."),
+            _say("OK."),
+            _user("Replies in Spanish, no emojis, please."),
+            _say("Claro."),
+        ]
+    )
+    assert "Replies in Spanish, no emojis, please." in _section(
+        summary, "## Constraints & Preferences"
+    )
+
+
+# --- 4. exact outcomes -----------------------------------------------------------------------
+
+
+def _runs() -> list[Message]:
+    return [
+        _user("Run the tests."),
+        _say("", _call("bash", command="python -m pytest -q")),
+        _result("...............\n15 passed in 0.40s"),
+        _say("", _call("edit", path="app.py", oldText="a", newText="b")),
+        _result("Successfully replaced text in app.py.", tool="edit"),
+        _say("", _call("bash", command="python -m pytest -q")),
+        _result(
+            "F..\nFAILED tests/test_app.py::test_x\n1 failed, 14 passed in 0.50s\n\n"
+            "Command exited with code 1"
+        ),
+        _say("", _call("bash", command="make snapshots && python -m pytest -v")),
+        _result("...\n41 passed in 0.93s"),
+        _say("All green now."),
+    ]
+
+
+def test_each_command_shows_its_latest_outcome_as_reported() -> None:
+    summary = _summary(_runs())
+    assert (
+        "Ran `python -m pytest -q` ×2 (exit 1; 1 earlier run passed; superseded by a later run): "
+        "1 failed, 14 passed in 0.50s"
+    ) in summary
+    assert "Ran `make snapshots && python -m pytest -v` (exit 0): 41 passed in 0.93s" in summary
+
+
+def test_the_short_summary_claims_no_error_free_run_when_one_failed() -> None:
+    short = _summary(_runs(), kind="short")
+    assert "without errors" not in short
+    assert "41 passed" in short
+
+
+def test_a_look_before_acting_is_not_a_decision_and_decisions_stay_as_written() -> None:
+    summary = _summary(
+        [
+            _user("Which store should the cache use?"),
+            _say("Let me check the benchmarks first rather than guess."),
+            _say("We decided to use Redis for the cache because the team already runs it."),
+        ]
+    )
+    decisions = _section(summary, "## Key Decisions")
+    assert "- We decided to use Redis for the cache because the team already runs it." in decisions
+    assert "Let me check" not in decisions
+
+
+def test_a_branch_summary_marks_work_reported_finished_as_done() -> None:
+    summary = _summary(
+        [_user("Add filtering by tag."), _say("Filtering by tag is in.")], kind="branch"
+    )
+    assert "### In Progress" not in summary
+    assert "Add filtering by tag. (reported done)" in _section(summary, "### Done")
+
+
+def test_an_open_todo_without_a_keyword_is_kept() -> None:
+    summary = _summary(
+        [
+            _user("Wire up exports."),
+            _say("The PDF exporter isn't hooked up yet."),
+            _user("Ok."),
+            _say("Fine."),
+        ]
+    )
+    assert "The PDF exporter isn't hooked up yet." in _section(summary, "### Open TODOs")
+
+
+def test_an_unanswered_question_stays_open_and_an_answered_one_does_not() -> None:
+    messages = [
+        _user("Clean up the dashboards."),
+        _say("Should I delete the orphaned panels too?"),
+        _user("Yes, delete them."),
+        _say("Done. Do you want the weekly digest at 09:00 or 17:00?"),
+        _user("Now rename the folders."),
+        _say("Renamed."),
+    ]
+    first = _summary(messages)
+    questions = _section(first, "## Open Questions")
+    assert "09:00 or 17:00" in questions
+    assert "orphaned panels" not in questions
+    # Carried until a later message takes it up.
+    later = _summary([_user("Keep going."), _say("OK.")], previous_summary=first)
+    assert "09:00 or 17:00" in later
+    closed = _summary(
+        [_user("Send the weekly digest at 17:00."), _say("OK.")], previous_summary=first
+    )
+    assert "Unanswered question" not in closed
+
+
+# --- 5. order of importance; 6. the focus ----------------------------------------------------
+
+
+def test_what_matters_most_comes_first_in_the_text() -> None:
+    summary = _summary(
+        [
+            _user("Migrate the reports. Never email customers from staging."),
+            _user("The reporting database is MariaDB 10.11 on rep-db-2."),
+            *_runs()[1:],
+            _say("Should the export run nightly or hourly?"),
+        ]
+    )
+    order = [
+        summary.index(h)
+        for h in (
+            "## Goal",
+            "## Constraints & Preferences",
+            "## Key Facts",
+            "## Open Questions",
+            "## Progress",
+        )
+    ]
+    assert order == sorted(order)
+
+
+def test_items_matching_the_instructions_come_first_and_whole() -> None:
+    long_fact = "The payment gateway is pay-gw-7.internal on version 4.2.1, " + "x" * 250
+    messages = [
+        _user("The search index is idx-12.internal."),
+        _say("OK."),
+        _user(long_fact),
+        _say("OK."),
+    ]
+    summary = _summary(messages, focus="payment gateway")
+    facts = _section(summary, "## Key Facts")
+    assert facts.startswith(f"- {long_fact}")
+
+
+def test_a_count_before_a_cut_in_the_output_is_not_the_outcome() -> None:
+    output = ".\n1 passed in 0.44s\n" + "x" * 50 + "\n[... 3000 more characters truncated]\n"
+    summary = _summary(
+        [
+            _user("Test."),
+            _say("", _call("bash", command="make check")),
+            _result(output),
+            _say("Ran it."),
+        ]
+    )
+    assert "1 passed" not in _section(summary, "### Done")
+
+
+def test_a_models_summary_gets_the_users_facts_status_and_open_questions_recorded() -> None:
+    from contextree.compaction.offline import extract_facts, render_key_facts
+
+    messages = [
+        _user("The archive bucket is s3://acme-archive-eu and it is read-only."),
+        _say("Status: 1 of 3 buckets moved. Should the logs go to Glacier or stay in S3?"),
+        _user("Move the next bucket."),
+        _say("Moving."),
+    ]
+    recorded = render_key_facts(extract_facts(messages), budget_tokens=1000)
+    assert "s3://acme-archive-eu" in recorded
+    assert "1 of 3 buckets moved" in recorded
+    assert "Glacier or stay in S3?" in recorded
+    # A model forgot them all; the next round still has them from the recorded section.
+    later = OfflineSummarizer().summarize_messages(
+        [_user("Go on."), _say("OK.")], previous_summary="## Goal\nMove buckets.\n\n" + recorded
+    )
+    for text in ("s3://acme-archive-eu", "1 of 3 buckets moved", "Glacier or stay in S3?"):
+        assert text in later
+
+
+def test_the_users_own_status_is_the_latest_status() -> None:
+    first = _summary(
+        [_user("Progress so far: the parser is done, the printer remains."), _say("OK.")]
+    )
+    assert "**Current status**: Progress so far: the parser is done" in _section(first, "## Goal")
+    later = _summary(
+        [_user("Go on."), _say("Status: the printer is half done.")], previous_summary=first
+    )
+    assert "**Current status**: Status: the printer is half done." in later
