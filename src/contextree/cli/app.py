@@ -148,7 +148,12 @@ state = _State()
 def _fail(message: str, code: int = 1) -> typer.Exit:
     from rich.markup import escape
 
-    state.errors.print(f"[ct.error]error:[/] {escape(message)}", markup=True, highlight=False)
+    from contextree.cli.preview import escaped
+
+    # Messages name sessions, ids and paths: escaped, they stay one line that cannot drive
+    # the terminal.
+    shown = escape(escaped(message))
+    state.errors.print(f"[ct.error]error:[/] {shown}", markup=True, highlight=False)
     return typer.Exit(code)
 
 
@@ -263,10 +268,12 @@ def _report_late() -> None:
 def _print_report(tree: Any, shown: set[str]) -> None:
     from rich.markup import escape
 
+    from contextree.cli.preview import escaped
+
     for line in tree.report.messages():
         if line not in shown:
             shown.add(line)
-            text = escape(line)
+            text = escape(escaped(line))
             state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
 
 
@@ -318,10 +325,12 @@ def info(session: SessionArg) -> None:
     """Summarize a session: entries, branches, model, context size."""
     from contextree.cli import render
     from contextree.session.describe import describe_session
+    from contextree.store.url import parse_target
 
     tree = _open(session)
     _report_load(tree)
-    state.console.print(render.session_description(describe_session(tree), file=str(session)))
+    where = parse_target(session).display  # a password masked, the name percent-encoded
+    state.console.print(render.session_description(describe_session(tree), file=where))
 
 
 @app.command()
@@ -460,8 +469,7 @@ def check(
         from contextree.session.repair import repair_session
 
         repaired = repair_session(session)
-        for line in repaired.messages():
-            state.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        state.console.print(render.repair_lines(repaired), soft_wrap=True)
         if repaired.damaged:
             raise typer.Exit(1)
         return
@@ -716,7 +724,7 @@ def _folder_argument(where: str) -> Path:
 
 def _list_database(url: str, format: ListFormat) -> None:
     """``sessions URL``: the sessions a database holds, by name."""
-    from contextree.cli.preview import plural
+    from contextree.cli import render
     from contextree.store.url import parse_target
 
     target = parse_target(url)
@@ -730,22 +738,10 @@ def _list_database(url: str, format: ListFormat) -> None:
 
         found = list_postgres_sessions(target.location, location)
     if format is ListFormat.json:
-        payload = [
-            {"session": name, "url": f"{location}#{name}", "lines": lines, "bytes": size}
-            for name, lines, size in found
-        ]
+        payload = render.database_listing_json(location, found)
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
-    if not found:
-        state.console.print(f"No sessions in {location}.", markup=False, soft_wrap=True)
-        return
-    state.console.print(f"Sessions in {location}: {len(found)}", markup=False, soft_wrap=True)
-    for name, lines, size in found:
-        state.console.print(
-            f"{location}#{name}  {plural(lines, 'line')}, {plural(size, 'byte')}",
-            markup=False,
-            soft_wrap=True,
-        )
+    state.console.print(render.database_listing(location, found), soft_wrap=True)
 
 
 def _register_commands() -> None:

@@ -15,14 +15,14 @@ def register(app: typer.Typer) -> None:
     from contextree.cli.app import handles_errors, state
 
     def report(transfer: object) -> None:
-        from contextree.cli.preview import plural
+        from contextree.cli.preview import escaped, plural
         from contextree.store.transfer import Transfer
 
         assert isinstance(transfer, Transfer)
         verb = "replaced" if transfer.replaced else "wrote"
         state.console.print(
-            f"{verb} {transfer.target}: {plural(transfer.lines, 'line')}, "
-            f"{plural(transfer.bytes, 'byte')}, identical to {transfer.source}",
+            f"{verb} {escaped(transfer.target)}: {plural(transfer.lines, 'line')}, "
+            f"{plural(transfer.bytes, 'byte')}, identical to {escaped(transfer.source)}",
             markup=False,
             soft_wrap=True,
         )
