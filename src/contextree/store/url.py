@@ -27,6 +27,7 @@ from contextree.store.base import SessionStore
 from contextree.store.masking import mask_passwords
 
 __all__ = [
+    "DERIVED_NAME_ROOM",
     "MAX_SESSION_NAME",
     "StoreTarget",
     "check_session_name",
@@ -41,6 +42,10 @@ MAX_SESSION_NAME: Final = 500
 change with a NOTIFY payload of at most 8,000 bytes holding the JSON-escaped name, and one
 character escapes to at most 12 bytes (an emoji as two ``\\uXXXX``); SQLite takes the same
 limit so that a session can move between the two."""
+
+DERIVED_NAME_ROOM: Final = 32
+"""What ``check --repair`` may add to a name for its backup and rejected lines
+(``.bak-20260101T000000Z-999``, ``.rejected-1000``): such names may be this much longer."""
 
 # Kept as they are in a printed fragment: RFC 3986's fragment characters, except "%".
 _FRAGMENT_SAFE: Final = "/?:@!$&'()*+,;=-._~"
@@ -108,9 +113,11 @@ def _fragment_char(char: str) -> str:
     return quote(char, safe="", errors="surrogatepass")
 
 
-def check_session_name(name: str, where: str) -> None:
-    """Refuse a session name longer than :data:`MAX_SESSION_NAME` characters (any store)."""
-    if len(name) > MAX_SESSION_NAME:
+def check_session_name(name: str, where: str, *, derived: bool = False) -> None:
+    """Refuse a session name longer than :data:`MAX_SESSION_NAME` characters (any store);
+    ``derived``: a name made from a session's (a repair's backup), allowed
+    :data:`DERIVED_NAME_ROOM` more."""
+    if len(name) > MAX_SESSION_NAME + (DERIVED_NAME_ROOM if derived else 0):
         raise SessionFileError(
             where,
             f"the session name is {len(name):,} characters long; the limit is "
@@ -124,11 +131,13 @@ def open_store(
     fsync: bool = False,
     lock_timeout: float = 30.0,
     default_session: str | None = None,
+    derived_name: bool = False,
 ) -> SessionStore:
     """The store of ``target`` (a file path or a URL, see the module docstring).
 
     ``default_session`` names the session when a URL has no ``#SESSION`` part (import uses
-    the session's own id); without it such a URL is an error.
+    the session's own id); without it such a URL is an error. ``derived_name``: the name was
+    made from another session's (see :func:`check_session_name`).
     """
     from contextree.store.jsonl import JsonlFileStore
 
@@ -139,7 +148,7 @@ def open_store(
     display = where.display if where.session else session_url(where.display, session)
     if not session:
         raise SessionFileError(where.display, "names no session: add #SESSION to the URL")
-    check_session_name(session, display.partition("#")[0])
+    check_session_name(session, display.partition("#")[0], derived=derived_name)
     if where.kind == "sqlite":
         from contextree.store.sqlite import SqliteStore
 
