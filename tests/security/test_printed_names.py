@@ -127,3 +127,13 @@ def test_hostile_names_print_escaped(tmp_path: Path) -> None:
         assert "\nforged" not in output
     assert "\\x1b[2J\\nforged" in info
     assert missing.exit_code == 1 and missing.output.count("\n") == 1
+
+
+def test_navigate_prints_hostile_ids_escaped(tmp_path: Path) -> None:
+    path = _session(tmp_path, "nav")
+    second = ENTRY.replace(
+        '"id":"a0000001","parentId":null', '"id":"\\u001b[2J\\nb","parentId":"a0000001"'
+    )
+    path.write_text(path.read_text() + second)
+    moved = ok("navigate", path, "a0000001").output
+    assert not any(c in moved for c in RAW) and "\\x1b[2J\\nb" in moved
