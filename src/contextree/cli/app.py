@@ -296,7 +296,9 @@ def _say_where_it_goes(client: ModelClient) -> None:
 
     url = destination(client)
     if url is not None:
-        note = f"note: the conversation is sent to {client.name} at {url}"
+        from contextree.store.masking import mask_passwords
+
+        note = mask_passwords(f"note: the conversation is sent to {client.name} at {url}")
         state.errors.print(note, markup=False)
 
 

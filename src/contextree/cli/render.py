@@ -242,10 +242,10 @@ def session_list(
         entries = "-" if summary.entries is None else f"{summary.entries:,}"
         line = Text(f"{modified:<16}  {entries:>9}  {_size_text(summary.size):>9}  ")
         if summary.problem is not None:
-            line.append(" ".join(printable(summary.problem).split()), style="ct.warning")
+            line.append(escaped(summary.problem), style="ct.warning")
         else:
             if summary.name:
-                line.append(one_line(summary.name, preview_chars), style="ct.heading")
+                line.append(one_line(escaped(summary.name), preview_chars), style="ct.heading")
                 line.append(" · ", style="ct.meta")
             line.append(one_line(summary.first_message or "", preview_chars) or "-")
             fitted(line)
