@@ -459,7 +459,9 @@ def check(
             help="Back up the file to <name>.bak-<time>, move unreadable lines to "
             "<name>.rejected, then replace the file atomically with the rest; dangling "
             "references and duplicate ids are only reported. A database session keeps both "
-            "as sessions beside it (NAME.bak-<time>, NAME.rejected).",
+            "as sessions beside it (NAME.bak-<time>, NAME.rejected). Rejected lines are only "
+            "added to a log of rejected lines: when <name>.rejected is anything else, "
+            "<name>.rejected-2 (-3...) is used.",
         ),
     ] = False,
 ) -> None:
