@@ -181,6 +181,10 @@ class _Handler(BaseHTTPRequestHandler):
         except TimeoutError:
             self._error(HTTPStatus.REQUEST_TIMEOUT, "the request body arrived too slowly")
             return None
+        finally:
+            # The deadline left the socket with what remained of it; the reply gets the
+            # full timeout.
+            self.connection.settimeout(config.read_timeout)
         if len(raw) < length:
             self._error(HTTPStatus.BAD_REQUEST, "the request body was cut short")
             return None
