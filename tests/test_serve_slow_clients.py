@@ -113,3 +113,16 @@ def test_a_kept_alive_connection_serves_several_requests() -> None:
     ):
         statuses = [client.post(url, json={"prompt": "p"}).status_code for _ in range(5)]
     assert statuses == [200] * 5
+
+
+def test_expect_100_continue_is_answered_before_the_body() -> None:
+    body = b'{"prompt": "p"}'
+    with serving_at(ScriptedClient(default="S")) as (host, port, _):
+        with socket.create_connection((host, port), timeout=30) as sock:
+            head = post_request(body).replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n")
+            sock.sendall(head)
+            interim = sock.recv(4096)
+            sock.sendall(body)
+            reply = read_reply(sock)
+        assert interim.startswith(b"HTTP/1.1 100 Continue")
+        assert status_of(reply) == 200

@@ -32,7 +32,7 @@ from typing import Any, Final
 from contextree.errors import ContextreeError, ModelError
 from contextree.llm.base import CompletionRequest, ModelClient
 from contextree.serve.intake import Intake, json_reply, send_and_close
-from contextree.serve.stream import DeadlineStream
+from contextree.serve.stream import DeadlineStream, SocketWriter
 
 __all__ = ["ServerConfig", "SummaryServer", "is_loopback"]
 
@@ -95,7 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile = DeadlineStream(
             self.connection, self._head, time.monotonic() + config.header_timeout
         )
-        self.wfile = self.connection.makefile("wb")
+        self.wfile = SocketWriter(self.connection)  # type: ignore[assignment]
 
     def handle(self) -> None:
         # One request per hand-over: between requests a kept-alive connection waits in the

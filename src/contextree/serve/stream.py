@@ -7,7 +7,7 @@ import socket
 import time
 from typing import Final
 
-__all__ = ["DeadlineStream"]
+__all__ = ["DeadlineStream", "SocketWriter"]
 
 _RECV: Final = 65536
 
@@ -65,3 +65,22 @@ class DeadlineStream:
 
     def close(self) -> None:
         """Nothing to release: the socket belongs to the server."""
+
+
+class SocketWriter:
+    """Unbuffered writes (``sendall``): what http.server's handlers expect of ``wfile``, so
+    that an interim ``100 Continue`` reaches the client before the body is read."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.closed = False
+
+    def write(self, data: bytes) -> int:
+        self._sock.sendall(data)
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+    def close(self) -> None:
+        self.closed = True  # the socket belongs to the server
