@@ -63,6 +63,23 @@ def test_look_alikes_are_left_alone(text: str) -> None:
     assert DEFAULT_REDACTOR.redact(text) == text
 
 
+def test_password_and_key_variables_of_the_environment_are_literal_secrets() -> None:
+    from contextree.security import environment_secrets
+
+    env = {
+        "DB_PASS": "db-pass-value-1",
+        "SMTP_PASSWD": "smtp-passwd-value",
+        "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
+        "AZURE_STORAGE_ACCOUNT_KEY": AZURE_KEY,
+        "PWD": "/home/dev",
+        "OLDPWD": "/tmp",
+        "PATH": "/bin",
+    }
+    assert sorted(environment_secrets(env)) == sorted(
+        ["db-pass-value-1", "smtp-passwd-value", AWS_SECRET, AZURE_KEY]
+    )
+
+
 def test_a_dot_env_read_in_chat_is_redacted_before_it_is_stored_or_sent(
     fake_llm: FakeLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -178,13 +178,24 @@ _DASHES: Final = str.maketrans(
 )
 
 
-_SECRET_VARIABLES: Final = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+_SECRET_VARIABLES: Final = (
+    "_API_KEY",
+    "_TOKEN",
+    "_SECRET",
+    "_PASSWORD",
+    "_PASS",
+    "_PASSWD",
+    "_SECRET_KEY",
+    "_ACCESS_KEY",
+    "_ACCOUNT_KEY",
+)
 
 
 def environment_secrets(env: Mapping[str, str]) -> list[str]:
-    """The values of ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET`` and ``*_PASSWORD`` variables:
-    literal secrets for :class:`Redactor`, so a key printed by a tool (``env``) is blanked
-    out whatever its format."""
+    """The values of ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ``*_PASS``,
+    ``*_PASSWD``, ``*_SECRET_KEY``, ``*_ACCESS_KEY`` and ``*_ACCOUNT_KEY`` variables
+    (``DB_PASS``, ``AWS_SECRET_ACCESS_KEY``): literal secrets for :class:`Redactor`, so a key
+    printed by a tool (``env``) is blanked out whatever its format."""
     return [value for name, value in env.items() if name.upper().endswith(_SECRET_VARIABLES)]
 
 
