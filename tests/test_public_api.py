@@ -271,6 +271,7 @@ EXPECTED: dict[str, set[str]] = {
         "Settings",
         "load_settings",
     },
+    "contextree.serve": {"ServerConfig", "SummaryServer", "is_loopback"},
     "contextree.store": {
         "BadLine",
         "JsonlFileStore",

@@ -505,20 +505,16 @@ def test_fifty_simultaneous_clients_are_all_answered() -> None:
     assert statuses == [200] * 50
 
 
-def test_connections_beyond_the_limit_get_503_at_once() -> None:
+def test_idle_connections_beyond_the_limit_take_no_slot() -> None:
     import socket
 
+    # Connections that have sent nothing wait in the intake, not in a worker: the slots stay
+    # free for requests (tests/test_serve_slow_clients.py has the 503 for busy slots).
     with serving(ScriptedClient(default="S"), max_connections=2, read_timeout=5) as url:
         parts = urlsplit(url)
-        idle = [socket.create_connection((parts.hostname, parts.port)) for _ in range(2)]
+        idle = [socket.create_connection((parts.hostname, parts.port)) for _ in range(4)]
         try:
-            time.sleep(0.2)  # both are being served (and wait for a request line)
-            with socket.create_connection((parts.hostname, parts.port), timeout=5) as extra:
-                reply = extra.recv(4096)
-            assert reply.startswith(b"HTTP/1.1 503 ")
-            assert reply.endswith(b'{"error": "too many connections"}')
+            assert httpx.post(url, json={"prompt": "p"}).status_code == 200
         finally:
             for sock in idle:
                 sock.close()
-        time.sleep(0.2)
-        assert httpx.post(url, json={"prompt": "p"}).status_code == 200

@@ -155,7 +155,12 @@ state = _State()
 def _fail(message: str, code: int = 1) -> typer.Exit:
     from rich.markup import escape
 
-    state.errors.print(f"[ct.error]error:[/] {escape(message)}", markup=True, highlight=False)
+    from contextree.cli.preview import escaped
+
+    # Messages name sessions, ids and paths: escaped, they stay one line that cannot drive
+    # the terminal.
+    shown = escape(escaped(message))
+    state.errors.print(f"[ct.error]error:[/] {shown}", markup=True, highlight=False)
     return typer.Exit(code)
 
 
@@ -288,10 +293,12 @@ def _report_late() -> None:
 def _print_report(tree: Any, shown: set[str]) -> None:
     from rich.markup import escape
 
+    from contextree.cli.preview import escaped
+
     for line in tree.report.messages():
         if line not in shown:
             shown.add(line)
-            text = escape(line)
+            text = escape(escaped(line))
             state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
 
 
@@ -319,7 +326,9 @@ def _say_where_it_goes(client: ModelClient) -> None:
         return
     url = destination(client)
     if url is not None:
-        note = f"note: the conversation is sent to {client.name} at {url}"
+        from contextree.store.masking import mask_passwords
+
+        note = mask_passwords(f"note: the conversation is sent to {client.name} at {url}")
         state.errors.print(note, markup=False)
 
 
@@ -361,6 +370,7 @@ def info(session: SessionArg, format: FormatOpt = OutputFormat.text) -> None:
     """Summarize a session: entries, branches, model, context size."""
     from contextree.cli import render
     from contextree.session.describe import describe_session
+    from contextree.store.url import parse_target
 
     tree = _open(session)
     _report_load(tree)
@@ -368,7 +378,8 @@ def info(session: SessionArg, format: FormatOpt = OutputFormat.text) -> None:
     if format is OutputFormat.json:
         _print_json(described.to_json())
         return
-    state.console.print(render.session_description(described, file=str(session)))
+    where = parse_target(session).display  # a password masked, the name percent-encoded
+    state.console.print(render.session_description(described, file=where))
 
 
 @app.command()
@@ -484,7 +495,9 @@ def check(
             help="Back up the file to <name>.bak-<time>, move unreadable lines to "
             "<name>.rejected, then replace the file atomically with the rest; dangling "
             "references and duplicate ids are only reported. A database session keeps both "
-            "as sessions beside it (NAME.bak-<time>, NAME.rejected).",
+            "as sessions beside it (NAME.bak-<time>, NAME.rejected). Rejected lines are only "
+            "added to a log of rejected lines: when <name>.rejected is anything else, "
+            "<name>.rejected-2 (-3...) is used.",
         ),
     ] = False,
     format: FormatOpt = OutputFormat.text,
@@ -499,8 +512,8 @@ def check(
         repaired = repair_session(session)
         if format is OutputFormat.json:
             _print_json(repaired.to_json())
-        for line in repaired.messages() if format is OutputFormat.text else []:
-            state.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        else:
+            state.console.print(render.repair_lines(repaired), soft_wrap=True)
         raise typer.Exit(1 if repaired.damaged else 0)
     report = check_session(_open(session, leaf=False))
     if format is OutputFormat.json:
@@ -772,7 +785,7 @@ def _folder_argument(where: str) -> Path:
 
 def _list_database(url: str, format: ListFormat) -> None:
     """``sessions URL``: the sessions a database holds, by name."""
-    from contextree.cli.preview import plural
+    from contextree.cli import render
     from contextree.store.url import parse_target
 
     target = parse_target(url)
@@ -786,22 +799,10 @@ def _list_database(url: str, format: ListFormat) -> None:
 
         found = list_postgres_sessions(target.location, location)
     if format is ListFormat.json:
-        payload = [
-            {"session": name, "url": f"{location}#{name}", "lines": lines, "bytes": size}
-            for name, lines, size in found
-        ]
+        payload = render.database_listing_json(location, found)
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return
-    if not found:
-        state.console.print(f"No sessions in {location}.", markup=False, soft_wrap=True)
-        return
-    state.console.print(f"Sessions in {location}: {len(found)}", markup=False, soft_wrap=True)
-    for name, lines, size in found:
-        state.console.print(
-            f"{location}#{name}  {plural(lines, 'line')}, {plural(size, 'byte')}",
-            markup=False,
-            soft_wrap=True,
-        )
+    state.console.print(render.database_listing(location, found), soft_wrap=True)
 
 
 def _register_commands() -> None:

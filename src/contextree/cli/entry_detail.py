@@ -17,8 +17,8 @@ from contextree.cli.preview import (
     CONTROL_CHARACTERS,
     entry_kind,
     entry_preview,
+    escaped,
     kind_tag,
-    printable,
 )
 from contextree.cli.theme import THEME
 from contextree.entries.types import (
@@ -59,7 +59,7 @@ def entry_line(
     """``<id> <kind> <preview>  #label  ◀ leaf``; the leaf's path bold, other branches dim."""
     text = Text()
     id_style = theme_style("ct.id") + Style(bold=on_path)
-    text.append(printable(str(entry.get("id"))), style=id_style)
+    text.append(escaped(str(entry.get("id"))), style=id_style)
     text.append(" ")
     text.append_text(_kind_text(entry))
     preview = entry_preview(entry, width)
@@ -67,7 +67,7 @@ def entry_line(
         is_message = entry_message(entry) is not None
         text.append(" " + preview, style=Style.null() if is_message else theme_style("ct.meta"))
     if label:
-        text.append(f"  #{printable(label)}", style=theme_style("ct.label"))
+        text.append(f"  #{escaped(label)}", style=theme_style("ct.label"))
     if is_leaf:
         text.append("  ◀ leaf", style=theme_style("ct.leaf"))
     if not on_path:

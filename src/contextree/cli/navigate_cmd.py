@@ -123,10 +123,14 @@ def register(app: typer.Typer) -> None:
 def _print_result(console: Console, result: NavigationResult) -> None:
     from rich.text import Text
 
+    from contextree.cli.preview import escaped, printable
+
+    # Ids come from the file: escaped, like every id the CLI prints.
     position = result.new_leaf_id or "the start of the session (before the first entry)"
     if result.summary_entry is not None:
         position = str(result.summary_entry.get("parentId") or "the start of the session")
-    console.print(f"Moved the leaf from {result.old_leaf_id or '-'} to {position}.", markup=False)
+    old_leaf = escaped(result.old_leaf_id or "-")
+    console.print(f"Moved the leaf from {old_leaf} to {escaped(position)}.", markup=False)
     recorded = result.leaf_entry_id
     if recorded is not None:
         console.print(Text(f"Recorded on disk as contextree.leaf entry {recorded}.", "ct.meta"))
@@ -134,12 +138,12 @@ def _print_result(console: Console, result: NavigationResult) -> None:
         console.print(Text(f"Label entry {result.label_entry_id}.", "ct.meta"))
     if result.editor_text is not None:
         console.print("[ct.heading]Message to edit and send again:[/]", markup=True)
-        console.print(result.editor_text, markup=False, highlight=False, soft_wrap=True)
+        console.print(printable(result.editor_text), markup=False, highlight=False, soft_wrap=True)
     if result.summary_entry is not None:
-        summary_id = result.summary_entry.get("id")
+        summary_id = escaped(str(result.summary_entry.get("id")))
         console.print(Text(f"Branch summary {summary_id}:", "ct.branch_summary"))
         console.print(
-            str(result.summary_entry.get("summary", "")),
+            printable(str(result.summary_entry.get("summary", ""))),
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -14,6 +14,7 @@ from rich.tree import Tree
 from contextree.cli.preview import (
     entry_kind,
     entry_preview,
+    escaped,
     kind_tag,
     one_line,
     plural,
@@ -29,6 +30,7 @@ from contextree.session.describe import SessionDescription
 from contextree.session.folding import fold_run, linear_run
 from contextree.session.listing import SessionListing, SessionSummary
 from contextree.session.tree import SessionTree, TreeNode
+from contextree.store.url import session_url
 from contextree.tokens.estimate import estimate_tokens
 
 if TYPE_CHECKING:
@@ -40,9 +42,12 @@ __all__ = [
     "context_footer",
     "context_plain",
     "context_text",
+    "database_listing",
+    "database_listing_json",
     "dry_run",
     "entry_tree",
     "info_table",
+    "repair_lines",
     "session_description",
     "session_list",
     "session_listing",
@@ -51,7 +56,8 @@ __all__ = [
 
 def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text:
     entry = node.entry
-    entry_id = printable(str(entry.get("id")))
+    raw_id = str(entry.get("id"))
+    entry_id = escaped(raw_id)
     kind = entry_kind(entry)
     text = Text()
     text.append(entry_id, style="ct.id")
@@ -63,10 +69,10 @@ def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text
         is_message = entry_message(entry) is not None
         text.append(" " + preview, style=None if is_message else "ct.meta")
     if node.label:
-        text.append(f"  #{printable(node.label)}", style="ct.label")
-    if entry_id == leaf_id:
+        text.append(f"  #{escaped(node.label)}", style="ct.label")
+    if raw_id == leaf_id:
         text.append("  ◀ leaf", style="ct.leaf")
-    elif entry_id in on_path:
+    elif raw_id in on_path:
         text.stylize("bold", 0, len(entry_id))
     return text
 
@@ -79,7 +85,7 @@ def entry_tree(tree: SessionTree, *, fold: int = 6, title: str | None = None) ->
     """
     leaf_id = tree.leaf_id
     on_path = {str(key) for key in tree.get_branch_view().ids()} if leaf_id else set()
-    root = Tree(Text(printable(title or f"session {tree.session_id}"), style="ct.heading"))
+    root = Tree(Text(escaped(title or f"session {tree.session_id}"), style="ct.heading"))
 
     def add_run(target: Tree, start: TreeNode) -> None:
         run = linear_run(start)
@@ -109,7 +115,7 @@ def info_table(rows: Sequence[tuple[str, str]]) -> Table:
     table.add_column(style="ct.heading", no_wrap=True)
     table.add_column()
     for key, value in rows:
-        table.add_row(key, printable(value))  # values come from the session (ids, names, cwd)
+        table.add_row(key, escaped(value))  # values come from the session (ids, names, cwd)
     return table
 
 
@@ -239,17 +245,17 @@ def session_list(
         entries = "-" if summary.entries is None else f"{summary.entries:,}"
         line = Text(f"{modified:<16}  {entries:>9}  {_size_text(summary.size):>9}  ")
         if summary.problem is not None:
-            line.append(" ".join(printable(summary.problem).split()), style="ct.warning")
+            line.append(escaped(summary.problem), style="ct.warning")
         else:
             if summary.name:
-                line.append(one_line(summary.name, preview_chars), style="ct.heading")
+                line.append(one_line(escaped(summary.name), preview_chars), style="ct.heading")
                 line.append(" · ", style="ct.meta")
             line.append(one_line(summary.first_message or "", preview_chars) or "-")
             fitted(line)
         shown = str(summary.path) if full_paths else summary.path.name
-        where = Text("  " + printable(shown), "ct.meta")
+        where = Text("  " + escaped(shown), "ct.meta")
         if summary.id and summary.id not in summary.path.name:
-            where.append(f"  id {printable(summary.id)}", style="ct.id")
+            where.append(f"  id {escaped(summary.id)}", style="ct.id")
         lines += [line, where]
     return Group(*lines)
 
@@ -308,13 +314,13 @@ def context_plain(messages: Sequence[LlmMessage]) -> str:
 def check_report(report: CheckReport) -> RenderableType:
     lines: list[RenderableType] = []
     for finding in report.findings:
-        where = report.source + (f":{finding.line}" if finding.line else "")
+        where = escaped(report.source) + (f":{finding.line}" if finding.line else "")
         style = {"error": "ct.error", "warning": "ct.warning"}.get(finding.severity, "ct.meta")
         text = Text(f"{where}: ", style="ct.meta")
         text.append(f"{finding.severity}: ", style=style)
-        text.append(finding.message)
+        text.append(escaped(finding.message))
         if finding.entry_id:
-            text.append(f" (entry {finding.entry_id})", style="ct.meta")
+            text.append(f" (entry {escaped(finding.entry_id)})", style="ct.meta")
         lines.append(text)
     errors, warnings = len(report.errors), len(report.warnings)
     if errors:
@@ -525,3 +531,29 @@ def eval_report(report: EvalReport) -> RenderableType:
         style="dim",
     )
     return Group(table, rounds, note)
+
+def repair_lines(report: Any) -> Text:
+    """``check --repair``: one line per action and remaining problem, names escaped."""
+    return Text("\n".join(escaped(line) for line in report.messages()))
+
+
+def database_listing(location: str, found: Sequence[tuple[str, int, int]]) -> Text:
+    """``sessions URL``: the sessions of a database, each as the URL that opens it."""
+    where = escaped(location)
+    if not found:
+        return Text(f"No sessions in {where}.")
+    lines = [f"Sessions in {where}: {len(found)}"]
+    for name, count, size in found:
+        url = escaped(session_url(location, name))
+        lines.append(f"{url}  {plural(count, 'line')}, {plural(size, 'byte')}")
+    return Text("\n".join(lines))
+
+
+def database_listing_json(
+    location: str, found: Sequence[tuple[str, int, int]]
+) -> list[dict[str, Any]]:
+    """``sessions URL --format json``: name, URL (percent-encoded), lines, bytes."""
+    return [
+        {"session": name, "url": session_url(location, name), "lines": count, "bytes": size}
+        for name, count, size in found
+    ]

@@ -9,20 +9,24 @@ import typer
 __all__ = ["register"]
 
 _FORCE_HELP = "Replace the target when it already holds a session."
+_SYMLINK_HELP = (
+    "Write through a target file that is a symbolic link (creating or replacing the file it "
+    "points to); without it such a target is refused."
+)
 
 
 def register(app: typer.Typer) -> None:
     from contextree.cli.app import handles_errors, state
 
     def report(transfer: object) -> None:
-        from contextree.cli.preview import plural
+        from contextree.cli.preview import escaped, plural
         from contextree.store.transfer import Transfer
 
         assert isinstance(transfer, Transfer)
         verb = "replaced" if transfer.replaced else "wrote"
         state.console.print(
-            f"{verb} {transfer.target}: {plural(transfer.lines, 'line')}, "
-            f"{plural(transfer.bytes, 'byte')}, identical to {transfer.source}",
+            f"{verb} {escaped(transfer.target)}: {plural(transfer.lines, 'line')}, "
+            f"{plural(transfer.bytes, 'byte')}, identical to {escaped(transfer.source)}",
             markup=False,
             soft_wrap=True,
         )
@@ -44,11 +48,14 @@ def register(app: typer.Typer) -> None:
             ),
         ],
         force: Annotated[bool, typer.Option("--force", help=_FORCE_HELP)] = False,
+        follow_symlinks: Annotated[
+            bool, typer.Option("--follow-symlinks", help=_SYMLINK_HELP)
+        ] = False,
     ) -> None:
         """Copy a session file into a database, every line byte for byte."""
         from contextree.store.transfer import copy_session
 
-        report(copy_session(file, url, overwrite=force))
+        report(copy_session(file, url, overwrite=force, follow_symlinks=follow_symlinks))
 
     @app.command("export")
     @handles_errors
@@ -66,8 +73,11 @@ def register(app: typer.Typer) -> None:
             typer.Argument(metavar="FILE", help="The session file to write.", show_default=False),
         ],
         force: Annotated[bool, typer.Option("--force", help=_FORCE_HELP)] = False,
+        follow_symlinks: Annotated[
+            bool, typer.Option("--follow-symlinks", help=_SYMLINK_HELP)
+        ] = False,
     ) -> None:
         """Copy a session out of a database into a JSONL file, byte for byte."""
         from contextree.store.transfer import copy_session
 
-        report(copy_session(url, file, overwrite=force))
+        report(copy_session(url, file, overwrite=force, follow_symlinks=follow_symlinks))

@@ -40,6 +40,12 @@ _VALUE: Final = (
     r"""|(?!\[REDACTED)(?![\d.]+(?:[\s,;&]|$))(?P<secret3>[^\s"',;&()\[\]{}<>]{4,500}))"""
 )
 
+_AWS_SECRET: Final = (
+    r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
+    r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+)
+"""40 characters of base64 with both cases (a git SHA, all lower-case hex, is not one)."""
+
 BUILTIN_PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     (
         "private_key",
@@ -49,7 +55,18 @@ BUILTIN_PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
     ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"),
     ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    (
+        # A bare secret access key (40 base64 characters, both cases) within a few lines of
+        # its key id; before aws_access_key, which would hide the id that gives it away.
+        "aws_secret_key",
+        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b[\s\S]{0,300}?"
+        + _AWS_SECRET.replace("?P<s>", "?P<secret>")
+        + r"|"
+        + _AWS_SECRET.replace("?P<s>", "?P<secret2>")
+        + r"[\s\S]{0,300}?\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    ),
     ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    ("twilio_key", r"\bSK[0-9a-fA-F]{32}\b"),
     ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
     ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
     ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
@@ -87,13 +104,28 @@ BUILTIN_PATTERNS: Final[tuple[tuple[str, str], ...]] = (
         r"\\\"(?!\[REDACTED)(?P<secret>[^\"\\\n]{1,500})\\\"",
     ),
     (
+        # sshpass -p SECRET: the password flag of the one client built to take it.
+        "sshpass_password",
+        r"\bsshpass\b[^\n|;&]{0,100}?\s-p\s*(?!\[REDACTED)"
+        r"(?:\"(?P<secret>[^\"\n]{1,500})\"|'(?P<secret2>[^'\n]{1,500})'|(?P<secret3>[^\s\"']{1,500}))",
+    ),
+    (
+        # DB_PASS=..., db.pass: ..., Pwd=... (ODBC, .NET connection strings). A bare "pass"
+        # takes "=" only ("the pass: through" is prose); PWD=/path is the working directory.
+        "assigned_password",
+        r"(?i)(?:(?<=[_.\-])(?:pass|pwd)(?![a-z])[\w\-]{0,24}[\"']?\s{0,3}[:=]"
+        r"|(?<![a-z0-9_.\-])(?:pass|pwd)(?![a-z])[\w\-]{0,24}[\"']?\s{0,3}=)\s{0,3}(?![/~])"
+        + _VALUE,
+    ),
+    (
         "url_password",
         r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@\[]{1,200}:(?P<secret>[^\s@/\[]{1,200})@",
     ),
     (
         "assigned_secret",
         r"(?i)(?:password|passwd|secret|token|api[_\-]?key|apikey|access[_\-]?key"
-        r"|private[_\-]?key|credential)s?[\w\-]{0,24}[\"']?\s{0,3}[:=]\s{0,3}" + _VALUE,
+        r"|account[_\-]?key|private[_\-]?key|credential)s?[\w\-]{0,24}[\"']?\s{0,3}[:=]\s{0,3}"
+        + _VALUE,
     ),
 )
 """``(name, regex)`` of every built-in pattern, applied in this order."""
@@ -107,7 +139,11 @@ _HINTS: Final[dict[str, tuple[str, ...]]] = {
     "anthropic_key": ("sk-ant-",),
     "openai_key": ("sk-",),
     "github_token": ("gh", "github_pat_"),
+    "aws_secret_key": ("akia", "asia"),
     "aws_access_key": ("akia", "asia", "abia", "acca"),
+    "twilio_key": ("sk",),
+    "sshpass_password": ("sshpass",),
+    "assigned_password": ("pass", "pwd"),
     "slack_token": ("xox",),
     "stripe_key": ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
     "gitlab_token": ("glpat-",),
@@ -131,14 +167,35 @@ _HINTS: Final[dict[str, tuple[str, ...]]] = {
     ),
 }
 
+# Dashes a key may be written with (a hyphen turned into a dash by a word processor or a chat
+# client), read as "-" so that the patterns see the key. One character for one: the spans found
+# are those of the original text.
+_DASHES: Final = str.maketrans(
+    dict.fromkeys(
+        map(chr, (0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212, 0xFE58, 0xFE63, 0xFF0D)),
+        "-",
+    )
+)
 
-_SECRET_VARIABLES: Final = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+
+_SECRET_VARIABLES: Final = (
+    "_API_KEY",
+    "_TOKEN",
+    "_SECRET",
+    "_PASSWORD",
+    "_PASS",
+    "_PASSWD",
+    "_SECRET_KEY",
+    "_ACCESS_KEY",
+    "_ACCOUNT_KEY",
+)
 
 
 def environment_secrets(env: Mapping[str, str]) -> list[str]:
-    """The values of ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET`` and ``*_PASSWORD`` variables:
-    literal secrets for :class:`Redactor`, so a key printed by a tool (``env``) is blanked
-    out whatever its format."""
+    """The values of ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ``*_PASS``,
+    ``*_PASSWD``, ``*_SECRET_KEY``, ``*_ACCESS_KEY`` and ``*_ACCOUNT_KEY`` variables
+    (``DB_PASS``, ``AWS_SECRET_ACCESS_KEY``): literal secrets for :class:`Redactor`, so a key
+    printed by a tool (``env``) is blanked out whatever its format."""
     return [value for name, value in env.items() if name.upper().endswith(_SECRET_VARIABLES)]
 
 
@@ -248,8 +305,22 @@ class Redactor:
     def redact(self, text: str) -> str:
         """``text`` with every match replaced; the text itself when nothing matches.
 
+        Unicode dashes are read as ``-`` (``sk‐proj-...`` written with U+2010 is a key); a
+        text in which something was redacted comes back with its dashes as ``-``.
+
         A secret found by a pattern (``password=hunter2!x``) is also replaced where it appears
         again without the context that gave it away."""
+        if not text.isascii():
+            probe = text.translate(_DASHES)
+            if probe != text:
+                redacted = self._redact(probe)
+                # Dashes stay as written unless a secret was there.
+                return text if redacted == probe else redacted
+        return self._redact(text)
+
+    __call__ = redact
+
+    def _redact(self, text: str) -> str:
         lower: str | None = None
         found: set[str] = set()
         for rule in self._rules:
@@ -265,8 +336,6 @@ class Redactor:
             again = re.compile("|".join(re.escape(value) for value in values))
             text = again.sub("[REDACTED:repeated]", text)
         return text
-
-    __call__ = redact
 
     @classmethod
     def from_settings(

@@ -8,7 +8,9 @@ The repair works in place, and only after a full copy is safe:
 3. every unusable line goes, verbatim, to ``<name>.rejected`` (added to what it holds, never
    overwritten; the new content replaces it atomically), each preceded by a ``#`` comment with
    its line number and why it was rejected. A line already there under the same line number
-   is not added again: a repair killed before step 4 and run again leaves each line once;
+   is not added again: a repair killed before step 4 and run again leaves each line once.
+   Only a rejected-lines log is added to: when ``<name>.rejected`` is anything else (a session
+   of that name, say), ``<name>.rejected-2``, ``-3``... is used (:mod:`.rejected_log`);
 4. the session is replaced atomically by the remaining lines (DESIGN decision 6: a file is
    only ever changed by an atomic rewrite), so pi and contextree keep using the same path.
 
@@ -29,7 +31,6 @@ changed, because no rule can tell which side of a dangling reference is the dama
 from __future__ import annotations
 
 import os
-import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,13 @@ from typing import Any
 from contextree.entries.codec import LineError, entry_problem
 from contextree.errors import SessionFileError
 from contextree.session.check import Finding, check_session, finding_json
+from contextree.session.rejected_log import (
+    CHUNK_MARK,
+    LINE_COMMENT,
+    candidate_names,
+    is_rejected_log,
+    pick_log,
+)
 from contextree.session.tree import SessionTree
 from contextree.store.index import BadLine, Record, parse_session
 from contextree.store.jsonl import JsonlFileStore, fsync_dir, remove_stale_temps
@@ -179,12 +187,9 @@ def _repair_stored(url: str, now: Callable[[], datetime]) -> RepairReport:
         stamp = now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
         report.backup = _new_stored(f"{url}.bak-{stamp}", data)
         if rejected_lines:
-            rejected = open_store(f"{url}.rejected")
-            with rejected.transaction() as txn:
-                fresh = _not_yet_rejected(txn.read_from(0), rejected_lines)
-                if fresh:
-                    txn.append(_rejected_chunk(store.name, fresh, stamp, report.backup))
-            report.rejected_file = rejected.name
+            report.rejected_file = _add_stored_rejected(
+                url, store.name, rejected_lines, stamp, report.backup
+            )
         with store.transaction() as txn:
             if txn.replaced or txn.read_from(0) != data:
                 raise SessionFileError(
@@ -198,10 +203,28 @@ def _repair_stored(url: str, now: Callable[[], datetime]) -> RepairReport:
     return report
 
 
+def _add_stored_rejected(
+    url: str, source: str, rejected: list[tuple[int, bytes, str]], stamp: str, backup: str
+) -> str:
+    """Add ``rejected`` to the first rejected-lines log from ``<url>.rejected`` on (never to a
+    session that happens to have the name); its name."""
+    for name in candidate_names(f"{url}.rejected"):
+        log = open_store(name, derived_name=True)
+        with log.transaction() as txn:
+            held = txn.read_from(0)
+            if not is_rejected_log(held):
+                continue  # a session of that name: not ours to write into
+            fresh = _not_yet_rejected(held, rejected)
+            if fresh:
+                txn.append(_rejected_chunk(source, fresh, stamp, backup))
+        return log.name
+    raise SessionFileError(url, "no free name for the rejected lines; nothing was replaced")
+
+
 def _new_stored(url: str, data: bytes) -> str:
     """Write ``data`` as a new session at ``url`` (``-2``, ``-3``... when taken); its name."""
     for attempt in range(1, 1000):
-        store = open_store(url if attempt == 1 else f"{url}-{attempt}")
+        store = open_store(url if attempt == 1 else f"{url}-{attempt}", derived_name=True)
         with store.transaction() as txn:
             if txn.size:
                 continue
@@ -295,17 +318,24 @@ def _append_rejected(
     already in ``<name>.rejected``, leaving out the ones it holds already (a repair killed
     before it replaced the session, run again); the file is replaced atomically, so a kill
     leaves the old or the new one."""
-    target = file.with_name(f"{file.name}.rejected")
+
+    def read(name: str) -> bytes | None:
+        try:
+            return file.with_name(name).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SessionFileError(
+                file,
+                f"cannot read {name} ({exc.strerror}); the original is in {backup.name} "
+                "and the session was not changed",
+            ) from None
+
     try:
-        existing = target.read_bytes()
-    except FileNotFoundError:
-        existing = b""
-    except OSError as exc:
-        raise SessionFileError(
-            file,
-            f"cannot read {target.name} ({exc.strerror}); the original is in {backup.name} "
-            "and the session was not changed",
-        ) from None
+        name, existing = pick_log(f"{file.name}.rejected", read)
+    except ValueError as exc:
+        raise SessionFileError(file, f"{exc}; the session was not changed") from None
+    target = file.with_name(name)
     fresh = _not_yet_rejected(existing, rejected)
     if not fresh:
         return target
@@ -342,7 +372,7 @@ def _not_yet_rejected(
     lines = existing.split(b"\n")
     position = 0
     while position < len(lines) - 1:
-        found = _COMMENT.match(lines[position])
+        found = LINE_COMMENT.match(lines[position])
         if found is None:
             position += 1
             continue
@@ -351,16 +381,15 @@ def _not_yet_rejected(
     return [item for item in rejected if (item[0], item[1]) not in held]
 
 
-_COMMENT = re.compile(rb"# line (\d+): ")
-
-
 def _rejected_chunk(
     source: str, rejected: list[tuple[int, bytes, str]], stamp: str, backup: str
 ) -> bytes:
     """The rejected lines, verbatim, each after a ``# line N: reason`` comment."""
+    # A name may hold a line break: the comment must stay one line for the log to stay a log.
+    source, backup = (" ".join(name.splitlines()) for name in (source, backup))
     chunks = [
-        f"# contextree check --repair {stamp}: {len(rejected)} line(s) rejected from "
-        f"{source} (original: {backup})\n".encode()
+        CHUNK_MARK
+        + f"{stamp}: {len(rejected)} line(s) rejected from {source} (original: {backup})\n".encode()
     ]
     for number, raw, reason in rejected:
         chunks.append(f"# line {number}: {' '.join(reason.split())}\n".encode())

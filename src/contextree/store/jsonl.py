@@ -25,10 +25,10 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
 from contextree.errors import SessionFileError, SessionLockedError
 from contextree.store.open_writers import count_write_only_holders
@@ -36,6 +36,8 @@ from contextree.store.open_writers import count_write_only_holders
 __all__ = ["JsonlFileStore", "fsync_dir", "make_dirs", "remove_stale_temps"]
 
 _FILE_MODE = 0o600
+_CHUNK: Final = 1 << 20
+"""How much :meth:`JsonlFileStore.read_chunks` reads at a time."""
 _DIR_MODE = 0o700
 _LOCK_POLL_S = 0.002
 _TEMP_NAME = re.compile(r"[0-9a-f]{8}\.tmp")
@@ -84,7 +86,14 @@ class _FileTransaction:
     def replace(self, data: bytes, *, keep_from: int | None = None) -> None:
         self._check_open()
         read_up_to = self._size if keep_from is None else keep_from
-        self._store._replace_with(self._fd, data, read_up_to=read_up_to)
+        self._store._replace_with(self._fd, (data,), read_up_to=read_up_to)
+        self._closed = True
+
+    def replace_chunks(self, chunks: Iterable[bytes]) -> None:
+        """:meth:`replace` with the new content given piece by piece (an import of a large
+        session holds one piece in memory, not the whole)."""
+        self._check_open()
+        self._store._replace_with(self._fd, chunks, read_up_to=self._size)
         self._closed = True
 
     def _check_open(self) -> None:
@@ -117,6 +126,25 @@ class JsonlFileStore:
         return self.path.exists()
 
     def read(self) -> bytes:
+        with self._open_for_reading() as handle:
+            return handle.read()
+
+    def read_chunks(self, size: int = _CHUNK) -> Iterator[bytes]:
+        """The stored bytes in pieces of about ``size`` bytes, each cut after a newline (the
+        last may end with a torn line), read as they are consumed."""
+        with self._open_for_reading() as handle:
+            rest = b""
+            while block := handle.read(size):
+                cut = block.rfind(b"\n") + 1
+                if not cut:
+                    rest += block  # a line longer than a block: keep reading
+                    continue
+                yield rest + block[:cut]
+                rest = block[cut:]
+            if rest:
+                yield rest
+
+    def _open_for_reading(self) -> BinaryIO:
         try:
             # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever;
             # it is refused below like any file that is not a regular one.
@@ -131,15 +159,19 @@ class JsonlFileStore:
             # IsADirectoryError naming the descriptor ("3: Is a directory").
             os.close(fd)
             raise SessionFileError(self.path, "is a directory, not a session file")
-        with open(fd, "rb") as handle:
+        handle = open(fd, "rb")  # noqa: SIM115 - returned to the caller's with block
+        try:
             if not stat.S_ISREG(st.st_mode):
                 raise SessionFileError(self.path, "is not a regular file (a FIFO or device?)")
             os.set_blocking(fd, True)
-            if self._identity is None:
-                # The bytes read are our first view: a later rewrite by another writer
-                # must show up as ``replaced`` in our first transaction.
-                self._identity = (st.st_dev, st.st_ino)
-            return handle.read()
+        except BaseException:
+            handle.close()
+            raise
+        if self._identity is None:
+            # The bytes read are our first view: a later rewrite by another writer
+            # must show up as ``replaced`` in our first transaction.
+            self._identity = (st.st_dev, st.st_ino)
+        return handle
 
     def close(self) -> None:
         """Release the file descriptors kept open between writes."""
@@ -352,7 +384,7 @@ class JsonlFileStore:
         over the link would leave the target stale and turn the link into a copy)."""
         return Path(os.path.realpath(self.path))
 
-    def _replace_with(self, locked_fd: int, data: bytes, *, read_up_to: int) -> None:
+    def _replace_with(self, locked_fd: int, data: Iterable[bytes], *, read_up_to: int) -> None:
         target = self._target()
         directory = target.parent
         temp = directory / f".{target.name}.{secrets.token_hex(4)}.tmp"
@@ -365,9 +397,10 @@ class JsonlFileStore:
             ) from None
         try:
             os.fchmod(tfd, mode)  # os.open applied the umask; keep the original mode exactly
-            view = memoryview(data)
-            while view:
-                view = view[os.write(tfd, view) :]
+            for chunk in data:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(tfd, view) :]
             os.fsync(tfd)
             new_stat = os.fstat(tfd)
         except BaseException:

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from contextree.errors import SessionFileError, SessionLockedError
+from contextree.store.masking import mask_passwords, passwords_in
 from contextree.store.rows import Row
 from contextree.store.rowstore import INSERT_LINE, SCHEMA_VERSION, WRITE_STATE, RowStore
 
@@ -125,7 +126,7 @@ class PostgresStore(RowStore):
         connect_timeout: float = 10.0,
         name: str | None = None,
     ) -> None:
-        super().__init__(session, name or f"postgresql://...#{session}")
+        super().__init__(session, mask_passwords(name or f"postgresql://...#{session}"))
         self.conninfo = conninfo
         self.lock_timeout = lock_timeout
         self.connect_timeout = connect_timeout
@@ -153,7 +154,7 @@ class PostgresStore(RowStore):
             conn.execute("SET plan_cache_mode = force_custom_plan")
             return conn
         except psycopg.Error as exc:
-            problem = f"cannot connect to PostgreSQL: {_first(exc)}"
+            problem = f"cannot connect to PostgreSQL: {self._driver_text(exc)}"
             raise SessionFileError(self.name, problem) from None
 
     def _connect(self) -> psycopg.Connection[Any]:
@@ -181,7 +182,12 @@ class PostgresStore(RowStore):
                 f"another worker holds the session's write lock for over "
                 f"{self.lock_timeout:g} s; try again later",
             )
-        return SessionFileError(self.name, f"PostgreSQL: {_first(exc)}")
+        return SessionFileError(self.name, f"PostgreSQL: {self._driver_text(exc)}")
+
+    def _driver_text(self, exc: BaseException) -> str:
+        """The first line of a driver error, every password masked (libpq may quote the
+        connection string or a parameter of it)."""
+        return mask_passwords(_first(exc), known=passwords_in(self.conninfo))
 
     # -- transactions --------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ that query in one round trip).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final, Protocol
 
@@ -32,6 +32,7 @@ from contextree.store.rows import Row, rows_of
 __all__ = ["SCHEMA_VERSION", "WRITE_STATE", "RowStore", "SqlRunner"]
 
 SCHEMA_VERSION: Final = 1
+_ROWS_PER_CHUNK: Final = 512
 
 
 class SqlRunner(Protocol):
@@ -114,6 +115,11 @@ class _RowTransaction:
         kept = self.read_from(keep_from) if keep_from is not None else b""
         self._guarded(lambda: self._replace(data + kept))
 
+    def replace_chunks(self, chunks: Iterable[bytes]) -> None:
+        """:meth:`replace` with the new content given piece by piece, each cut after a
+        newline (an import of a large session holds one piece in memory, not the whole)."""
+        self._guarded(lambda: self._replace_chunks(chunks))
+
     def _guarded(self, operation: Callable[[], None]) -> None:
         try:
             operation()
@@ -146,12 +152,20 @@ class _RowTransaction:
         self._save()
 
     def _replace(self, data: bytes) -> None:
+        self._replace_chunks((data,))
+
+    def _replace_chunks(self, chunks: Iterable[bytes]) -> None:
         self._sql.run("DELETE FROM ct_lines WHERE session = ?", (self._session,))
-        rows = rows_of(data, first_seq=1, first_offset=0)
-        self._sql.insert_rows(self._session, rows)
+        size = lines = 0
+        last = b""
+        for chunk in chunks:
+            rows = rows_of(chunk, first_seq=lines + 1, first_offset=size)
+            self._sql.insert_rows(self._session, rows)
+            size, lines = size + len(chunk), lines + len(rows)
+            last = chunk[-1:] or last
         self.generation += 1
-        self._size, self._lines = len(data), len(rows)
-        self._last_byte = data[-1:]
+        self._size, self._lines = size, lines
+        self._last_byte = last
         self._save()
 
     def _save(self) -> None:
@@ -209,6 +223,21 @@ class RowStore:
             # Our first view: a later rewrite by another worker shows up as ``replaced``.
             self._generation = state[0]
         return b"".join(bytes(row[0]) for row in rows)
+
+    def read_chunks(self, rows: int = _ROWS_PER_CHUNK) -> Iterator[bytes]:
+        """The stored bytes, ``rows`` lines at a time, from one consistent snapshot, read as
+        they are consumed. Raises ``FileNotFoundError`` when the session does not exist."""
+        with self._reading() as sql:
+            state = self._state(sql) if sql is not None else None
+            if sql is None or state is None:
+                raise FileNotFoundError(self.name)
+            for first in range(1, state[2] + 1, rows):
+                found = sql.all(
+                    "SELECT line FROM ct_lines WHERE session = ? AND seq >= ? AND seq < ? "
+                    "ORDER BY seq",
+                    (self.session, first, first + rows),
+                )
+                yield b"".join(bytes(row[0]) for row in found)
 
     @contextmanager
     def transaction(self) -> Iterator[_RowTransaction]:

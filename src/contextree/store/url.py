@@ -7,22 +7,50 @@
 - ``postgresql://user@host:port/db#SESSION`` (or ``postgres://``): the session in a PostgreSQL
   database; the part before ``#`` is a libpq connection URL.
 
-``SESSION`` is percent-decoded (``%23`` for a ``#`` in a name). A file whose name starts with
+``SESSION`` is percent-decoded (``%23`` for a ``#`` in a name), and every URL we print
+percent-encodes it again (:func:`session_url`), so a listed URL opens the session it names. A
+name is at most :data:`MAX_SESSION_NAME` characters in every store. A file whose name starts with
 ``sqlite:`` or ``postgres`` is reached as ``./sqlite:...``.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from contextree.errors import SessionFileError
 from contextree.store.base import SessionStore
+from contextree.store.masking import mask_passwords
 
-__all__ = ["StoreTarget", "is_store_url", "open_store", "parse_target"]
+__all__ = [
+    "DERIVED_NAME_ROOM",
+    "MAX_SESSION_NAME",
+    "StoreTarget",
+    "check_session_name",
+    "is_store_url",
+    "open_store",
+    "parse_target",
+    "session_url",
+]
+
+MAX_SESSION_NAME: Final = 500
+"""The longest session name (in characters) of a database store. PostgreSQL announces each
+change with a NOTIFY payload of at most 8,000 bytes holding the JSON-escaped name, and one
+character escapes to at most 12 bytes (an emoji as two ``\\uXXXX``); SQLite takes the same
+limit so that a session can move between the two."""
+
+DERIVED_NAME_ROOM: Final = 32
+"""What ``check --repair`` may add to a name for its backup and rejected lines
+(``.bak-20260101T000000Z-999``, ``.rejected-1000``): such names may be this much longer."""
+
+# Kept as they are in a printed fragment: RFC 3986's fragment characters, except "%".
+_FRAGMENT_SAFE: Final = "/?:@!$&'()*+,;=-._~"
+# Outside ASCII, escaped: controls, format (bidi overrides), separators, surrogates, unassigned.
+_ESCAPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
 
 _URL: Final = re.compile(r"(sqlite|postgres|postgresql)://", re.IGNORECASE)
 
@@ -57,21 +85,44 @@ def parse_target(target: str | Path) -> StoreTarget:
         path = unquote(base[len("sqlite://") :])
         if not path:
             raise SessionFileError(text, "names no database file: write sqlite:///path/to/file.db")
-        display = f"sqlite://{path}#{session}" if session else f"sqlite://{path}"
-        return StoreTarget("sqlite", path, session, display)
-    display = _masked(base) + (f"#{session}" if session else "")
-    return StoreTarget("postgres", base, session, display)
+        location = f"sqlite://{path}"
+        return StoreTarget("sqlite", path, session, session_url(location, session))
+    location = mask_passwords(base)
+    try:
+        urlsplit(base).port  # noqa: B018 - parsing is the check (brackets, port)
+    except ValueError as exc:
+        raise SessionFileError(location, f"is not a valid PostgreSQL URL ({exc})") from None
+    return StoreTarget("postgres", base, session, session_url(location, session))
 
 
-def _masked(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return urlunsplit(parts._replace(netloc=user + host))
+def session_url(location: str, session: str) -> str:
+    """``location#SESSION`` with the name percent-encoded (``%`` as ``%25``, ``#`` as ``%23``,
+    spaces, control and format characters as UTF-8 escapes; letters of any script stay), so
+    that :func:`parse_target` of the result names the same session; ``location`` alone for no
+    session."""
+    if not session:
+        return location
+    return f"{location}#{''.join(map(_fragment_char, session))}"
+
+
+def _fragment_char(char: str) -> str:
+    if char in _FRAGMENT_SAFE or (char.isascii() and char.isalnum()):
+        return char
+    if not char.isascii() and unicodedata.category(char) not in _ESCAPED_CATEGORIES:
+        return char
+    return quote(char, safe="", errors="surrogatepass")
+
+
+def check_session_name(name: str, where: str, *, derived: bool = False) -> None:
+    """Refuse a session name longer than :data:`MAX_SESSION_NAME` characters (any store);
+    ``derived``: a name made from a session's (a repair's backup), allowed
+    :data:`DERIVED_NAME_ROOM` more."""
+    if len(name) > MAX_SESSION_NAME + (DERIVED_NAME_ROOM if derived else 0):
+        raise SessionFileError(
+            where,
+            f"the session name is {len(name):,} characters long; the limit is "
+            f"{MAX_SESSION_NAME} characters",
+        )
 
 
 def open_store(
@@ -80,11 +131,13 @@ def open_store(
     fsync: bool = False,
     lock_timeout: float = 30.0,
     default_session: str | None = None,
+    derived_name: bool = False,
 ) -> SessionStore:
     """The store of ``target`` (a file path or a URL, see the module docstring).
 
     ``default_session`` names the session when a URL has no ``#SESSION`` part (import uses
-    the session's own id); without it such a URL is an error.
+    the session's own id); without it such a URL is an error. ``derived_name``: the name was
+    made from another session's (see :func:`check_session_name`).
     """
     from contextree.store.jsonl import JsonlFileStore
 
@@ -92,9 +145,10 @@ def open_store(
     if where.kind == "file":
         return JsonlFileStore(where.location, fsync=fsync, lock_timeout=lock_timeout)
     session = where.session or default_session or ""
-    display = where.display if where.session else f"{where.display}#{session}"
+    display = where.display if where.session else session_url(where.display, session)
     if not session:
         raise SessionFileError(where.display, "names no session: add #SESSION to the URL")
+    check_session_name(session, display.partition("#")[0], derived=derived_name)
     if where.kind == "sqlite":
         from contextree.store.sqlite import SqliteStore
 

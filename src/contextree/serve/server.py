@@ -3,20 +3,27 @@
 Speaks the protocol of ``compaction.remoteEndpoint`` (pi-behaviour §7.6): ``POST`` a JSON body
 ``{"systemPrompt": str, "prompt": str}``, get ``{"summary": str}``. Any model spec backs it; the
 built-in offline summarizer by default. Every error is a JSON ``{"error": ...}`` with a fitting
-status. Bodies are size-limited, slow clients time out, and a bearer token is required whenever
-the server listens beyond the loopback interface.
+status. Bodies are size-limited, and a bearer token is required whenever the server listens
+beyond the loopback interface.
+
+Slow clients: request heads are collected by :class:`~contextree.serve.intake.Intake` without a
+worker (a total deadline, ``header_timeout``); a worker slot is taken only for a complete head,
+and a request without the right token is answered 401 before its body is read, so only
+authenticated requests (every request, without ``--token``) hold a slot while a body arrives.
+The body has a total deadline too: ``read_timeout``, or less when it is small, at
+``min_body_rate`` bytes per second after a grace of a few seconds (408 either way).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
 import ipaddress
 import json
 import logging
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +31,8 @@ from typing import Any, Final
 
 from contextree.errors import ContextreeError, ModelError
 from contextree.llm.base import CompletionRequest, ModelClient
+from contextree.serve.intake import Intake, json_reply, send_and_close
+from contextree.serve.stream import DeadlineStream, SocketWriter
 
 __all__ = ["ServerConfig", "SummaryServer", "is_loopback"]
 
@@ -49,12 +58,19 @@ class ServerConfig:
     token: str | None = None
     max_body_bytes: int = 8 * 1024 * 1024
     read_timeout: float = 30.0
-    """Seconds a client may take to send its request."""
+    """Seconds a client may take to send a request body, at most (see ``min_body_rate``)."""
+    header_timeout: float = 10.0
+    """Seconds a client may take to send its request line and headers, in total (then 408)."""
+    min_body_rate: int = 16 * 1024
+    """Bytes per second a body must arrive at, after a grace of ``_BODY_GRACE_S``: a body of
+    N bytes must be complete within ``min(read_timeout, grace + N / min_body_rate)``."""
+    max_pending: int = 512
+    """Connections still sending their request head, at most (more get 503)."""
     model_timeout: float = 300.0
     """Seconds a summary may take before the server answers 504."""
     max_tokens: int | None = None
     max_connections: int = 64
-    """Connections served at once; more get 503 at once instead of a thread each."""
+    """Requests served at once (a worker each); more get 503 at once."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -63,9 +79,30 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "contextree"
     sys_version = ""
 
+    rfile: DeadlineStream  # type: ignore[assignment]
+    keep_alive = False
+
+    def __init__(self, request: socket.socket, address: Any, server: _Server, head: bytes) -> None:
+        self._head = head
+        super().__init__(request, address, server)
+
     def setup(self) -> None:
-        super().setup()
-        self.connection.settimeout(self.server.config.read_timeout)
+        config = self.server.config
+        self.connection = self.request
+        self.connection.settimeout(config.read_timeout)  # for writing the reply
+        # The head came complete from the intake; anything more read is the body, which gets
+        # its own deadline once its length is known.
+        self.rfile = DeadlineStream(
+            self.connection, self._head, time.monotonic() + config.header_timeout
+        )
+        self.wfile = SocketWriter(self.connection)  # type: ignore[assignment]
+
+    def handle(self) -> None:
+        # One request per hand-over: between requests a kept-alive connection waits in the
+        # intake, not in a worker.
+        self.close_connection = True
+        self.handle_one_request()
+        self.keep_alive = not self.close_connection
 
     def log_message(self, format: str, *args: Any) -> None:
         log.info("%s %s", self.address_string(), format % args)
@@ -136,11 +173,18 @@ class _Handler(BaseHTTPRequestHandler):
                 f"{self.server.config.max_body_bytes} bytes",
             )
             return None
+        config = self.server.config
+        allowed = min(config.read_timeout, _BODY_GRACE_S + length / max(1, config.min_body_rate))
+        self.rfile.deadline = time.monotonic() + allowed
         try:
             raw = self.rfile.read(length)
         except TimeoutError:
             self._error(HTTPStatus.REQUEST_TIMEOUT, "the request body arrived too slowly")
             return None
+        finally:
+            # The deadline left the socket with what remained of it; the reply gets the
+            # full timeout.
+            self.connection.settimeout(config.read_timeout)
         if len(raw) < length:
             self._error(HTTPStatus.BAD_REQUEST, "the request body was cut short")
             return None
@@ -206,13 +250,10 @@ def _without_lone_surrogates(text: str) -> str:
     return text
 
 
-_BUSY_BODY: Final = b'{"error": "too many connections"}'
-_BUSY_REPLY: Final = (
-    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-    + f"Content-Length: {len(_BUSY_BODY)}\r\n".encode()
-    + b"Connection: close\r\n\r\n"
-    + _BUSY_BODY
-)
+_BODY_GRACE_S: Final = 5.0
+_MAX_HEAD_BYTES: Final = 256 * 1024
+"""A head over this is refused (431) by the intake; http.server's own limits (64 KiB a line,
+100 headers) answer anything under it."""
 
 
 class _Server(ThreadingHTTPServer):
@@ -226,27 +267,44 @@ class _Server(ThreadingHTTPServer):
         self._slots = threading.BoundedSemaphore(config.max_connections)
         if ":" in config.host:  # an IPv6 literal such as ::1 needs an IPv6 socket
             self.address_family = socket.AF_INET6
-        super().__init__((config.host, config.port), _Handler)
+        super().__init__((config.host, config.port), _Handler)  # type: ignore[arg-type]
+        self._intake = Intake(
+            self._start_worker,
+            header_timeout=config.header_timeout,
+            max_pending=config.max_pending,
+            max_head_bytes=_MAX_HEAD_BYTES,
+        )
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        # Each connection holds a thread until it is done or times out: past the limit a
-        # client gets 503 at once rather than one more thread.
+        # No thread yet: the intake reads the head, then a worker serves the request.
+        self._intake.add(request, client_address)
+
+    def _start_worker(self, sock: socket.socket, address: Any, head: bytes) -> None:
         if not self._slots.acquire(blocking=False):
-            with contextlib.suppress(OSError):
-                request.sendall(_BUSY_REPLY)
-            self.shutdown_request(request)
+            send_and_close(sock, json_reply(HTTPStatus.SERVICE_UNAVAILABLE, "too many connections"))
             return
         try:
-            super().process_request(request, client_address)
+            threading.Thread(target=self._work, args=(sock, address, head), daemon=True).start()
         except BaseException:
             self._slots.release()
-            raise
+            send_and_close(sock, json_reply(HTTPStatus.SERVICE_UNAVAILABLE, "too many connections"))
 
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
+    def _work(self, sock: socket.socket, address: Any, head: bytes) -> None:
+        handler: _Handler | None = None
         try:
-            super().process_request_thread(request, client_address)
+            handler = _Handler(sock, address, self, head)
+        except Exception:
+            self.handle_error(sock, address)
         finally:
             self._slots.release()
+        if handler is not None and handler.keep_alive:
+            self._intake.add(sock, address, handler.rfile.leftover(), kept_alive=True)
+        else:
+            self.shutdown_request(sock)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._intake.close()
 
     def summarize(self, system_prompt: str, prompt: str) -> str:
         request = CompletionRequest(
