@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from contextree.context import (
@@ -105,6 +105,20 @@ _changes = st.lists(
 
 @given(message_ops, _changes)
 @_examples
+# Found by hypothesis: the assistant message that closed the settled part is replaced by a
+# user message, and a later result then answers a call of the settled part.
+@example(
+    ops=[
+        ("user", "user"),
+        ("user", "user"),
+        ("user", "user"),
+        ("assistant", "stop", ["call_0"], False, False, "anthropic"),
+        ("assistant", "stop", [], False, False, "anthropic"),
+        ("result", "earlier", 0, False),
+        ("user", "user"),
+    ],
+    changes=[("grow", 2), ("grow", 3), ("replace", 0.875, False), ("grow", 1)],
+)
 def test_the_view_of_a_growing_context_is_the_whole_view(
     ops: list[tuple[Any, ...]], changes: list[tuple[Any, ...]]
 ) -> None:

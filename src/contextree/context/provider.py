@@ -85,15 +85,20 @@ class ProviderView:
 
     def __init__(self) -> None:
         self._context: list[AgentMessage] = []
-        self._settled = 0  # context[:_settled] is done: it gave _settled_out, using _settled_ids
+        # context[:_settled] is done: it gave _settled_out, using _settled_ids; _context holds
+        # those messages and the assistant message that closes them.
+        self._settled = 0
         self._settled_out: list[LlmMessage] = []
         self._settled_ids: set[str] = set()
 
     def messages(self, context: Sequence[AgentMessage]) -> list[LlmMessage]:
         """The provider view of ``context`` (a fresh list; the messages are read-only)."""
-        settled = self._settled
-        if settled > len(context) or not all(
-            map(operator.is_, islice(context, settled), self._context)
+        settled, known = self._settled, self._context
+        # The settled messages and the assistant message after them, which closes their last
+        # batch: when that one is replaced (a user message, say), a later result may answer
+        # a call of the settled part again.
+        if len(known) > len(context) or not all(
+            map(operator.is_, islice(context, len(known)), known)
         ):
             settled, self._settled_out, self._settled_ids = 0, [], set()
         converted: list[tuple[int, LlmMessage]] = []
@@ -111,7 +116,7 @@ class ProviderView:
                 *_provide([m for _, m in converted[:last]], self._settled_ids),
             ]
             settled = converted[last][0]
-        self._context = list(islice(context, settled))
+        self._context = list(islice(context, settled + 1)) if settled else []
         self._settled = settled
         rest = _provide([m for _, m in converted[last:]], set(self._settled_ids))
         return [*self._settled_out, *rest]
