@@ -80,9 +80,10 @@ def test_uncompact_moves_the_leaf_before_the_compaction(session: Path) -> None:
     assert f"Undid compaction {compaction['id']}" in out
     after = SessionTree.open(session)
     assert after.latest_compaction() is None
-    assert after.build_session_context().messages == before.build_session_context(
-        str(compaction["parentId"])
-    ).messages
+    assert (
+        after.build_session_context().messages
+        == before.build_session_context(str(compaction["parentId"])).messages
+    )
     assert len(after.get_entries()) == len(before.get_entries()) + 1  # nothing deleted
     result = invoke("uncompact", session, "--format", "json")
     assert result.exit_code == 1 and json.loads(result.output) == {"undone": None}
@@ -94,3 +95,36 @@ def test_uncompact_json(session: Path) -> None:
     payload = json.loads(ok("uncompact", session, "-f", "json").output)
     assert payload["undone"]["compactionId"] == compaction["id"]
     assert payload["newLeafId"] == compaction["parentId"] and payload["leafEntryId"]
+
+
+def test_recall_leaf_prefix_and_all_branches(session: Path) -> None:
+    tree = SessionTree.open(session)
+    leaf = tree.leaf_id
+    assert leaf is not None
+    tree.append_message({"role": "user", "content": "side idea plover_12", "timestamp": 0})
+    tree.branch(leaf)
+    tree.append_message({"role": "user", "content": "main line", "timestamp": 0})
+    from contextree.branching.navigate import persist_leaf
+
+    persist_leaf(tree)
+    assert "No match" in ok("recall", session, "plover_12").output
+    assert "side idea" in ok("recall", session, "plover_12", "--all-branches").output
+    compaction = tree.latest_compaction()
+    assert compaction is not None
+    before = str(compaction["parentId"])
+    out = ok("recall", session, PORT, "--leaf", before[:6]).output
+    assert "Nothing is folded out of the context on this path" in out
+
+
+def test_expand_follows_a_branch_off_the_path(session: Path) -> None:
+    tree = SessionTree.open(session)
+    leaf = tree.leaf_id
+    assert leaf is not None
+    side = tree.append_message({"role": "user", "content": "branch one", "timestamp": 0})
+    tree.append_message({"role": "user", "content": "branch two", "timestamp": 0})
+    tree.branch(leaf)
+    from contextree.branching.navigate import persist_leaf
+
+    persist_leaf(tree)
+    out = ok("expand", session, side, "--around", "1").output
+    assert f"> {side}" in out and "branch two" in out and "(not in context)" in out

@@ -176,3 +176,17 @@ def test_two_processes_catching_up_index_an_append_once(tmp_path: Path) -> None:
     assert len(first.search(["fnord_8"], allowed=None)) == 1
     first.close()
     second.close()
+
+
+def test_damaged_recall_tables_in_a_sqlite_store_are_rebuilt(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path}/s.db#one"
+    tree = build(SessionTree.open(url, cwd="/w"))
+    assert recall(tree, PORT).hits
+    conn = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    conn.execute("DROP TABLE ct_recall_docs")
+    conn.execute("CREATE TABLE ct_recall_docs (unrelated)")  # not what the index expects
+    conn.execute("UPDATE ct_recall_state SET size = 0")  # and out of date
+    conn.close()
+    again = recall(SessionTree.open(url), PORT)
+    assert again.hits and again.notices == ["the recall index was damaged; it was rebuilt"]
+    assert SessionTree.open(url).get_entries() == tree.get_entries()  # the session is intact

@@ -148,22 +148,25 @@ class RecallIndex:
             path = store.path
             session = store.session
 
-            def reopen() -> IndexBackend:
+            def reopen(*, drop: bool = False) -> IndexBackend:
                 conn = sqlite3.connect(
                     path, timeout=30.0, isolation_level=None, check_same_thread=False
                 )
+                if drop:
+                    # Damaged recall tables: only ours go; the sessions' tables stay.
+                    for table in ("ct_recall_docs", "ct_recall_state"):
+                        conn.execute(f"DROP TABLE IF EXISTS {table}")
                 return SqliteFtsBackend(conn, session, identity=_row_identity(conn, session))
 
-            return cls(reopen(), redact=redact, config=config, reset=reopen)
+            return cls(reopen(), redact=redact, config=config, reset=lambda: reopen(drop=True))
         if isinstance(store, JsonlFileStore):
             directory = Path(index_dir) if index_dir is not None else default_index_dir()
             cache = index_path(store.path, directory)
             identity = _file_identity(store.path, tree.session_id)
 
             def recreate() -> IndexBackend:
-                with contextlib.suppress(FileNotFoundError):
-                    for suffix in ("", "-wal", "-shm"):
-                        Path(f"{cache}{suffix}").unlink()
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{cache}{suffix}").unlink(missing_ok=True)
                 return SqliteFtsBackend(_open_cache(cache), "", identity=identity)
 
             try:
