@@ -405,7 +405,8 @@ def tree(
 
         _print_json(tree_json(session_tree))
         return
-    state.console.print(render.entry_tree(session_tree, fold=fold))
+    shown = render.entry_tree(session_tree, fold=fold, width=state.console.width)
+    state.console.print(shown)
 
 
 class ContextFormat(StrEnum):

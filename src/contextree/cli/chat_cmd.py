@@ -129,7 +129,7 @@ def _require_usable(
 def _show_tree(console: Any, tree: Any) -> None:
     from contextree.cli import render
 
-    console.print(render.entry_tree(tree))
+    console.print(render.entry_tree(tree, width=console.width))
 
 
 def _show_settings(console: Any, loaded: Any) -> None:
