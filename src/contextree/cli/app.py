@@ -137,7 +137,8 @@ class _State:
 
         from contextree.cli.theme import THEME
 
-        return Console(theme=THEME, highlight=False, soft_wrap=False, markup=False)
+        # emoji=False: "ollama:x: ..." must not print "ollama❌ ..." (rich's :x: code).
+        return Console(theme=THEME, highlight=False, soft_wrap=False, markup=False, emoji=False)
 
     @functools.cached_property
     def errors(self) -> Console:
@@ -146,7 +147,9 @@ class _State:
         from contextree.cli.theme import THEME
 
         # soft_wrap: an error or warning stays one line, however narrow the terminal.
-        return Console(theme=THEME, stderr=True, highlight=False, soft_wrap=True, markup=False)
+        return Console(
+            theme=THEME, stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False
+        )
 
 
 state = _State()
