@@ -260,6 +260,7 @@ def _open(target: str | Path, *, leaf: bool = True) -> Any:
 
 
 def _open_any(target: str | Path) -> Any:
+    """The session at ``target``, not checked for a parent cycle (see :func:`_open`)."""
     from contextree.errors import SessionFileError
     from contextree.session.tree import SessionTree
     from contextree.store.url import is_store_url
