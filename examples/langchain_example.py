@@ -78,9 +78,10 @@ def main() -> None:
         if server is not None:
             server.close()
     compactions = [e for e in middleware.session.tree.get_entries() if e["type"] == "compaction"]
+    count = len(compactions)
     print(
         f"{session_file}: {len(middleware.session.tree.get_entries())} entries, "
-        f"{len(compactions)} compactions; the model now sees "
+        f"{count} compaction{'' if count == 1 else 's'}; the model now sees "
         f"{len(middleware.context())} messages"
     )
     print(f"see what the model sees: contextree context {session_file}")

@@ -103,6 +103,12 @@ def test_chat_refuses_before_writing_when_the_server_is_down(tmp_path: Path) -> 
     assert not path.exists()
 
 
+def test_a_model_named_x_is_not_an_emoji(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}"
+    result = invoke("chat", "-m", "ollama:x", "--base-url", url, "-p", "hi", "-s", tmp_path / "c")
+    assert result.output.startswith("error: ollama:x: connection error")  # not "ollama❌"
+
+
 def test_a_remote_server_is_not_probed() -> None:
     client = create_client("openai:gpt-4o-mini", base_url="http://192.0.2.1:9")
     assert refused_connection(client) is None  # no connection attempted off the machine

@@ -37,7 +37,10 @@ def test_missing_textual_message_keeps_the_extra_in_brackets(
     monkeypatch.setattr(builtins, "__import__", no_textual)
     result = invoke("tree", path, "-i")
     assert result.exit_code == 1
-    assert 'pip install "contextree[tui]"' in result.stderr
+    # From this checkout the hint installs the checkout's extra (issue 24 point 9).
+    from contextree.cli.extras import install_command
+
+    assert install_command("tui") in result.stderr and "[tui]" in result.stderr
 
 
 def test_chat_help_keeps_bracketed_arguments() -> None:

@@ -5,6 +5,7 @@ the field instead of a traceback."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,18 @@ def test_assistant_tool_call_arguments_must_be_an_object() -> None:
     message = assistant("", calls=[{**tool_call("c1"), "arguments": "ls"}])
     expected = "message.content[0].arguments must be an object, found string"
     assert message_problem(message) == expected
+
+
+def test_chat_refuses_a_damaged_context_before_any_request(tmp_path: Path) -> None:
+    path = _session(tmp_path / "s.jsonl", tool_result("c1", content=42))
+    before = path.read_bytes()
+    with socket.socket() as server:  # listens, never answers: no request may reach it
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        url = f"http://127.0.0.1:{server.getsockname()[1]}"
+        result = invoke("chat", "-m", "ollama:x", "--base-url", url, "-p", "hi", "-s", path)
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"error: {path}:4: entry e003: message.content must be")
+    assert path.read_bytes() == before

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -94,6 +95,9 @@ def test_the_example_runs_offline_and_compacts(
     assert done.returncode == 0, done.stderr
     assert "guard: refused" not in done.stderr
     assert "turn 7: Module 7 reviewed." in done.stdout
+    # Issue 24 point 9: "1 compaction", "2 compactions" (the LangChain one said "1 compactions").
+    counted = re.search(r"\b(\d+) compaction(s?)\b", done.stdout)
+    assert counted is not None and (counted.group(1) == "1") == (counted.group(2) == "")
     assert f"contextree context {session}" in done.stdout
     tree = SessionTree.open(session)
     assert tree.report.clean

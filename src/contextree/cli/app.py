@@ -137,7 +137,8 @@ class _State:
 
         from contextree.cli.theme import THEME
 
-        return Console(theme=THEME, highlight=False, soft_wrap=False, markup=False)
+        # emoji=False: "ollama:x: ..." must not print "ollama❌ ..." (rich's :x: code).
+        return Console(theme=THEME, highlight=False, soft_wrap=False, markup=False, emoji=False)
 
     @functools.cached_property
     def errors(self) -> Console:
@@ -146,7 +147,9 @@ class _State:
         from contextree.cli.theme import THEME
 
         # soft_wrap: an error or warning stays one line, however narrow the terminal.
-        return Console(theme=THEME, stderr=True, highlight=False, soft_wrap=True, markup=False)
+        return Console(
+            theme=THEME, stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False
+        )
 
 
 state = _State()
@@ -262,6 +265,7 @@ def _open(target: str | Path, *, leaf: bool = True) -> Any:
 
 
 def _open_any(target: str | Path) -> Any:
+    """The session at ``target``, not checked for a parent cycle (see :func:`_open`)."""
     from contextree.errors import SessionFileError
     from contextree.session.tree import SessionTree
     from contextree.store.url import is_store_url
@@ -416,7 +420,8 @@ def tree(
 
         _print_json(tree_json(session_tree))
         return
-    state.console.print(render.entry_tree(session_tree, fold=fold))
+    shown = render.entry_tree(session_tree, fold=fold, width=state.console.width)
+    state.console.print(shown)
 
 
 class ContextFormat(StrEnum):

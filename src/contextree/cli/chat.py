@@ -119,7 +119,8 @@ class ChatApp:
             if message.get("stopReason") in ("error", "aborted"):
                 error = str(message.get("errorMessage") or message.get("stopReason"))
                 self._last_error = error
-                self.console.print(Text(f"✗ {error}", style="ct.error"))
+                # soft_wrap: one line, however narrow the terminal (README: errors are one line)
+                self.console.print(Text(f"✗ {error}", style="ct.error"), soft_wrap=True)
                 return
             content = message.get("content")
             for block in content if isinstance(content, list) else []:
@@ -138,7 +139,7 @@ class ChatApp:
     def _render_compaction_end(self, data: dict[str, Any]) -> None:
         if data.get("errorMessage"):
             self._last_error = str(data["errorMessage"])
-            self.console.print(Text(f"✗ {data['errorMessage']}", style="ct.error"))
+            self.console.print(Text(f"✗ {data['errorMessage']}", style="ct.error"), soft_wrap=True)
         elif data.get("aborted"):
             self.console.print(
                 Text("compaction cancelled; nothing was written", style="ct.warning")

@@ -44,6 +44,7 @@ def register(app: typer.Typer) -> None:
         from contextree.entries.ids import new_session_id
         from contextree.runtime.coding import coding_agent
         from contextree.session.paths import latest_session, new_session_path
+        from contextree.session.request import check_context_shapes
         from contextree.session.tree import SessionTree
 
         loaded = _settings(model=model)
@@ -57,6 +58,7 @@ def register(app: typer.Typer) -> None:
         path = session if session is not None or not continue_ else latest_session(cwd)
         path = path if path is not None else new_session_path(cwd, session_id)
         tree = SessionTree.open(path, cwd=str(cwd), fsync=settings.fsync, session_id=session_id)
+        check_context_shapes(tree, tree.build_session_context())  # one line, not a traceback
         agent = coding_agent(
             tree,
             client,
@@ -129,7 +131,7 @@ def _require_usable(
 def _show_tree(console: Any, tree: Any) -> None:
     from contextree.cli import render
 
-    console.print(render.entry_tree(tree))
+    console.print(render.entry_tree(tree, width=console.width))
 
 
 def _show_settings(console: Any, loaded: Any) -> None:

@@ -54,58 +54,71 @@ __all__ = [
 ]
 
 
-def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str]) -> Text:
+_GUIDE = 4
+"""Columns rich's tree guides take per level ("├── ")."""
+_MIN_PREVIEW = 12
+
+
+def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str], room: int) -> Text:
+    """One entry on one line of at most ``room`` columns: the preview is cut to fit (a
+    wrapped preview made two lines of one entry at 80 columns)."""
     entry = node.entry
     raw_id = str(entry.get("id"))
     entry_id = escaped(raw_id)
-    kind = entry_kind(entry)
-    text = Text()
+    tag, style = kind_tag(entry_kind(entry))
+    label = f"  #{escaped(node.label)}" if node.label else ""
+    marker = "  ◀ leaf" if raw_id == leaf_id else ""
+    fixed = len(entry_id) + 1 + len(tag) + 1 + len(label) + len(marker)
+    preview = entry_preview(entry, max(_MIN_PREVIEW, min(72, room - fixed)))
+    text = Text(no_wrap=True, overflow="ellipsis")  # a last guard when even that is too wide
     text.append(entry_id, style="ct.id")
     text.append(" ")
-    tag, style = kind_tag(kind)
     text.append(tag, style=style)
-    preview = entry_preview(entry)
     if preview:
         is_message = entry_message(entry) is not None
         text.append(" " + preview, style=None if is_message else "ct.meta")
-    if node.label:
-        text.append(f"  #{escaped(node.label)}", style="ct.label")
-    if raw_id == leaf_id:
-        text.append("  ◀ leaf", style="ct.leaf")
+    if label:
+        text.append(label, style="ct.label")
+    if marker:
+        text.append(marker, style="ct.leaf")
     elif raw_id in on_path:
         text.stylize("bold", 0, len(entry_id))
     return text
 
 
-def entry_tree(tree: SessionTree, *, fold: int = 6, title: str | None = None) -> Tree:
+def entry_tree(
+    tree: SessionTree, *, fold: int = 6, title: str | None = None, width: int = 80
+) -> Tree:
     """The session as a tree: linear runs flat, branches indented, long runs folded.
 
     ``fold`` is how many entries to show at each end of a linear run; 0 shows everything.
     The leaf, compactions, branch summaries and labelled entries are never folded away.
+    Each entry takes one line of the ``width`` columns (previews are cut to fit).
     """
     leaf_id = tree.leaf_id
     on_path = {str(key) for key in tree.get_branch_view().ids()} if leaf_id else set()
     root = Tree(Text(escaped(title or f"session {tree.session_id}"), style="ct.heading"))
 
-    def add_run(target: Tree, start: TreeNode) -> None:
+    def add_run(target: Tree, start: TreeNode, depth: int) -> None:
         run = linear_run(start)
         last: Tree | None = None
+        room = width - _GUIDE * depth
         for piece in fold_run(run, keep=fold, leaf_id=leaf_id):
             if isinstance(piece, list):
                 noun = "entry" if len(piece) == 1 else "entries"
                 target.add(Text(f"… {len(piece)} more {noun} …", style="ct.fold"))
             else:
-                last = target.add(_entry_label(piece, leaf_id, on_path))
+                last = target.add(_entry_label(piece, leaf_id, on_path, room))
         children = run[-1].children
         if not children or last is None:
             return
         for number, child in enumerate(children, start=1):
             marker = "◆" if str(child.id) in on_path else "◇"
             branch = last.add(Text(f"{marker} branch {number}", style="ct.meta"))
-            add_run(branch, child)
+            add_run(branch, child, depth + 2)
 
     for node in tree.get_tree():
-        add_run(root, node)
+        add_run(root, node, 1)
     return root
 
 

@@ -36,8 +36,10 @@ try:
 except ModuleNotFoundError as exc:  # textual is the [tui] extra
     if exc.name != "textual":
         raise
+    from contextree.cli.extras import install_command
+
     raise ContextreeError(
-        'the interactive tree needs textual; install it with: pip install "contextree[tui]"'
+        f"the interactive tree needs textual; install it with: {install_command('tui')}"
     ) from exc
 
 from contextree.cli.tree_dialogs import JUST_MOVE, SUMMARIZE, LabelPrompt, SummaryChoice

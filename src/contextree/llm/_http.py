@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import httpx
 import msgspec
@@ -23,6 +24,7 @@ from contextree.errors import (
     ModelError,
     ModelHTTPError,
     ModelResponseError,
+    ModelSpecError,
     ModelTimeoutError,
     ModelUnreachableError,
 )
@@ -51,10 +53,27 @@ def env_or(explicit: str | None, variable: str) -> str | None:
 
 
 def resolve_base_url(explicit: str | None, variable: str, default: str) -> str:
-    """The server root without a trailing ``/`` or ``/v1``: we add ``/v1/...`` ourselves."""
-    base = (explicit or os.environ.get(variable) or default).strip().rstrip("/")
+    """The server root without a trailing ``/`` or ``/v1``: we add ``/v1/...`` ourselves.
+
+    Raises:
+        ModelSpecError: not an http(s) URL (found here, as one line, rather than as a
+            traceback from inside httpx at the first request).
+    """
+    given = explicit or os.environ.get(variable)
+    base = (given or default).strip().rstrip("/")
     if base.endswith("/v1"):
         base = base[: -len("/v1")]
+    try:
+        parsed = httpx.URL(base)
+        # urlsplit too: httpx takes "http://[bad" (quoting the bracket), urllib does not.
+        usable = parsed.scheme in ("http", "https") and bool(urlsplit(base).hostname)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        usable = False
+    if not usable:
+        source = "the base URL" if explicit else variable
+        raise ModelSpecError(
+            base, f"{source} {base!r} is not an http(s) URL; write http://host:port"
+        )
     return base
 
 
@@ -98,12 +117,12 @@ def translate_transport_errors(name: str, url: str, timeout: float) -> Iterator[
             name, f"connection error: cannot reach {where} ({text}); is the server running?"
         ) from exc
     except httpx.UnsupportedProtocol as exc:
-        raise ValueError(f"{name}: the URL {url!r} is not an http(s) URL") from exc
+        raise ModelSpecError(name, f"{name}: the URL {url!r} is not an http(s) URL") from exc
     except httpx.TransportError as exc:
         reason = str(exc) or type(exc).__name__
         raise ModelError(name, f"network error talking to {where}: {reason}") from exc
     except httpx.InvalidURL as exc:
-        raise ValueError(f"{name}: invalid URL {url!r} ({exc})") from exc
+        raise ModelSpecError(name, f"{name}: invalid URL {url!r} ({exc})") from exc
 
 
 @asynccontextmanager
