@@ -58,8 +58,11 @@ def session_file(folder: Path, stamp: str, first: str, mtime: float) -> Path:
 
 
 def reset_consoles() -> None:
+    """Fresh consoles, and no ``--debug`` left over from an earlier test (the flag is only
+    set again when the root callback runs, which an early error skips)."""
     state.__dict__.pop("console", None)
     state.__dict__.pop("errors", None)
+    state.debug = False
 
 
 def invoke(*args: str | Path) -> Result:
