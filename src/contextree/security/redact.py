@@ -167,6 +167,29 @@ _HINTS: Final[dict[str, tuple[str, ...]]] = {
     ),
 }
 
+_ANCHORS: Final[dict[str, tuple[str, ...]]] = {
+    # Where every match of a rule begins (lower-case): the first letters of each alternative
+    # its regex starts with. Such a rule is tried only there (``Pattern.match`` at each
+    # place, which still sees the text before it for look-behinds) instead of by a scan of the
+    # whole text: the two rules below, case-insensitive alternations that Python's regex
+    # engine tries at every position, took two thirds of the time of redacting a session.
+    "assigned_password": ("pass", "pwd"),
+    "assigned_secret": (
+        "passw",
+        "secret",
+        "token",
+        "api",
+        "access",
+        "account",
+        "private",
+        "credential",
+    ),
+}
+
+_FOLDS_ONTO_ASCII: Final = re.compile("[\u0130\u0131\u017f]")
+"""The characters that (?i) matches with an ASCII letter but lower() does not make one (and
+U+0130, which lower() makes two characters): a text holding one is redacted by full scans."""
+
 # Dashes a key may be written with (a hyphen turned into a dash by a word processor or a chat
 # client), read as "-" so that the patterns see the key. One character for one: the spans found
 # are those of the original text.
@@ -176,6 +199,7 @@ _DASHES: Final = str.maketrans(
         "-",
     )
 )
+_ANY_DASH: Final = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
 
 
 _SECRET_VARIABLES: Final = (
@@ -285,7 +309,7 @@ class Redactor:
             rules.append(_Rule("secret", literal, ()))
         if builtin:
             rules.extend(
-                _Rule(name, re.compile(regex), _HINTS.get(name, ()))
+                _Rule(name, re.compile(regex), _HINTS.get(name, ()), _ANCHORS.get(name, ()))
                 for name, regex in BUILTIN_PATTERNS
             )
         for pattern in patterns:
@@ -310,12 +334,11 @@ class Redactor:
 
         A secret found by a pattern (``password=hunter2!x``) is also replaced where it appears
         again without the context that gave it away."""
-        if not text.isascii():
+        if not text.isascii() and _ANY_DASH.search(text):
             probe = text.translate(_DASHES)
-            if probe != text:
-                redacted = self._redact(probe)
-                # Dashes stay as written unless a secret was there.
-                return text if redacted == probe else redacted
+            redacted = self._redact(probe)
+            # Dashes stay as written unless a secret was there.
+            return text if redacted == probe else redacted
         return self._redact(text)
 
     __call__ = redact
@@ -326,9 +349,19 @@ class Redactor:
         for rule in self._rules:
             if rule.hints:
                 lower = text.lower() if lower is None else lower
-                if not any(hint in lower for hint in rule.hints):
+                for hint in rule.hints:
+                    if hint in lower:
+                        break
+                else:
                     continue
-            replaced = rule.pattern.sub(_Replace(f"[REDACTED:{rule.name}]", found), text)
+            replace = _Replace(f"[REDACTED:{rule.name}]", found)
+            if rule.anchors and (text.isascii() or not _FOLDS_ONTO_ASCII.search(text)):
+                # lower() keeps every position then, and what (?i) matches as an ASCII letter
+                # is one in lower() (the Kelvin sign is "k" in both).
+                lower = text.lower() if lower is None else lower
+                replaced = _anchored_sub(rule, text, lower, replace)
+            else:
+                replaced = rule.pattern.sub(replace, text)
             if replaced != text:
                 text, lower = replaced, None
         values = sorted((v for v in found if len(v) >= _MIN_LITERAL), key=len, reverse=True)
@@ -352,6 +385,34 @@ class _Rule:
     name: str
     pattern: re.Pattern[str]
     hints: tuple[str, ...]
+    anchors: tuple[str, ...] = ()
+    """Where every match begins (see ``_ANCHORS``); empty: anywhere."""
+
+
+def _anchored_sub(rule: _Rule, text: str, lower: str, replace: _Replace) -> str:
+    """``rule.pattern.sub(replace, text)`` for a rule whose matches all begin at one of its
+    anchors in ``lower``: leftmost matches, none overlapping, as ``sub`` takes them."""
+    starts: set[int] = set()
+    for anchor in rule.anchors:
+        at = lower.find(anchor)
+        while at >= 0:
+            starts.add(at)
+            at = lower.find(anchor, at + 1)
+    out: list[str] = []
+    done = 0
+    for start in sorted(starts):
+        if start < done:
+            continue
+        match = rule.pattern.match(text, start)
+        if match is None or match.end() == start:
+            continue
+        out.append(text[done:start])
+        out.append(replace(match))
+        done = match.end()
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
 
 class _Replace:
