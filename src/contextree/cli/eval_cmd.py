@@ -55,6 +55,13 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         instructions: InstructionsOpt = None,
+        recall: Annotated[
+            bool,
+            typer.Option(
+                "--recall",
+                help="Also count a probe kept when the first 5 recall hits hold its values.",
+            ),
+        ] = False,
         format: Annotated[EvalFormat, typer.Option("--format", "-f")] = EvalFormat.text,
     ) -> None:
         """Measure what summaries keep: planted items still visible after N compactions."""
@@ -62,8 +69,9 @@ def register(app: typer.Typer) -> None:
 
         from contextree.cli import render
         from contextree.cli.models import make_client
-        from contextree.eval import build_corpus, run_sessions
+        from contextree.eval import build_corpus, run_sessions, visible
         from contextree.eval.probes_file import branch_messages, load_probes, session_with_probes
+        from contextree.eval.recall_check import visible_or_recalled
 
         if (session is None) != (probes is None):
             raise _fail("--session and --probes go together: a session and its probes", 2)
@@ -82,6 +90,7 @@ def register(app: typer.Typer) -> None:
                     client,
                     rounds=rounds,
                     ratios=(None, ratio),
+                    kept=visible_or_recalled if recall else visible,
                     instructions=instructions,
                     model=model or "offline",
                     seed=None if session else seed,

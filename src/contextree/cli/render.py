@@ -538,9 +538,12 @@ def eval_report(report: EvalReport) -> RenderableType:
         rounds.add_column(column, justify="right")
     for number, survival, lost in report.full.per_round():
         rounds.add_row(str(number), _share(survival.kept, survival.scored), str(lost))
+    kept = "values are in the context the model would see"
+    if report.check == "visible_or_recalled":
+        kept += ", or in the first 5 hits of a recall search for the planted sentence's words"
     note = Text(
-        "A probe is scored once a compaction has folded its message away; kept when all its "
-        "values are in the context the model would see.",
+        f"A probe is scored once a compaction has folded its message away; kept when all its "
+        f"{kept}.",
         style="dim",
     )
     return Group(table, rounds, note)

@@ -138,6 +138,9 @@ class EvalReport:
     seed: int | None
     sessions: int
     budgets: tuple[BudgetReport, ...]
+    check: str = "visible"
+    """How a probe was scored: ``visible`` (its values in what the model sees) or
+    ``visible_or_recalled`` (or in the first recall hits, ``eval --recall``)."""
 
     @property
     def full(self) -> BudgetReport:
@@ -152,6 +155,7 @@ class EvalReport:
             "rounds": self.rounds,
             "seed": self.seed,
             "sessions": self.sessions,
+            "check": self.check,
             "probes": len(self.full.probes),
             **{k: v for k, v in full.items() if k != "lost"},
             "budgets": {b.label: b.to_json() for b in self.budgets},

@@ -47,7 +47,10 @@ async def run_sessions(
             )
             runs.append(run)
         budgets.append(BudgetReport(budget_label(ratio), probes, tuple(runs)))
-    return EvalReport(model or summarizer.name, rounds, seed, len(sessions), tuple(budgets))
+    check = getattr(kept, "__name__", "custom")
+    return EvalReport(
+        model or summarizer.name, rounds, seed, len(sessions), tuple(budgets), check=check
+    )
 
 
 def run_eval(

@@ -1,0 +1,67 @@
+"""``contextree eval --recall``: a probe is kept when the model sees its values, or when the
+top hits of a search over what the compactions folded away hold them (issue 26 item 7).
+
+The search is the one a model makes with the ``recall`` tool: the words it remembers of the
+planted sentence (its values taken out, so the value itself is not the query), ranked by the
+session's recall index, the first :data:`RECALL_TOP` hits read whole.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from contextree.eval.probes import Probe
+from contextree.eval.score import values_found, visible
+from contextree.recall import RecallIndex, open_recall_index, recall
+from contextree.recall.documents import entry_text
+from contextree.session.tree import SessionTree
+
+__all__ = ["RECALL_TOP", "recall_query", "recalled", "visible_or_recalled"]
+
+RECALL_TOP: Final = 5
+"""How many hits count, as in the issue: the model reads the first few."""
+
+_WORD: Final = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
+_MAX_WORDS: Final = 6
+
+# One index for the session the probes are checked against one after another (an eval
+# compacts one in-memory session at a time); the tree is held so its id cannot be reused.
+_open: list[tuple[SessionTree, RecallIndex]] = []
+
+
+def recall_query(probe: Probe) -> str:
+    """The search a model would make for ``probe``: the longer words of the planted sentence
+    without its values (the longest first, at most six); the values when nothing is left."""
+    text = probe.text
+    for value in probe.values:
+        text = text.replace(value, " ")
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+    words.sort(key=len, reverse=True)
+    return " ".join(words[:_MAX_WORDS]) or " ".join(f'"{v}"' for v in probe.values)
+
+
+def _index(tree: SessionTree) -> RecallIndex:
+    if not _open or _open[0][0] is not tree:
+        for _, old in _open:
+            old.close()
+        _open[:] = [(tree, open_recall_index(tree))]
+    return _open[0][1]
+
+
+def recalled(probe: Probe, tree: SessionTree) -> bool:
+    """Whether the first :data:`RECALL_TOP` recall hits for :func:`recall_query` hold every
+    value of ``probe``."""
+    result = recall(tree, recall_query(probe), limit=RECALL_TOP, index=_index(tree))
+    texts = []
+    for hit in result.hits:
+        entry = tree.get_entry(hit.entry_id)
+        found = entry_text(entry) if entry is not None else None
+        if found is not None:
+            texts.append(found[1])
+    return values_found(probe, "\n".join(texts))
+
+
+def visible_or_recalled(probe: Probe, tree: SessionTree) -> bool:
+    """The ``--recall`` check: :func:`~contextree.eval.score.visible`, else :func:`recalled`."""
+    return visible(probe, tree) or recalled(probe, tree)
