@@ -86,6 +86,11 @@ def test_info_masks_the_password_in_its_file_row(postgres: Any, tmp_path: Path) 
             assert "***" in output
 
 
+def test_a_multi_host_url_still_parses() -> None:
+    target = parse_target("postgresql://u:PW1234@h1:5432,h2:5433/db?password=PW1234#A")
+    assert target.session == "A" and "PW1234" not in target.display
+
+
 def test_a_malformed_url_is_one_line_naming_it() -> None:
     result = invoke("info", "postgres://x:PW1234SECRET@[::1:bad#A")
     assert result.exit_code == 1

@@ -90,3 +90,17 @@ def test_a_copy_streams_the_session(tmp_path: Path, direction: str) -> None:
     assert peak < len(data) / 3, f"peak {peak:,} bytes for a {len(data):,}-byte session"
     assert open_store(target).read() == data
     assert os.stat(f"{tmp_path}/big.db").st_size > 0
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"a\n", b"a", b"abc\ndef", b"x" * 10 + b"\n" + b"y" * 25 + b"\nz", b"\n\n", b"q" * 30],
+)
+def test_file_chunks_are_whole_lines_that_join_to_the_file(tmp_path: Path, data: bytes) -> None:
+    from contextree.store.jsonl import JsonlFileStore
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    chunks = list(JsonlFileStore(path).read_chunks(size=4))
+    assert b"".join(chunks) == data
+    assert all(chunks) and all(chunk.endswith(b"\n") for chunk in chunks[:-1])

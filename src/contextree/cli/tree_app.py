@@ -20,6 +20,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from contextree.cli.entry_detail import entry_detail, entry_line, theme_style
+from contextree.cli.preview import escaped
 from contextree.errors import ContextreeError
 from contextree.llm.base import ModelClient
 from contextree.session.folding import fold_run, linear_run
@@ -181,7 +182,7 @@ class TreeApp(App[None]):
         """Entries that had a node before the last reload (a fold made of them starts open)."""
         self._expanded: dict[str, bool] = {}
         """Fold states by key, kept across reloads also for nodes not made yet."""
-        self.sub_title = str(tree.path or _stored_name(tree) or tree.session_id)
+        self.sub_title = escaped(str(tree.path or _stored_name(tree) or tree.session_id))
 
     # -- layout and the tree --------------------------------------------------------------------
 
@@ -620,4 +621,4 @@ def _stored_name(tree: SessionTree) -> str | None:
 
 def _where(tree: SessionTree) -> str:
     """Where the session lives, for the session line's note."""
-    return str(tree.path or _stored_name(tree) or "(in memory)")
+    return escaped(str(tree.path or _stored_name(tree) or "(in memory)"))

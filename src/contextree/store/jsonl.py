@@ -133,16 +133,16 @@ class JsonlFileStore:
         """The stored bytes in pieces of about ``size`` bytes, each cut after a newline (the
         last may end with a torn line), read as they are consumed."""
         with self._open_for_reading() as handle:
-            rest = b""
+            rest: list[bytes] = []  # the start of a line longer than a block, kept as pieces
             while block := handle.read(size):
                 cut = block.rfind(b"\n") + 1
                 if not cut:
-                    rest += block  # a line longer than a block: keep reading
+                    rest.append(block)
                     continue
-                yield rest + block[:cut]
-                rest = block[cut:]
-            if rest:
-                yield rest
+                yield b"".join([*rest, block[:cut]])
+                rest = [block[cut:]]
+            if any(rest):
+                yield b"".join(rest)
 
     def _open_for_reading(self) -> BinaryIO:
         try:

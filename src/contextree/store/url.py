@@ -89,7 +89,9 @@ def parse_target(target: str | Path) -> StoreTarget:
         return StoreTarget("sqlite", path, session, session_url(location, session))
     location = mask_passwords(base)
     try:
-        urlsplit(base).port  # noqa: B018 - parsing is the check (brackets, port)
+        # Splitting is the check (unbalanced IPv6 brackets); the port is left to libpq, which
+        # also takes several hosts (h1:5432,h2:5433) that urllib would call a bad port.
+        urlsplit(base)
     except ValueError as exc:
         raise SessionFileError(location, f"is not a valid PostgreSQL URL ({exc})") from None
     return StoreTarget("postgres", base, session, session_url(location, session))
