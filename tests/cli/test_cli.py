@@ -368,20 +368,31 @@ def test_compact_with_an_unknown_provider_is_a_one_line_error(tmp_path: Path) ->
 def test_prune_dry_run_and_prune(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = copy("before-compaction.jsonl", tmp_path)
     original = pi_fixture("before-compaction.jsonl").read_bytes()
-    # The default window (40k protected, 20k minimum) prunes nothing in this context.
+    # Without stale reads the default window (40k protected, 20k minimum) prunes nothing in
+    # this context; its 44 stale reads lift the savings over the minimum, old outputs join.
+    monkeypatch.setenv("CONTEXTREE_PRUNING_SUPERSEDED_READS", "false")
     assert ok("prune", path).stdout == "Nothing to prune: the savings would be below the minimum.\n"
     assert path.read_bytes() == original
+    monkeypatch.setenv("CONTEXTREE_PRUNING_SUPERSEDED_READS", "true")
+    stale = ok("prune", path, "--dry-run").stdout
+    assert re.fullmatch(
+        r"would prune 78 tool result\(s\) \(44 superseded\), saving ~56,810 "
+        r"tokens\n",
+        stale,
+    )
     monkeypatch.setenv("CONTEXTREE_PRUNING_PROTECT_TOKENS", "2000")
     monkeypatch.setenv("CONTEXTREE_PRUNING_MINIMUM_SAVINGS", "1000")
 
     dry = ok("prune", path, "--dry-run").stdout
-    assert re.fullmatch(r"would prune (\d+) tool result\(s\), saving ~[\d,]+ tokens\n", dry)
+    assert re.fullmatch(
+        r"would prune (\d+) tool result\(s\) \(\d+ superseded\), saving ~[\d,]+ tokens\n", dry
+    )
     assert path.read_bytes() == original
     count = int(dry.split()[2])
 
     out = ok("prune", path).stdout
     assert out.startswith(f"pruned {count} tool result(s)")
-    assert "original outputs kept in the file (prunedContent)" in out
+    assert "original outputs kept in the file (prunedContent)" in " ".join(out.split())
 
     old_lines = [json.loads(line) for line in original.splitlines()]
     new_lines = [json.loads(line) for line in path.read_bytes().splitlines()]
@@ -395,7 +406,9 @@ def test_prune_dry_run_and_prune(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
             pruned += 1
             assert message["role"] == "toolResult"
             assert message["prunedContent"] == old["message"]["content"]
-            assert message["content"][0]["text"].startswith("[Output truncated - ")
+            assert message["content"][0]["text"].startswith(
+                ("[Output truncated - ", "[Output superseded - file ")
+            )
         elif old["type"] == "message":
             assert message == old["message"]
     assert pruned == count

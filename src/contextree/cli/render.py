@@ -439,11 +439,16 @@ def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
 
 def prune_outcome(decision: Any, *, dry_run: bool) -> RenderableType:
     """What pruning did (or would do)."""
+    held = decision.held_for_cache
+    kept = f" ({held} kept for the warm prompt cache)" if held else ""
     if not decision.candidates:
-        return Text("Nothing to prune: the savings would be below the minimum.")
+        return Text(f"Nothing to prune: the savings would be below the minimum.{kept}")
     verb = "would prune" if dry_run else "pruned"
+    stale = sum(c.reason == "superseded" for c in decision.candidates)
+    which = f" ({stale} superseded)" if stale else ""
     text = Text(
-        f"{verb} {decision.pruned_count} tool result(s), saving ~{decision.tokens_saved:,} tokens"
+        f"{verb} {decision.pruned_count} tool result(s){which}, "
+        f"saving ~{decision.tokens_saved:,} tokens{kept}"
     )
     if not dry_run:
         text.append("; original outputs kept in the file (prunedContent)", style="ct.meta")

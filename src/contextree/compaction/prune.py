@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from contextree.compaction.cache_guard import CacheState, cache_state
 from contextree.compaction.prepare import context_region
+from contextree.compaction.superseded import Superseded, SupersededReads
 from contextree.entries.ids import now_ms
-from contextree.entries.types import Entry, entry_message, is_tool_result_message
+from contextree.entries.types import AgentMessage, Entry, entry_message, is_tool_result_message
 from contextree.settings.schema import PruneSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
@@ -29,20 +31,43 @@ __all__ = [
     "PruneDecision",
     "apply_prune",
     "decide_prune",
+    "finish_decision",
+    "is_pruned",
     "placeholder_tokens",
     "prune_placeholder",
     "prune_session",
     "prune_tool_outputs",
+    "superseded_candidate",
+    "superseded_placeholder",
+    "tokens_after",
     "worth_pruning",
 ]
 
 
 @dataclass(frozen=True, slots=True)
 class PruneCandidate:
-    """A tool result that would be pruned, with its estimated tokens."""
+    """A tool result that would be pruned, with its estimated tokens and why."""
 
     entry: Entry
     tokens: int
+    reason: str = "old"
+    """``old`` (outside the protect window) or ``superseded`` (a later entry replaces it)."""
+    superseded_by: str | None = None
+    """For ``superseded``: the id of the entry that supersedes it."""
+    why: str = ""
+    """For ``superseded``: ``read again``, ``written`` or ``edited``."""
+
+    @property
+    def placeholder(self) -> str:
+        """The text the model sees instead of the output."""
+        if self.superseded_by is None:
+            return prune_placeholder(self.tokens)
+        return superseded_placeholder(self.tokens, self.superseded_by, self.why)
+
+    @property
+    def saving(self) -> int:
+        """Estimated tokens saved: the output less its placeholder."""
+        return self.tokens - math.ceil(len(self.placeholder) / 4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +76,9 @@ class PruneDecision:
 
     candidates: list[PruneCandidate] = field(default_factory=list)
     tokens_saved: int = 0
+    held_for_cache: int = 0
+    """Outputs that would have been pruned but were kept for the warm prompt cache."""
+    cache: CacheState = field(default_factory=lambda: CacheState(False))
 
     @property
     def pruned_count(self) -> int:
@@ -60,6 +88,11 @@ class PruneDecision:
 def prune_placeholder(tokens: int) -> str:
     """The text a pruned tool result shows the model."""
     return f"[Output truncated - {tokens} tokens]"
+
+
+def superseded_placeholder(tokens: int, by: str, why: str) -> str:
+    """The text a superseded read result shows the model: it names the newer entry."""
+    return f"[Output superseded - file {why} in entry {by}; {tokens} tokens]"
 
 
 def placeholder_tokens(tokens: int) -> int:
@@ -74,46 +107,108 @@ def worth_pruning(tokens: int) -> bool:
     return 2 * placeholder_tokens(tokens) < tokens
 
 
+def is_pruned(message: Mapping[str, object]) -> bool:
+    """Pruned before: pi's mark, or our saved original (a line may have lost ``prunedAt``)."""
+    return message.get("prunedAt") is not None or "prunedContent" in message
+
+
+def superseded_candidate(stale: Superseded, tokens: int) -> PruneCandidate | None:
+    """The candidate for a stale read, or ``None`` when its placeholder would not be small."""
+    candidate = PruneCandidate(stale.entry, tokens, "superseded", stale.by, stale.why)
+    return candidate if 2 * (tokens - candidate.saving) < tokens else None
+
+
+def finish_decision(
+    region: Sequence[Entry],
+    superseded: list[tuple[int, PruneCandidate]],
+    old: list[tuple[int, PruneCandidate]],
+    settings: PruneSettings,
+    cache: CacheState,
+    estimate: Callable[[AgentMessage], int],
+) -> PruneDecision:
+    """Stale reads first, then old outputs (each newest first, with their region positions);
+    the cache guard, then the minimum savings."""
+    chosen = {position for position, _ in superseded}
+    picked = [*superseded, *((p, c) for p, c in old if p not in chosen)]
+    held = 0
+    if cache.warm and picked:
+        after = tokens_after(region, min(p for p, _ in picked), estimate)
+        kept = [(p, c) for p, c in picked if after[p] <= settings.cache_guard_tokens]
+        held, picked = len(picked) - len(kept), kept
+    candidates = [c for _, c in picked]
+    saved = sum(c.saving for c in candidates)
+    if not candidates or saved < settings.minimum_savings:
+        return PruneDecision(held_for_cache=held, cache=cache)
+    return PruneDecision(candidates, saved, held, cache)
+
+
+def tokens_after(
+    region: Sequence[Entry], first: int, estimate: Callable[[AgentMessage], int]
+) -> dict[int, int]:
+    """Estimated tokens of the messages after each position from ``first`` to the end."""
+    after: dict[int, int] = {}
+    total = 0
+    for position in range(len(region) - 1, first - 1, -1):
+        after[position] = total
+        message = entry_message(region[position])
+        if message is not None:
+            total += estimate(message)
+    return after
+
+
 def decide_prune(
     path_entries: Sequence[Entry],
     settings: PruneSettings | None = None,
     *,
     estimator: TokenEstimator | None = None,
+    at_ms: int | None = None,
 ) -> PruneDecision:
-    """Choose tool results to prune, newest to oldest, outside the protected window."""
+    """Choose tool results to prune: stale reads, then old ones outside the protected window,
+    each held back while the prompt cache is warm unless little follows it. ``at_ms`` is the
+    time the cache is judged at (default: now)."""
     settings = settings or PruneSettings()
     estimate = (estimator or get_estimator("pi")).estimate
     protected = set(settings.protected_tools)
     accumulated = 0
-    candidates: list[PruneCandidate] = []
     # Unlike the fork, only the current context is walked: results before the latest
     # compaction's kept region are no longer sent, so pruning them saves nothing, and counting
     # them would make the threshold check subtract savings that never happened.
     _, start = context_region(path_entries)
     # One slice decodes the region at once (a PathView's entries are decoded already in a
     # session that is in use): cheaper than reading the entries one by one.
-    for entry in reversed(path_entries[start:]):
+    region = path_entries[start:]
+    stale = _stale_reads(region) if settings.superseded_reads else {}
+    old: list[tuple[int, PruneCandidate]] = []
+    superseded: list[tuple[int, PruneCandidate]] = []
+    for position in range(len(region) - 1, -1, -1):
+        entry = region[position]
         message = entry_message(entry)
         if not is_tool_result_message(message):
             continue
         tokens = estimate(message)
-        # Already pruned: pi's mark, or our saved original (a line may have lost prunedAt).
-        if message.get("prunedAt") is not None or "prunedContent" in message:
-            accumulated += tokens
+        accumulated_before = accumulated
+        accumulated += tokens  # every result fills the window, pruned or not
+        if is_pruned(message):
+            continue
+        if position in stale:
+            candidate = superseded_candidate(stale[position], tokens)
+            if candidate is not None:
+                superseded.append((position, candidate))
             continue
         # The window is checked before adding: the result that crosses it is still protected.
-        if accumulated < settings.protect_tokens or message.get("toolName") in protected:
-            accumulated += tokens
+        if accumulated_before < settings.protect_tokens or message.get("toolName") in protected:
             continue
-        if not worth_pruning(tokens):
-            accumulated += tokens  # still sent as it is, so it fills the window like any other
-            continue
-        candidates.append(PruneCandidate(entry, tokens))
-        accumulated += tokens
-    saved = sum(c.tokens - placeholder_tokens(c.tokens) for c in candidates)
-    if not candidates or saved < settings.minimum_savings:
-        return PruneDecision()
-    return PruneDecision(candidates, saved)
+        if worth_pruning(tokens):
+            old.append((position, PruneCandidate(entry, tokens)))
+    cache = cache_state(region, settings, now_ms() if at_ms is None else at_ms)
+    return finish_decision(region, superseded, old, settings, cache, estimate)
+
+
+def _stale_reads(region: Sequence[Entry]) -> dict[int, Superseded]:
+    tracker = SupersededReads()
+    for entry in region:
+        tracker.take(entry)
+    return tracker.superseded
 
 
 def apply_prune(decision: PruneDecision, *, now: Callable[[], int] = now_ms) -> list[Entry]:
@@ -125,7 +220,7 @@ def apply_prune(decision: PruneDecision, *, now: Callable[[], int] = now_ms) -> 
         message = entry["message"]
         # An original saved before is never replaced by what is now in ``content``.
         message.setdefault("prunedContent", message.get("content"))
-        message["content"] = [{"type": "text", "text": prune_placeholder(candidate.tokens)}]
+        message["content"] = [{"type": "text", "text": candidate.placeholder}]
         message["prunedAt"] = stamp
         updated.append(entry)
     return updated
@@ -139,8 +234,9 @@ def prune_tool_outputs(
     now: Callable[[], int] = now_ms,
 ) -> tuple[PruneDecision, list[Entry]]:
     """Decide and apply: the decision and the replacement entries (empty when none)."""
-    decision = decide_prune(path_entries, settings, estimator=estimator)
-    return decision, apply_prune(decision, now=now) if decision.candidates else []
+    stamp = now()  # one time for the cache and the stamp
+    decision = decide_prune(path_entries, settings, estimator=estimator, at_ms=stamp)
+    return decision, apply_prune(decision, now=lambda: stamp) if decision.candidates else []
 
 
 def prune_session(
@@ -158,10 +254,11 @@ def prune_session(
     then estimates only what is new; ``estimator`` is the decider's own).
     """
     path = tree.get_branch_view()
+    stamp = now()  # one time for the cache and the stamp
     if decider is not None:
-        decision = decider.decide(path, settings)
+        decision = decider.decide(path, settings, at_ms=stamp)
     else:
-        decision = decide_prune(path, settings, estimator=estimator)
+        decision = decide_prune(path, settings, estimator=estimator, at_ms=stamp)
     if decision.candidates and not dry_run:
-        tree.rewrite_entries(apply_prune(decision, now=now))
+        tree.rewrite_entries(apply_prune(decision, now=lambda: stamp))
     return decision

@@ -1,0 +1,98 @@
+"""Read results that a later read, write or edit of the same file has made stale.
+
+A ``read`` result shows a file as it was. When the file is read again in full, or written or
+edited, the earlier result is out of date and the newer entry holds what the model needs; the
+earlier result is then the first thing worth pruning, whatever its age. Paths are compared as
+the tool calls wrote them. A read with ``offset`` or ``limit`` shows part of a file, so it
+supersedes only an earlier read with the same arguments; a failed call supersedes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from contextree.entries.types import (
+    Entry,
+    entry_message,
+    is_assistant_message,
+    is_tool_result_message,
+)
+
+__all__ = ["Superseded", "SupersededReads"]
+
+_WRITERS = {"write": "written", "edit": "edited"}
+
+
+@dataclass(frozen=True, slots=True)
+class Superseded:
+    """A stale read result: its entry, where it is in the walk, what made it stale."""
+
+    entry: Entry
+    position: int
+    by: str
+    """The id of the entry that supersedes it."""
+    why: str
+    """``read again``, ``written`` or ``edited``."""
+
+
+class SupersededReads:
+    """Follows a context's entries in path order and records the read results made stale.
+
+    Fed one entry at a time (:meth:`take`), so a host that sees its context grow feeds only
+    the new entries.
+    """
+
+    __slots__ = ("_calls", "_open", "_position", "superseded")
+
+    def __init__(self) -> None:
+        self._calls: dict[str, tuple[str, str, str]] = {}  # call id -> (tool, path, read key)
+        self._open: dict[str, list[tuple[Entry, int, str]]] = {}  # path -> current reads
+        self._position = 0
+        self.superseded: dict[int, Superseded] = {}
+        """By the entry's position among the entries taken."""
+
+    def take(self, entry: Entry) -> None:
+        """Record one entry of the path (the next one after those taken before)."""
+        position = self._position
+        self._position += 1
+        message = entry_message(entry)
+        if is_assistant_message(message):
+            self._note_calls(message.get("content"))
+        elif is_tool_result_message(message) and not message.get("isError"):
+            call = self._calls.get(str(message.get("toolCallId")))
+            if call is not None and call[0] == message.get("toolName"):
+                self._note_result(entry, position, *call)
+
+    def _note_calls(self, content: Any) -> None:
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict) or block.get("type") != "toolCall":
+                continue
+            name, arguments = block.get("name"), block.get("arguments")
+            if name not in ("read", *_WRITERS) or not isinstance(arguments, dict):
+                continue
+            path = arguments.get("path")
+            if isinstance(path, str) and path:
+                self._calls[str(block.get("id"))] = (name, path, _read_key(arguments))
+
+    def _note_result(self, entry: Entry, position: int, tool: str, path: str, key: str) -> None:
+        reads = self._open.setdefault(path, [])
+        if tool == "read":
+            # A full read replaces every earlier read; a partial one only the same part.
+            stale = [r for r in reads if not key or r[2] == key]
+            why = "read again"
+        else:
+            stale, why = list(reads), _WRITERS[tool]
+        for old_entry, old_position, _ in stale:
+            self.superseded[old_position] = Superseded(old_entry, old_position, entry["id"], why)
+        gone = {r[1] for r in stale}
+        reads[:] = [r for r in reads if r[1] not in gone]
+        if tool == "read":
+            reads.append((entry, position, key))
+
+
+def _read_key(arguments: dict[str, Any]) -> str:
+    """``""`` for a whole-file read, else the part it reads."""
+    part = {k: arguments.get(k) for k in ("offset", "limit") if arguments.get(k) is not None}
+    return json.dumps(part, sort_keys=True) if part else ""
