@@ -400,7 +400,7 @@ def context(
     ctx = session_tree.build_session_context(leaf)
     messages = convert_to_llm(ctx.messages)
     if format in (ContextFormat.openai, ContextFormat.anthropic):
-        _print_provider_messages(messages, format)
+        _print_provider_messages(messages, format, _settings().settings.keep_thinking_turns)
         return
     if format is ContextFormat.json:
         from contextree.context.convert import context_json
@@ -419,12 +419,14 @@ def context(
     state.console.print(render.context_footer(ctx, sent=len(messages), tokens=estimate.tokens))
 
 
-def _print_provider_messages(messages: list[dict[str, Any]], format: ContextFormat) -> None:
+def _print_provider_messages(
+    messages: list[dict[str, Any]], format: ContextFormat, keep_thinking_turns: int
+) -> None:
     """The ``messages`` of a request body to the provider (no system prompt: a session stores
     none)."""
     from contextree.context.provider import provider_messages
 
-    view = provider_messages(messages)
+    view = provider_messages(messages, keep_thinking_turns=keep_thinking_turns)
     if format is ContextFormat.openai:
         from contextree.llm.openai_compat import to_openai_messages
 

@@ -146,7 +146,9 @@ class ManagedSession:
 
     def llm_messages(self) -> list[LlmMessage]:
         """:meth:`context_messages` as a provider accepts them (tool-call pairing repaired)."""
-        return self._provider_view.messages(self.context_messages())
+        return self._provider_view.messages(
+            self.context_messages(), keep_thinking_turns=self.settings.keep_thinking_turns
+        )
 
     # -- compaction -----------------------------------------------------------------------------
 

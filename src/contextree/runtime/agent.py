@@ -85,12 +85,15 @@ def _api_name(provider: str) -> str:
     return "anthropic-messages" if provider == "anthropic" else "openai-completions"
 
 
-def request_messages(messages: Sequence[AgentMessage]) -> list[LlmMessage]:
+def request_messages(
+    messages: Sequence[AgentMessage], *, keep_thinking_turns: int = -1
+) -> list[LlmMessage]:
     """The messages sent to the model: the provider view of the context
     (:func:`~contextree.context.provider.provider_messages`). Failed and aborted replies (and
     their tool results) stay in the file but are left out, so a retry after an overflow is not
-    the same request; a tool call without a result gets a synthetic error result."""
-    return provider_messages(convert_to_llm(messages))
+    the same request; a tool call without a result gets a synthetic error result; thinking
+    older than ``keep_thinking_turns`` turns is left out."""
+    return provider_messages(convert_to_llm(messages), keep_thinking_turns=keep_thinking_turns)
 
 
 class AgentSession:
@@ -291,7 +294,9 @@ class AgentSession:
     def _request(self) -> CompletionRequest:
         return CompletionRequest(
             system_prompt=self.system_prompt,
-            messages=request_messages(self.context_messages()),
+            messages=request_messages(
+                self.context_messages(), keep_thinking_turns=self.settings.keep_thinking_turns
+            ),
             max_tokens=self.max_tokens,
             reasoning=self.tree.build_session_context().thinking_level,
             tools=[tool_spec(tool) for tool in self.tools.values()],

@@ -54,6 +54,9 @@ class Settings:
     context_windows: dict[str, int] = field(default_factory=dict)
     prompts_dir: str | None = None
     fsync: bool = False
+    keep_thinking_turns: int = -1
+    """``context.keepThinkingTurns``: requests leave out the thinking of replies older than the
+    last N turns (the file keeps it); -1 keeps all."""
     allow_outside_cwd: bool = False
     redaction: RedactionSettings = field(default_factory=RedactionSettings)
     """What is blanked out of text sent to a summarizer (``redaction.*``)."""
@@ -183,6 +186,7 @@ KEYS: dict[str, tuple[str, str, Validator]] = {
     "contextWindows": ("", "context_windows", _windows),
     "prompts.dir": ("", "prompts_dir", _str_or_none),
     "storage.fsync": ("", "fsync", _bool),
+    "context.keepThinkingTurns": ("", "keep_thinking_turns", _int(1)),
     "tools.allowOutsideCwd": ("", "allow_outside_cwd", _bool),
     "redaction.enabled": ("redaction", "enabled", _bool),
     "redaction.patterns": ("redaction", "patterns", _patterns),
