@@ -374,18 +374,19 @@ def test_prune_dry_run_and_prune(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert ok("prune", path).stdout == "Nothing to prune: the savings would be below the minimum.\n"
     assert path.read_bytes() == original
     monkeypatch.setenv("CONTEXTREE_PRUNING_SUPERSEDED_READS", "true")
-    stale = ok("prune", path, "--dry-run").stdout
+    stale, _, report = ok("prune", path, "--dry-run").stdout.partition("\n")
+    assert "The next 10 requests (est.)" in report  # the cost report (issue 30)
     assert re.fullmatch(
         r"would prune 78 tool result\(s\) \(44 superseded\), saving ~56,810 "
-        r"tokens\n",
+        r"tokens",
         stale,
     )
     monkeypatch.setenv("CONTEXTREE_PRUNING_PROTECT_TOKENS", "2000")
     monkeypatch.setenv("CONTEXTREE_PRUNING_MINIMUM_SAVINGS", "1000")
 
-    dry = ok("prune", path, "--dry-run").stdout
+    dry = ok("prune", path, "--dry-run").stdout.partition("\n")[0]
     assert re.fullmatch(
-        r"would prune (\d+) tool result\(s\) \(\d+ superseded\), saving ~[\d,]+ tokens\n", dry
+        r"would prune (\d+) tool result\(s\) \(\d+ superseded\), saving ~[\d,]+ tokens", dry
     )
     assert path.read_bytes() == original
     count = int(dry.split()[2])

@@ -518,8 +518,9 @@ def compact(
 
     from contextree.cli import render
     from contextree.cli.models import make_client
+    from contextree.compaction.cost_report import compaction_cost
     from contextree.compaction.options import summary_model, summary_options
-    from contextree.compaction.run import compact_session, plan_compaction
+    from contextree.compaction.run import CompactionPlan, compact_session, plan_compaction
 
     loaded = _settings(
         **{
@@ -540,6 +541,9 @@ def compact(
     if dry_run:
         plan = plan_compaction(session_tree, settings=settings, options=options)
         state.console.print(render.dry_run(plan))
+        if isinstance(plan, CompactionPlan):
+            report = compaction_cost(plan, loaded, summarizer=model, estimator=options.estimator)
+            state.console.print(render.cost_report(report))
         return
     client = make_client(model, base_url=base_url)
     _library_warnings_to_stderr()
@@ -580,6 +584,7 @@ def prune(
 ) -> None:
     """Replace old tool outputs with a placeholder for the model (originals are kept)."""
     from contextree.cli import render
+    from contextree.compaction.cost_report import prune_cost
     from contextree.compaction.prune import prune_session
 
     settings = _settings(
@@ -593,6 +598,9 @@ def prune(
     _report_load(session_tree)
     decision = prune_session(session_tree, settings.prune, dry_run=dry_run)
     state.console.print(render.prune_outcome(decision, dry_run=dry_run))
+    report = prune_cost(session_tree.get_branch_view(), decision, settings) if dry_run else None
+    if report is not None:
+        state.console.print(render.cost_report(report))
 
 
 @app.command()

@@ -29,6 +29,7 @@ from contextree.session.describe import SessionDescription
 from contextree.session.folding import fold_run, linear_run
 from contextree.session.listing import SessionListing, SessionSummary
 from contextree.session.tree import SessionTree, TreeNode
+from contextree.settings.prices import ModelPrice
 from contextree.tokens.estimate import estimate_tokens
 
 __all__ = [
@@ -455,6 +456,33 @@ def prune_outcome(decision: Any, *, dry_run: bool) -> RenderableType:
     return text
 
 
+def cost_report(report: Any) -> RenderableType:
+    """A dry run's cost report: the next requests without and with the change."""
+    table = Table(title=f"The next {report.turns} requests (est.)", title_justify="left")
+    table.add_column("", style="ct.heading")
+    table.add_column("without", justify="right")
+    table.add_column("with", justify="right")
+    for label, name in (
+        ("input tokens", "input_tokens"),
+        ("cache reads", "cache_read_tokens"),
+        ("cache writes", "cache_write_tokens"),
+    ):
+        before, after = getattr(report.before, name), getattr(report.after, name)
+        table.add_row(label, f"{before:,}", f"{after:,}")
+    if report.priced:
+        table.add_row("cost (USD)", f"${report.before.money:,.4f}", f"${report.after.money:,.4f}")
+    model = f"at {report.model}'s prices: " if report.model else ""
+    if report.break_even_turn is None:
+        verdict = f"{model}does not pay off within {report.turns} requests"
+    else:
+        verdict = f"{model}pays off at request {report.break_even_turn}"
+    if report.one_time_usd:
+        verdict += f" (summary call ${report.one_time_usd:,.4f} included)"
+    lines: list[RenderableType] = [table, Text(verdict)]
+    lines.extend(Text(f"note: {note}", style="ct.meta") for note in report.notes)
+    return Group(*lines)
+
+
 def _setting_text(value: Any) -> str:
     if value is None:
         return "unset"
@@ -462,6 +490,8 @@ def _setting_text(value: Any) -> str:
         return str(value).lower()
     if isinstance(value, tuple):
         return ", ".join(value)
+    if isinstance(value, dict) and any(isinstance(v, ModelPrice) for v in value.values()):
+        return f"{len(value)} models: " + ", ".join(sorted(value))  # the price table
     if isinstance(value, dict):
         return js_stringify(value)
     return str(value)

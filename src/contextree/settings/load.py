@@ -30,6 +30,7 @@ from typing import Any
 
 from contextree.errors import SettingsError
 from contextree.security.redact import RedactionSettings, compile_pattern
+from contextree.settings.prices import DEFAULT_PRICES, ModelPrice, parse_prices
 from contextree.settings.schema import (
     BranchSummarySettings,
     CompactionSettings,
@@ -54,6 +55,10 @@ class Settings:
     context_windows: dict[str, int] = field(default_factory=dict)
     prompts_dir: str | None = None
     fsync: bool = False
+    prices: dict[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    """Model prices for the cost report (``prices``, merged over the built-in table)."""
+    cost_turns: int = 10
+    """``cost.turns``: how many coming requests the dry runs' cost report looks at."""
     keep_thinking_turns: int = -1
     """``context.keepThinkingTurns``: requests leave out the thinking of replies older than the
     last N turns (the file keeps it); -1 keeps all."""
@@ -187,6 +192,8 @@ KEYS: dict[str, tuple[str, str, Validator]] = {
     "prompts.dir": ("", "prompts_dir", _str_or_none),
     "storage.fsync": ("", "fsync", _bool),
     "context.keepThinkingTurns": ("", "keep_thinking_turns", _int(1)),
+    "prices": ("", "prices", parse_prices),
+    "cost.turns": ("", "cost_turns", _int(1)),
     "tools.allowOutsideCwd": ("", "allow_outside_cwd", _bool),
     "redaction.enabled": ("redaction", "enabled", _bool),
     "redaction.patterns": ("redaction", "patterns", _patterns),
