@@ -397,6 +397,7 @@ _METHOD_LABELS = {
     "offline": "offline summarizer",
     "offline-fallback": "offline summarizer (the model failed)",
     "hook": "a hook",
+    "provider": "the provider's own compaction",
 }
 
 
