@@ -53,8 +53,9 @@ class SupersededReads:
         self.superseded: dict[int, Superseded] = {}
         """By the entry's position among the entries taken."""
 
-    def take(self, entry: Entry) -> None:
-        """Record one entry of the path (the next one after those taken before)."""
+    def take(self, entry: Entry) -> list[Superseded]:
+        """Record one entry of the path (the next one after those taken before); returns the
+        earlier results it makes stale."""
         position = self._position
         self._position += 1
         message = entry_message(entry)
@@ -63,7 +64,8 @@ class SupersededReads:
         elif is_tool_result_message(message) and not message.get("isError"):
             call = self._calls.get(str(message.get("toolCallId")))
             if call is not None and call[0] == message.get("toolName"):
-                self._note_result(entry, position, *call)
+                return self._note_result(entry, position, *call)
+        return []
 
     def _note_calls(self, content: Any) -> None:
         for block in content if isinstance(content, list) else ():
@@ -76,7 +78,9 @@ class SupersededReads:
             if isinstance(path, str) and path:
                 self._calls[str(block.get("id"))] = (name, path, _read_key(arguments))
 
-    def _note_result(self, entry: Entry, position: int, tool: str, path: str, key: str) -> None:
+    def _note_result(
+        self, entry: Entry, position: int, tool: str, path: str, key: str
+    ) -> list[Superseded]:
         reads = self._open.setdefault(path, [])
         if tool == "read":
             # A full read replaces every earlier read; a partial one only the same part.
@@ -84,12 +88,14 @@ class SupersededReads:
             why = "read again"
         else:
             stale, why = list(reads), _WRITERS[tool]
-        for old_entry, old_position, _ in stale:
-            self.superseded[old_position] = Superseded(old_entry, old_position, entry["id"], why)
+        marked = [Superseded(e, p, entry["id"], why) for e, p, _ in stale]
+        for item in marked:
+            self.superseded[item.position] = item
         gone = {r[1] for r in stale}
         reads[:] = [r for r in reads if r[1] not in gone]
         if tool == "read":
             reads.append((entry, position, key))
+        return marked
 
 
 def _read_key(arguments: dict[str, Any]) -> str:
