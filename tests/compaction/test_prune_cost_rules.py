@@ -191,3 +191,29 @@ def test_warm_cache_pruning_keeps_the_prefix_and_every_call_answered(
     ]
     answered = [m["toolCallId"] for m in sent if m["role"] == "toolResult"]
     assert sorted(calls) == sorted(answered)
+
+
+def test_the_decision_as_json_names_each_output_and_its_reason() -> None:
+    chain = Chain()
+    old = _file_op(chain, "bash", "-", 3_000)
+    first = _file_op(chain, "read", "a.py", 500)
+    second = _file_op(chain, "read", "a.py", 500)
+    _file_op(chain, "bash", "-", 200)
+    body = decide_prune(chain.entries, RULES, at_ms=NOW).to_json()
+    assert body["candidates"] == [
+        {
+            "entryId": first["id"],
+            "toolName": "read",
+            "tokens": 500,
+            "reason": "superseded",
+            "supersededBy": second["id"],
+        },
+        {
+            "entryId": old["id"],
+            "toolName": "bash",
+            "tokens": 3_000,
+            "reason": "old",
+            "supersededBy": None,
+        },
+    ]
+    assert body["prunedCount"] == 2 and body["cacheWarm"] is False

@@ -12,7 +12,7 @@ import copy
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contextree.compaction.cache_guard import CacheState, cache_state
 from contextree.compaction.prepare import context_region
@@ -69,6 +69,16 @@ class PruneCandidate:
         """Estimated tokens saved: the output less its placeholder."""
         return self.tokens - math.ceil(len(self.placeholder) / 4)
 
+    def to_json(self) -> dict[str, Any]:
+        message = entry_message(self.entry) or {}
+        return {
+            "entryId": self.entry.get("id"),
+            "toolName": message.get("toolName"),
+            "tokens": self.tokens,
+            "reason": self.reason,
+            "supersededBy": self.superseded_by,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class PruneDecision:
@@ -83,6 +93,16 @@ class PruneDecision:
     @property
     def pruned_count(self) -> int:
         return len(self.candidates)
+
+    def to_json(self) -> dict[str, Any]:
+        """The decision for ``--format json``: each output with its ``reason``."""
+        return {
+            "prunedCount": self.pruned_count,
+            "tokensSaved": self.tokens_saved,
+            "heldForCache": self.held_for_cache,
+            "cacheWarm": self.cache.warm,
+            "candidates": [c.to_json() for c in self.candidates],
+        }
 
 
 def prune_placeholder(tokens: int) -> str:
