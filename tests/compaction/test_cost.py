@@ -85,7 +85,9 @@ def test_a_model_without_a_cache_pays_input_for_everything() -> None:
 def test_prices_are_found_by_spec_name_and_prefix_and_can_be_overridden() -> None:
     assert find_price("anthropic:claude-sonnet-4-5-20250929", DEFAULT_PRICES) == SONNET
     assert find_price("gpt-4o-mini", DEFAULT_PRICES) == DEFAULT_PRICES["gpt-4o-mini"]
+    assert find_price("gpt-4o-2024-08-06", DEFAULT_PRICES) == DEFAULT_PRICES["gpt-4o"]
     assert find_price("ollama:llama3.1", DEFAULT_PRICES) is None
+    assert find_price("anthropic:claude-sonnet-4-6", DEFAULT_PRICES) is None  # not guessed
     table = parse_prices('{"my-model": {"input": 1, "output": 2, "cacheRead": 0.1}}')
     assert table["my-model"] == ModelPrice(1, 2, 0.1, None)
     assert table["gpt-4o"] == DEFAULT_PRICES["gpt-4o"]

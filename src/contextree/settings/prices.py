@@ -3,17 +3,21 @@
 The built-in table holds the providers' published list prices for a few models at the time of
 writing; prices change, so the ``prices`` setting adds models or replaces entries
 (``prices."claude-sonnet-4-5" = {input = 3, output = 15, cacheRead = 0.3, cacheWrite = 3.75}``).
-A model is looked up as ``provider:model``, then as its bare name, then by the longest table
-name it starts with (``claude-sonnet-4-5-20250929`` finds ``claude-sonnet-4-5``).
+A model is looked up as ``provider:model``, then as its bare name, then without a date
+suffix (``claude-sonnet-4-5-20250929`` and ``gpt-4o-2024-08-06`` find ``claude-sonnet-4-5`` and
+``gpt-4o``); a newer model of a family (``claude-sonnet-4-6``) is not guessed from an older one.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["DEFAULT_PRICES", "ModelPrice", "find_price", "parse_prices"]
+
+_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +68,8 @@ def find_price(model: str | None, table: Mapping[str, ModelPrice]) -> ModelPrice
     for name in (model, bare):
         if name in table:
             return table[name]
-    prefixes = [name for name in table if bare.startswith(name)]
-    return table[max(prefixes, key=len)] if prefixes else None
+    undated = _DATE_SUFFIX.sub("", bare)
+    return table.get(undated)
 
 
 _FIELDS = {
