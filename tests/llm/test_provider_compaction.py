@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 
 from cli_env import ok
+from contextree.compaction.provider_summary import replay_provider_compaction
 from contextree.compaction.run import CompactionOutcome, compact_session
+from contextree.context import convert_to_llm, provider_messages
 from contextree.errors import ModelResponseError
+from contextree.llm.anthropic import to_anthropic_messages
 from contextree.llm.provider_compaction import (
     ANTHROPIC_COMPACTION_BETA,
     AnthropicCompactionClient,
@@ -195,3 +198,62 @@ def test_compact_command_with_a_provider_compaction(
     last = json.loads(path.read_text().splitlines()[-1])
     assert last["type"] == "compaction"
     assert last["details"]["providerCompaction"]["items"][-1]["encrypted_content"]
+
+
+def _anthropic_compacted(server: FakeCompactionServer) -> SessionTree:
+    tree = _tree(60, 4_000)
+    client = create_client("anthropic-compact:claude-sonnet-4-6", base_url=server.url)
+    assert isinstance(asyncio.run(compact_session(tree, client, settings=KEEP)), CompactionOutcome)
+    tree.append_message(user("go on"))
+    return tree
+
+
+def test_anthropic_gets_its_compaction_block_back(server: FakeCompactionServer) -> None:
+    tree = _anthropic_compacted(server)
+    sent = provider_messages(convert_to_llm(tree.build_session_context().messages))
+    replayed = replay_provider_compaction(sent, tree.get_branch_view(), "anthropic")
+    assert replayed[0] is sent[0]  # the summary (the API drops what precedes the block)
+    assert replayed[1] == {
+        "role": "assistant",
+        "content": [{"type": "compaction", "content": server.summary}],
+        "provider": "anthropic",
+    }
+    assert replayed[2:] == sent[1:]
+    wire = to_anthropic_messages(replayed)
+    assert {"type": "compaction", "content": server.summary} in wire[1]["content"]
+    # Another provider, or a context without that compaction, gets the request unchanged.
+    assert replay_provider_compaction(sent, tree.get_branch_view(), "openai") is sent
+    plain = _tree(2, 10)
+    assert replay_provider_compaction(sent, plain.get_branch_view(), "anthropic") is sent
+
+
+def test_the_anthropic_client_sends_the_compaction_beta_with_a_block() -> None:
+    from contextree.llm.anthropic import AnthropicClient
+
+    client = AnthropicClient("claude-sonnet-4-6", base_url="http://127.0.0.1:9", api_key="")
+    block = {"type": "compaction", "content": "s"}
+    body = {"messages": [{"role": "assistant", "content": [block]}]}
+    assert client._request_headers(body)["anthropic-beta"] == ANTHROPIC_COMPACTION_BETA
+    assert "anthropic-beta" not in client._request_headers({"messages": []})
+    other = AnthropicClient("m", base_url="http://127.0.0.1:9", headers={"anthropic-beta": "x-1"})
+    assert other._request_headers(body)["anthropic-beta"] == f"x-1,{ANTHROPIC_COMPACTION_BETA}"
+
+
+def test_the_agent_sends_anthropics_compaction_back_to_anthropic(
+    server: FakeCompactionServer,
+) -> None:
+    from contextree.llm.scripted import ScriptedClient
+    from contextree.runtime.agent import AgentSession
+
+    tree = _anthropic_compacted(server)
+    for spec, expected in (("anthropic:claude-sonnet-4-6", True), ("openai:gpt-5", False)):
+        client = ScriptedClient(spec, default="ok")
+        agent = AgentSession(tree, client, model_spec=spec, context_window=10**6)
+        asyncio.run(agent.prompt("next step"))
+        blocks = [
+            block
+            for message in client.requests[0].messages
+            for block in message.get("content") or []
+            if isinstance(block, dict)
+        ]
+        assert ({"type": "compaction", "content": server.summary} in blocks) is expected

@@ -14,14 +14,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from contextree.compaction.prepare import context_region
 from contextree.context.convert import convert_to_llm
 from contextree.context.provider import provider_messages
-from contextree.entries.types import AgentMessage, LlmMessage
+from contextree.entries.types import AgentMessage, Entry, LlmMessage
 
 if TYPE_CHECKING:
     from contextree.llm.provider_compaction import ProviderCompaction
 
-__all__ = ["ProviderCompactor", "provider_details", "provider_history"]
+__all__ = [
+    "ProviderCompactor",
+    "provider_details",
+    "provider_history",
+    "replay_provider_compaction",
+]
 
 
 @runtime_checkable
@@ -55,3 +61,30 @@ def provider_details(result: ProviderCompaction) -> dict[str, Any]:
             "items": result.items,
         }
     }
+
+
+def replay_provider_compaction(
+    messages: list[LlmMessage], path: Sequence[Entry], provider: str
+) -> list[LlmMessage]:
+    """A request's ``messages`` (built from ``path``'s context) with the latest compaction's
+    provider item sent back when ``provider`` wrote it. Anthropic: its ``compaction`` block, in
+    an assistant message right after the summary (the API drops what comes before the block,
+    so the model reads its own compaction instead of our summary). OpenAI's item needs the
+    Responses API, which the chat clients do not use; other providers get ``messages``."""
+    compaction, _ = context_region(path)
+    if provider != "anthropic" or compaction < 0 or not messages:
+        return messages
+    details = path[compaction].get("details")
+    stored = details.get("providerCompaction") if isinstance(details, dict) else None
+    if not isinstance(stored, dict) or stored.get("provider") != provider:
+        return messages
+    items = stored.get("items")
+    blocks = [
+        {"type": "compaction", "content": str(item.get("content", ""))}
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict) and item.get("type") == "compaction"
+    ]
+    if not blocks:
+        return messages
+    replay: LlmMessage = {"role": "assistant", "content": blocks[-1:], "provider": provider}
+    return [messages[0], replay, *messages[1:]]

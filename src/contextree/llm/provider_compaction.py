@@ -32,7 +32,7 @@ from contextree.llm._http import (
     read_json,
     resolve_base_url,
 )
-from contextree.llm.anthropic import ANTHROPIC_VERSION, to_anthropic_messages
+from contextree.llm.anthropic import ANTHROPIC_VERSION, COMPACTION_BETA, to_anthropic_messages
 from contextree.llm.base import Completion, CompletionRequest, make_usage
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
     "to_responses_input",
 ]
 
-ANTHROPIC_COMPACTION_BETA: Final = "compact-2026-01-12"
+ANTHROPIC_COMPACTION_BETA: Final = COMPACTION_BETA
 ANTHROPIC_MIN_TRIGGER: Final = 50_000
 """The smallest ``trigger`` Anthropic accepts: a shorter conversation is not compacted."""
 

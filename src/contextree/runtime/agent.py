@@ -26,6 +26,7 @@ from typing import Any
 
 from contextree.compaction.options import summary_options
 from contextree.compaction.prompt_templates import load_prompt
+from contextree.compaction.provider_summary import replay_provider_compaction
 from contextree.compaction.summarize import CompactionResult
 from contextree.context.convert import convert_to_llm
 from contextree.context.provider import provider_messages
@@ -292,11 +293,15 @@ class AgentSession:
             return
 
     def _request(self) -> CompletionRequest:
+        messages = request_messages(
+            self.context_messages(), keep_thinking_turns=self.settings.keep_thinking_turns
+        )
+        # A compaction the provider wrote goes back to it as its own item.
+        provider, _ = self.provider_and_model
+        messages = replay_provider_compaction(messages, self.tree.get_branch_view(), provider)
         return CompletionRequest(
             system_prompt=self.system_prompt,
-            messages=request_messages(
-                self.context_messages(), keep_thinking_turns=self.settings.keep_thinking_turns
-            ),
+            messages=messages,
             max_tokens=self.max_tokens,
             reasoning=self.tree.build_session_context().thinking_level,
             tools=[tool_spec(tool) for tool in self.tools.values()],
