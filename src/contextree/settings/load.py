@@ -258,7 +258,8 @@ _PI_DEFAULT_KEYS = ("defaultProvider", "defaultModel")
 
 PI_DEFAULT_PROVIDERS = ("openai", "anthropic", "vllm", "ollama", "llamacpp")
 """pi ``defaultProvider`` values we can call: ``contextree.llm.registry.PROVIDERS`` without
-``offline`` and ``remote`` (not imported here: it would load the HTTP clients)."""
+``offline``, ``remote`` and the providers' compaction (``openai-compact``, ``anthropic-compact``,
+which write no chat replies); not imported here: it would load the HTTP clients."""
 
 
 def _pi_default_model(found: Mapping[str, tuple[Any, str]]) -> tuple[str, str] | None:
