@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import AgentMessage, is_assistant_message
 from contextree.settings.prices import ModelPrice
 
 __all__ = ["CostReport", "CostRun", "growth_per_request", "project_costs"]
@@ -139,5 +139,5 @@ def project_costs(
 
 def growth_per_request(messages: Sequence[AgentMessage], tokens: int) -> int:
     """The context's average growth per reply: its tokens over its assistant replies."""
-    replies = sum(1 for m in messages if m.get("role") == "assistant")
+    replies = sum(1 for m in messages if is_assistant_message(m))
     return max(1, tokens // max(1, replies))

@@ -78,12 +78,10 @@ def replay_provider_compaction(
     stored = details.get("providerCompaction") if isinstance(details, dict) else None
     if not isinstance(stored, dict) or stored.get("provider") != provider:
         return messages
-    items = stored.get("items")
-    blocks = [
-        {"type": "compaction", "content": str(item.get("content", ""))}
-        for item in (items if isinstance(items, list) else [])
-        if isinstance(item, dict) and item.get("type") == "compaction"
-    ]
+    # Imported here: the wire shapes live with the client, which loads httpx.
+    from contextree.llm.provider_compaction import anthropic_blocks
+
+    blocks = anthropic_blocks(stored.get("items"))
     if not blocks:
         return messages
     replay: LlmMessage = {"role": "assistant", "content": blocks[-1:], "provider": provider}

@@ -17,6 +17,7 @@ from contextree.entries.types import (
     Entry,
     entry_message,
     is_assistant_message,
+    is_tool_call_content,
     is_tool_result_message,
 )
 
@@ -69,7 +70,7 @@ class SupersededReads:
 
     def _note_calls(self, content: Any) -> None:
         for block in content if isinstance(content, list) else ():
-            if not isinstance(block, dict) or block.get("type") != "toolCall":
+            if not is_tool_call_content(block):
                 continue
             name, arguments = block.get("name"), block.get("arguments")
             if name not in ("read", *_WRITERS) or not isinstance(arguments, dict):

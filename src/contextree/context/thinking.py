@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from contextree.entries.types import LlmMessage
+from contextree.entries.types import LlmMessage, is_assistant_message, is_user_message
 
 __all__ = ["THINKING_TYPES", "drop_old_thinking"]
 
@@ -30,13 +30,13 @@ def drop_old_thinking(messages: Sequence[LlmMessage], keep_turns: int) -> list[L
     out = list(messages)
     if keep_turns < 1:
         return out
-    starts = [i for i, m in enumerate(out) if m.get("role") == "user"]
+    starts = [i for i, m in enumerate(out) if is_user_message(m)]
     if len(starts) <= keep_turns:
         return out
     for index in range(starts[-keep_turns]):
         message = out[index]
         content = message.get("content")
-        if message.get("role") != "assistant" or not isinstance(content, list):
+        if not is_assistant_message(message) or not isinstance(content, list):
             continue
         kept = [b for b in content if not (isinstance(b, dict) and b.get("type") in THINKING_TYPES)]
         if kept and len(kept) < len(content):

@@ -41,6 +41,7 @@ __all__ = [
     "AnthropicCompactionClient",
     "OpenAICompactionClient",
     "ProviderCompaction",
+    "anthropic_blocks",
     "to_responses_input",
 ]
 
@@ -212,6 +213,15 @@ class AnthropicCompactionClient(_CompactionClient):
                 _int(usage, "cache_creation_input_tokens"),
             ),
         )
+
+
+def anthropic_blocks(items: Any) -> list[dict[str, Any]]:
+    """The ``compaction`` blocks among stored items, in the shape Anthropic takes back."""
+    return [
+        {"type": "compaction", "content": str(item.get("content", ""))}
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict) and item.get("type") == "compaction"
+    ]
 
 
 def _int(mapping: Any, key: str) -> int:
