@@ -47,7 +47,8 @@ def cache_state(region: Sequence[Entry], settings: PruneSettings, now_ms: int) -
         cached = isinstance(usage, dict) and any(
             isinstance(usage.get(k), int) and usage[k] > 0 for k in ("cacheRead", "cacheWrite")
         )
-        caching = cached or message.get("provider") in CACHING_PROVIDERS
+        provider = message.get("provider")
+        caching = cached or (isinstance(provider, str) and provider in CACHING_PROVIDERS)
         warm = settings.cache_aware and caching and age < settings.cache_ttl_seconds * 1000
         return CacheState(warm, age)
     return CacheState(False)

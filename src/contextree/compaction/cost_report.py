@@ -76,8 +76,10 @@ def prune_cost(
     context = _Context(
         path, settings, estimator or get_estimator(settings.estimator), at_ms or now_ms()
     )
-    ids = {c.entry["id"] for c in decision.candidates}
-    first = next(i for i, entry in enumerate(context.region) if entry.get("id") in ids)
+    ids = {str(c.entry.get("id")) for c in decision.candidates}
+    first = next((i for i, entry in enumerate(context.region) if str(entry.get("id")) in ids), None)
+    if first is None:  # the decision is not about this path
+        return None
     return project_costs(
         context_tokens=context.tokens,
         after_tokens=context.tokens - decision.tokens_saved,

@@ -38,7 +38,12 @@ def drop_old_thinking(messages: Sequence[LlmMessage], keep_turns: int) -> list[L
         content = message.get("content")
         if not is_assistant_message(message) or not isinstance(content, list):
             continue
-        kept = [b for b in content if not (isinstance(b, dict) and b.get("type") in THINKING_TYPES)]
+        kept = [b for b in content if not _is_thinking(b)]
         if kept and len(kept) < len(content):
             out[index] = {**message, "content": kept}
     return out
+
+
+def _is_thinking(block: object) -> bool:
+    kind = block.get("type") if isinstance(block, dict) else None
+    return isinstance(kind, str) and kind in THINKING_TYPES
