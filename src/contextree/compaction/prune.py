@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from contextree.compaction.cache_guard import CacheState, cache_state
 from contextree.compaction.prepare import context_region
-from contextree.compaction.superseded import Superseded, SupersededReads
+from contextree.compaction.superseded import FILE_TOOLS, Superseded, stale_reads
 from contextree.entries.ids import now_ms
 from contextree.entries.types import AgentMessage, Entry, entry_message, is_tool_result_message
 from contextree.settings.schema import PruneSettings
@@ -197,9 +197,8 @@ def decide_prune(
     # One slice decodes the region at once (a PathView's entries are decoded already in a
     # session that is in use): cheaper than reading the entries one by one.
     region = path_entries[start:]
-    stale = _stale_reads(region) if settings.superseded_reads else {}
     old: list[tuple[int, PruneCandidate]] = []
-    superseded: list[tuple[int, PruneCandidate]] = []
+    files: dict[int, tuple[int, bool]] = {}  # file tool results: position -> (tokens, pruned)
     for position in range(len(region) - 1, -1, -1):
         entry = region[position]
         message = entry_message(entry)
@@ -208,27 +207,26 @@ def decide_prune(
         tokens = estimate(message)
         accumulated_before = accumulated
         accumulated += tokens  # every result fills the window, pruned or not
+        tool = message.get("toolName")
+        if isinstance(tool, str) and tool in FILE_TOOLS:
+            files[position] = (tokens, is_pruned(message))
         if is_pruned(message):
             continue
-        if position in stale:
-            candidate = superseded_candidate(stale[position], tokens)
-            if candidate is not None:
-                superseded.append((position, candidate))
-            continue
         # The window is checked before adding: the result that crosses it is still protected.
-        if accumulated_before < settings.protect_tokens or message.get("toolName") in protected:
+        if accumulated_before < settings.protect_tokens or tool in protected:
             continue
         if worth_pruning(tokens):
             old.append((position, PruneCandidate(entry, tokens)))
+    stale = stale_reads(region, sorted(files)) if settings.superseded_reads else {}
+    superseded = [
+        (position, found)
+        for position in sorted(stale, reverse=True)
+        if not files[position][1]
+        and (found := superseded_candidate(stale[position], files[position][0])) is not None
+    ]
+    old = [(position, candidate) for position, candidate in old if position not in stale]
     cache = cache_state(region, settings, now_ms() if at_ms is None else at_ms)
     return finish_decision(region, superseded, old, settings, cache, estimate)
-
-
-def _stale_reads(region: Sequence[Entry]) -> dict[int, Superseded]:
-    tracker = SupersededReads()
-    for entry in region:
-        tracker.take(entry)
-    return tracker.superseded
 
 
 def apply_prune(decision: PruneDecision, *, now: Callable[[], int] = now_ms) -> list[Entry]:
