@@ -106,7 +106,7 @@ def _file_calls(content: Any) -> dict[str, tuple[str, str, str]]:
         if not is_tool_call_content(block):
             continue
         name, arguments = block.get("name"), block.get("arguments")
-        if name not in FILE_TOOLS or not isinstance(arguments, dict):
+        if not isinstance(name, str) or name not in FILE_TOOLS or not isinstance(arguments, dict):
             continue
         path = arguments.get("path")
         if isinstance(path, str) and path:
