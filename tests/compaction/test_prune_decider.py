@@ -29,6 +29,15 @@ _steps = st.lists(
             st.sampled_from([None, "prunedAt", "prunedContent"]),
         ),
         st.tuples(st.just("user")),
+        st.tuples(
+            st.just("file"),
+            st.sampled_from(["read", "write", "edit"]),
+            st.sampled_from(["a.py", "b.py"]),
+            st.sampled_from([None, 10]),  # offset
+            st.sampled_from([40, 4_000]),  # chars of the result
+            st.booleans(),  # isError
+        ),
+        st.tuples(st.just("reply"), st.sampled_from(["anthropic", "local"]), st.booleans()),
         st.tuples(st.just("prune")),
         st.tuples(st.just("compact"), st.floats(0, 1, exclude_max=True)),
         st.tuples(st.just("branch"), st.integers(1, 5)),
@@ -37,10 +46,15 @@ _steps = st.lists(
             st.sampled_from([0, 100, 2_000, 40_000]),
             st.sampled_from([0, 500, 20_000]),
             st.sampled_from([(), ("skill",), ("read", "skill")]),
+            st.booleans(),  # superseded reads
+            st.sampled_from([0, 500, 8_000]),  # cache guard tokens
         ),
     ),
     max_size=60,
 )
+
+
+NOW = 1_800_000_000_000
 
 
 @given(_steps)
@@ -70,6 +84,44 @@ def test_the_decider_agrees_with_decide_prune_after_every_step(steps: list[Any])
             tree.append_message(message)
         elif kind == "user":
             tree.append_message({"role": "user", "content": "go", "timestamp": next(clock)})
+        elif kind == "file":
+            _, tool, file, offset, chars, failed = step
+            call_id = f"f{next(clock)}"
+            arguments: dict[str, Any] = {"path": file}
+            if offset is not None:
+                arguments["offset"] = offset
+            tree.append_message(
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "toolCall", "id": call_id, "name": tool, "arguments": arguments}
+                    ],
+                    "provider": "local",
+                    "stopReason": "toolUse",
+                    "timestamp": 1,  # long ago: no warm cache
+                }
+            )
+            tree.append_message(
+                {
+                    "role": "toolResult",
+                    "toolCallId": call_id,
+                    "toolName": tool,
+                    "content": [{"type": "text", "text": "r" * chars}],
+                    "isError": failed,
+                    "timestamp": next(clock),
+                }
+            )
+        elif kind == "reply":
+            _, provider, recent = step
+            tree.append_message(
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "done"}],
+                    "provider": provider,
+                    "stopReason": "stop",
+                    "timestamp": NOW - 1_000 if recent else 1,
+                }
+            )
         elif kind == "prune":
             decision = decide_prune(tree.get_branch_view(), current)
             if decision.candidates:
@@ -79,16 +131,22 @@ def test_the_decider_agrees_with_decide_prune_after_every_step(steps: list[Any])
         elif kind == "branch" and len(path) > step[1]:
             tree.branch(path[-1 - step[1]]["id"])
         elif kind == "settings":
-            _, protect, minimum, protected = step
+            _, protect, minimum, protected, stale, guard = step
             current = PruneSettings(
-                protect_tokens=protect, minimum_savings=minimum, protected_tools=list(protected)
+                protect_tokens=protect,
+                minimum_savings=minimum,
+                protected_tools=tuple(protected),
+                superseded_reads=stale,
+                cache_guard_tokens=guard,
             )
         view = tree.get_branch_view()
-        expected = decide_prune(view, current)
-        got = decider.decide(view, current)
+        expected = decide_prune(view, current, at_ms=NOW)
+        got = decider.decide(view, current, at_ms=NOW)
         assert got.tokens_saved == expected.tokens_saved
-        assert [(c.entry["id"], c.tokens) for c in got.candidates] == [
-            (c.entry["id"], c.tokens) for c in expected.candidates
+        assert got.held_for_cache == expected.held_for_cache
+        assert got.cache == expected.cache
+        assert [(c.entry["id"], c.tokens, c.reason, c.superseded_by) for c in got.candidates] == [
+            (c.entry["id"], c.tokens, c.reason, c.superseded_by) for c in expected.candidates
         ]
         pairs = zip(got.candidates, expected.candidates, strict=True)
         assert all(a.entry is b.entry for a, b in pairs)

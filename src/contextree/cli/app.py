@@ -469,7 +469,8 @@ def context(
         from contextree.session.request import Provider, provider_request
 
         provider: Provider = "openai" if format is ContextFormat.openai else "anthropic"
-        _print_json(provider_request(session_tree, leaf, provider))
+        keep = _settings().settings.keep_thinking_turns
+        _print_json(provider_request(session_tree, leaf, provider, keep_thinking_turns=keep))
         return
     ctx = session_tree.build_session_context(leaf)
     messages = convert_to_llm(ctx.messages)
@@ -582,9 +583,10 @@ def compact(
 
     from contextree.cli import dropped_render
     from contextree.cli.models import make_client
+    from contextree.compaction.cost_report import compaction_cost
     from contextree.compaction.options import summary_model, summary_options
     from contextree.compaction.report import compaction_json, plan_json
-    from contextree.compaction.run import compact_session, plan_compaction
+    from contextree.compaction.run import CompactionPlan, compact_session, plan_compaction
 
     loaded = _settings(
         **{
@@ -604,8 +606,13 @@ def compact(
     _report_load(session_tree)
     if dry_run:
         plan = plan_compaction(session_tree, settings=settings, options=options)
-        shown, dropped = dropped_render.dry_run_view(plan, show_dropped=show_dropped)
-        _show(shown, plan_json(plan, dropped), format)
+        cost = (
+            compaction_cost(plan, loaded, summarizer=model, estimator=options.estimator)
+            if isinstance(plan, CompactionPlan)
+            else None
+        )
+        shown, dropped = dropped_render.dry_run_view(plan, show_dropped=show_dropped, cost=cost)
+        _show(shown, plan_json(plan, dropped, cost), format)
         return
     client = make_client(model, base_url=base_url)
     _library_warnings_to_stderr()
@@ -650,6 +657,7 @@ def prune(
 ) -> None:
     """Replace old tool outputs with a placeholder for the model (originals are kept)."""
     from contextree.cli import render
+    from contextree.compaction.cost_report import prune_cost
     from contextree.compaction.prune import prune_session
     from contextree.compaction.report import prune_json
 
@@ -663,8 +671,9 @@ def prune(
     session_tree = _open(session)
     _report_load(session_tree)
     decision = prune_session(session_tree, settings.prune, dry_run=dry_run)
-    shown = render.prune_outcome(decision, dry_run=dry_run)
-    _show(shown, prune_json(decision, dry_run=dry_run), format)
+    cost = prune_cost(session_tree.get_branch_view(), decision, settings) if dry_run else None
+    shown = render.prune_outcome(decision, dry_run=dry_run, cost=cost)
+    _show(shown, prune_json(decision, dry_run=dry_run, cost=cost), format)
 
 
 @app.command()

@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from contextree.cli.preview import entry_kind, entry_preview, plural
+from contextree.compaction.cost import CostReport
 from contextree.compaction.dropped import DroppedFromView, dropped_from_view
 from contextree.compaction.prepare import NothingToCompact
 from contextree.compaction.run import CompactionOutcome, CompactionPlan
@@ -68,17 +69,19 @@ def dropped_entries(dropped: DroppedFromView, path: Sequence[Entry]) -> Renderab
 
 
 def dry_run_view(
-    plan: CompactionPlan | NothingToCompact, *, show_dropped: bool
+    plan: CompactionPlan | NothingToCompact, *, show_dropped: bool, cost: CostReport | None = None
 ) -> tuple[RenderableType, DroppedFromView | None]:
-    """``compact --dry-run``'s text, with ``--show-dropped`` the messages that would leave the
-    model's view listed after it (and that list, for the JSON)."""
+    """``compact --dry-run``'s text: the plan, its ``cost`` report, and with ``--show-dropped``
+    the messages that would leave the model's view (also returned, for the JSON)."""
     from contextree.cli import render
 
-    shown = render.dry_run(plan)
+    parts = [render.dry_run(plan)]
+    if cost is not None:
+        parts.append(render.cost_report(cost))
     if not show_dropped or isinstance(plan, NothingToCompact):
-        return shown, None
+        return Group(*parts), None
     dropped = dropped_from_view(plan.preparation, plan.path)
-    return Group(shown, dropped_entries(dropped, plan.path)), dropped
+    return Group(*parts, dropped_entries(dropped, plan.path)), dropped
 
 
 def outcome_view(

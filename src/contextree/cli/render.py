@@ -30,6 +30,7 @@ from contextree.session.describe import SessionDescription
 from contextree.session.folding import fold_run, linear_run
 from contextree.session.listing import SessionListing, SessionSummary
 from contextree.session.tree import SessionTree, TreeNode
+from contextree.settings.prices import ModelPrice
 from contextree.store.url import session_url
 from contextree.tokens.estimate import estimate_tokens
 
@@ -418,6 +419,7 @@ _METHOD_LABELS = {
     "offline": "offline summarizer",
     "offline-fallback": "offline summarizer (the model failed)",
     "hook": "a hook",
+    "provider": "the provider's own compaction",
 }
 
 
@@ -469,17 +471,51 @@ def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
     return Group(*parts)
 
 
-def prune_outcome(decision: Any, *, dry_run: bool) -> RenderableType:
-    """What pruning did (or would do)."""
+def prune_outcome(decision: Any, *, dry_run: bool, cost: Any = None) -> RenderableType:
+    """What pruning did (or would do); with ``cost``, the dry run's cost report after it."""
+    if cost is not None:
+        return Group(prune_outcome(decision, dry_run=dry_run), cost_report(cost))
+    held = decision.held_for_cache
+    kept = f" ({held} kept for the warm prompt cache)" if held else ""
     if not decision.candidates:
         return Text(f"Nothing to prune: {decision.reason}.")
     verb = "would prune" if dry_run else "pruned"
+    stale = sum(c.reason == "superseded" for c in decision.candidates)
+    which = f" ({stale} superseded)" if stale else ""
     text = Text(
-        f"{verb} {decision.pruned_count} tool result(s), saving ~{decision.tokens_saved:,} tokens"
+        f"{verb} {decision.pruned_count} tool result(s){which}, "
+        f"saving ~{decision.tokens_saved:,} tokens{kept}"
     )
     if not dry_run:
         text.append("; original outputs kept in the file (prunedContent)", style="ct.meta")
     return text
+
+
+def cost_report(report: Any) -> RenderableType:
+    """A dry run's cost report: the next requests without and with the change."""
+    table = Table(title=f"The next {report.turns} requests (est.)", title_justify="left")
+    table.add_column("", style="ct.heading")
+    table.add_column("without", justify="right")
+    table.add_column("with", justify="right")
+    for label, name in (
+        ("input tokens", "input_tokens"),
+        ("cache reads", "cache_read_tokens"),
+        ("cache writes", "cache_write_tokens"),
+    ):
+        before, after = getattr(report.before, name), getattr(report.after, name)
+        table.add_row(label, f"{before:,}", f"{after:,}")
+    if report.priced:
+        table.add_row("cost (USD)", f"${report.before.money:,.4f}", f"${report.after.money:,.4f}")
+    model = f"at {report.model}'s prices: " if report.model else ""
+    if report.break_even_turn is None:
+        verdict = f"{model}does not pay off within {report.turns} requests"
+    else:
+        verdict = f"{model}pays off at request {report.break_even_turn}"
+    if report.one_time_usd:
+        verdict += f" (summary call ${report.one_time_usd:,.4f} included)"
+    lines: list[RenderableType] = [table, Text(verdict)]
+    lines.extend(Text(f"note: {note}", style="ct.meta") for note in report.notes)
+    return Group(*lines)
 
 
 def _setting_text(value: Any) -> str:
@@ -489,6 +525,8 @@ def _setting_text(value: Any) -> str:
         return str(value).lower()
     if isinstance(value, tuple):
         return ", ".join(value)
+    if isinstance(value, dict) and any(isinstance(v, ModelPrice) for v in value.values()):
+        return f"{len(value)} models: " + ", ".join(sorted(value))  # the price table
     if isinstance(value, dict):
         return js_stringify(value)
     return str(value)

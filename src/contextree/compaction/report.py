@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from contextree.compaction.cost import CostReport
 from contextree.compaction.dropped import DroppedFromView, dropped_json
 from contextree.compaction.prepare import CompactionPreparation, NothingToCompact
 from contextree.compaction.prune import PruneDecision
@@ -49,9 +50,12 @@ def _preparation(prep: CompactionPreparation) -> dict[str, Any]:
 
 
 def plan_json(
-    plan: CompactionPlan | NothingToCompact, dropped: DroppedFromView | None = None
+    plan: CompactionPlan | NothingToCompact,
+    dropped: DroppedFromView | None = None,
+    cost: CostReport | None = None,
 ) -> dict[str, Any]:
-    """``compact --dry-run --format json`` (``dropped``: with ``--show-dropped``)."""
+    """``compact --dry-run --format json`` (``dropped``: with ``--show-dropped``; ``cost``:
+    the next requests with and without the compaction)."""
     if isinstance(plan, NothingToCompact):
         return _nothing(plan, dry_run=True)
     body = {"dryRun": True, "compacted": False, **_preparation(plan.preparation)}
@@ -59,6 +63,8 @@ def plan_json(
     body["estimatedAfter"] = body["kept"]["tokens"] + plan.summary_budget
     if dropped is not None:
         body["dropped"] = dropped_json(dropped)
+    if cost is not None:
+        body["cost"] = cost.to_json()
     return body
 
 
@@ -82,14 +88,12 @@ def compaction_json(outcome: CompactionOutcome | NothingToCompact) -> dict[str, 
     }
 
 
-def prune_json(decision: PruneDecision, *, dry_run: bool) -> dict[str, Any]:
-    """``prune --format json``: the tool results pruned (or that would be), or why none."""
-    return {
-        "dryRun": dry_run,
-        "pruned": decision.pruned_count,
-        "tokensSaved": decision.tokens_saved,
-        "entries": [
-            {"entryId": c.entry.get("id"), "tokens": c.tokens} for c in decision.candidates
-        ],
-        "reason": decision.reason or None,
-    }
+def prune_json(
+    decision: PruneDecision, *, dry_run: bool, cost: CostReport | None = None
+) -> dict[str, Any]:
+    """``prune --format json``: the tool results pruned (or that would be), or why none; a dry
+    run adds what the next requests cost with and without it."""
+    body = {"dryRun": dry_run, **decision.to_json()}
+    if cost is not None:
+        body["cost"] = cost.to_json()
+    return body

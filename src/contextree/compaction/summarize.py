@@ -38,6 +38,11 @@ from contextree.compaction.file_ops import compute_file_lists, upsert_file_tags
 from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
 from contextree.compaction.prepare import CompactionPreparation
 from contextree.compaction.prompt_templates import load_prompt
+from contextree.compaction.provider_summary import (
+    ProviderCompactor,
+    provider_details,
+    provider_history,
+)
 from contextree.compaction.serialize import serialize_conversation
 from contextree.compaction.windows import WindowPlan, conversation_pieces, summarize_in_windows
 from contextree.context.convert import convert_to_llm
@@ -64,9 +69,10 @@ log = logging.getLogger("contextree.compaction")
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 NO_PRIOR_HISTORY = "No prior history."
 SummaryKind = Literal["initial", "update", "turn_prefix", "short", "branch"]
-SummaryMethod = Literal["hybrid", "model", "offline", "offline-fallback", "hook"]
+SummaryMethod = Literal["hybrid", "model", "offline", "offline-fallback", "hook", "provider"]
 """Who wrote a summary: a model plus our recorded facts, a model alone, the offline
-summarizer (chosen, or after every model failed), or a hook."""
+summarizer (chosen, or after every model failed), a hook, or the provider's own compaction
+(``details.providerCompaction``)."""
 
 _TAG_LISTINGS: Final = (20, 10, 5, 2, 0)
 """Names per file-tag block tried, longest first, until the tags fit their share."""
@@ -506,6 +512,7 @@ async def compact(
     method: SummaryMethod = "offline" if offline else "model"
     fallback_reason: str | None = None
     facts = ""
+    extra_details: dict[str, Any] = {}
     try:
         if not offline and record_facts:
             summarized = [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
@@ -514,13 +521,17 @@ async def compact(
             )
         model_budget = text_budget - (text_tokens(facts) + 1 if facts else 0)
         prefix_summarizer = turn_prefix_summarizer or local_turn_prefix_summarizer(summarizer)
-        text = await job.text(
-            summarizer, prefix_summarizer, max(model_budget, _MIN_PART_TOKENS)
-        )
+        if isinstance(summarizer, ProviderCompactor):
+            text, facts, extra_details = await _by_provider(job, summarizer, text_budget, facts)
+            method = "provider"
+        else:
+            text = await job.text(
+                summarizer, prefix_summarizer, max(model_budget, _MIN_PART_TOKENS)
+            )
         if facts:
             heading = facts.splitlines()[0].strip()
             text = f"{_strip_section(text, heading)}\n\n{facts}"
-            method = "hybrid"
+            method = "hybrid" if method == "model" else method
     except (ModelError, CompactionError) as exc:
         if offline or not fallback_to_offline or isinstance(exc, CompactionCancelledError):
             raise
@@ -534,6 +545,8 @@ async def compact(
 
     short: str | None = None
     if opts.short_summary:
+        if isinstance(summarizer, ProviderCompactor):
+            summarizer = _offline_summarizer()  # it writes no text: the offline one does
         short = await _short_summary(
             job,
             short_summarizer
@@ -558,6 +571,7 @@ async def compact(
     }
     if fallback_reason is not None:
         details["fallbackReason"] = fallback_reason
+    details.update(extra_details)
     return CompactionResult(
         summary=summary,
         first_kept_entry_id=preparation.first_kept_entry_id,
@@ -570,6 +584,23 @@ async def compact(
         fallback_reason=fallback_reason,
         windows=job.windows,
     )
+
+
+async def _by_provider(
+    job: _Summarizing, compactor: ProviderCompactor, budget: int, facts: str
+) -> tuple[str, str, dict[str, Any]]:
+    """The provider's compaction: its readable text with our facts, or, when its item is
+    opaque (OpenAI), the offline summary (which has the facts already)."""
+    prep = job.preparation
+    history = job.messages([*prep.messages_to_summarize, *prep.turn_prefix_messages])
+    result = await compactor.compact_messages(
+        provider_history(history, prep.previous_summary), instructions=job.custom_instructions
+    )
+    job.usage.append(dict(result.usage))
+    if result.summary:
+        return result.summary, facts, provider_details(result)
+    offline = _offline_summarizer()
+    return await job.text(offline, offline, budget), "", provider_details(result)
 
 
 async def _short_summary(

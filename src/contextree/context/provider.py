@@ -33,6 +33,9 @@ a user message between a call and its result, or a tool-call id used twice.
    result the same one. Ids count as equal when they are equal after Anthropic's id rewrite
    (``[a-zA-Z0-9_-]``, at most 64 characters), so they also stay unique there.
 
+6. **Old thinking can be left out** (``keep_thinking_turns``, the ``context.keepThinkingTurns``
+   setting; off by default): see :mod:`contextree.context.thinking`.
+
 An assistant message is never split: its thinking, text and tool-call blocks stay together,
 in order (only a duplicate id is replaced). Consecutive messages of one role are left as they
 are; the Anthropic mapping merges them (``contextree.llm.anthropic.to_anthropic_messages``).
@@ -50,6 +53,7 @@ from itertools import islice
 from typing import Final
 
 from contextree.context.convert import convert_message
+from contextree.context.thinking import drop_old_thinking
 from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage
 
 __all__ = ["DROPPED_STOP_REASONS", "MISSING_RESULT_TEXT", "ProviderView", "provider_messages"]
@@ -64,9 +68,12 @@ _ID_CHARS: Final = re.compile(r"[^a-zA-Z0-9_-]")
 _MAX_ID: Final = 64
 
 
-def provider_messages(messages: Iterable[LlmMessage]) -> list[LlmMessage]:
-    """``messages`` (``convert_to_llm`` output) as a list a provider accepts (module docstring)."""
-    return _provide(list(messages), set())
+def provider_messages(
+    messages: Iterable[LlmMessage], *, keep_thinking_turns: int = -1
+) -> list[LlmMessage]:
+    """``messages`` (``convert_to_llm`` output) as a list a provider accepts (module docstring);
+    thinking older than the last ``keep_thinking_turns`` turns left out (< 1: all kept)."""
+    return drop_old_thinking(_provide(list(messages), set()), keep_thinking_turns)
 
 
 class ProviderView:
@@ -78,7 +85,8 @@ class ProviderView:
     message's batch ends at the next assistant message, so only the last batch can change
     when messages are added, and it alone is worked out again. Any other change (a
     compaction, another branch, a pruned result: the context's messages are not the same
-    objects) starts over. The result is exactly ``provider_messages(convert_to_llm(context))``.
+    objects) starts over. The result is exactly ``provider_messages(convert_to_llm(context))``
+    (with the same ``keep_thinking_turns``).
     """
 
     __slots__ = ("_context", "_settled", "_settled_ids", "_settled_out")
@@ -91,7 +99,9 @@ class ProviderView:
         self._settled_out: list[LlmMessage] = []
         self._settled_ids: set[str] = set()
 
-    def messages(self, context: Sequence[AgentMessage]) -> list[LlmMessage]:
+    def messages(
+        self, context: Sequence[AgentMessage], *, keep_thinking_turns: int = -1
+    ) -> list[LlmMessage]:
         """The provider view of ``context`` (a fresh list; the messages are read-only)."""
         settled, known = self._settled, self._context
         # The settled messages and the assistant message after them, which closes their last
@@ -119,7 +129,8 @@ class ProviderView:
         self._context = list(islice(context, settled + 1)) if settled else []
         self._settled = settled
         rest = _provide([m for _, m in converted[last:]], set(self._settled_ids))
-        return [*self._settled_out, *rest]
+        # Thinking is cleared on the whole list: which turns are old changes with every turn.
+        return drop_old_thinking([*self._settled_out, *rest], keep_thinking_turns)
 
 
 def _provide(items: list[LlmMessage], used_ids: set[str]) -> list[LlmMessage]:

@@ -154,7 +154,9 @@ class ManagedSession:
     def llm_messages(self) -> list[LlmMessage]:
         """:meth:`context_messages` as a provider accepts them (tool-call pairing repaired;
         with :attr:`offer_recall`, the recall line in the summary's wrapper)."""
-        messages = self._provider_view.messages(self.context_messages())
+        messages = self._provider_view.messages(
+            self.context_messages(), keep_thinking_turns=self.settings.keep_thinking_turns
+        )
         return with_recall_hint(messages) if self.recall_offered() else messages
 
     def recall_offered(self) -> bool:

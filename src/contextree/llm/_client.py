@@ -84,7 +84,8 @@ class _HTTPModelClient(Generic[AccumulatorT]):
             f"stream={self.stream})"
         )
 
-    def _request_headers(self) -> dict[str, str]:
+    def _request_headers(self, body: dict[str, Any] | None = None) -> dict[str, str]:
+        """The headers of a request with ``body`` (a provider may add some for it)."""
         headers = {
             "accept": "text/event-stream" if self.stream else "application/json",
             **self._fixed_headers,
@@ -133,7 +134,7 @@ class _HTTPModelClient(Generic[AccumulatorT]):
         async with post(
             name=self.name,
             url=self.url,
-            headers=self._request_headers(),
+            headers=self._request_headers(body),
             body=body,
             timeout=self.timeout,
             http_client=self._http_client,

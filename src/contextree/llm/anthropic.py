@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 DEFAULT_ANTHROPIC_BASE_URL: Final = "https://api.anthropic.com"
+COMPACTION_BETA: Final = "compact-2026-01-12"
+"""The beta under which Anthropic takes (and writes) ``compaction`` blocks."""
 ANTHROPIC_VERSION: Final = "2023-06-01"
 DEFAULT_ANTHROPIC_MAX_TOKENS: Final = 4096
 """``max_tokens`` is required by the API; this is sent when the request leaves it unset."""
@@ -117,6 +119,8 @@ def _assistant_blocks(content: Any, *, what: str, replay_thinking: bool) -> list
             else:
                 thinking = str(block.get("thinking", ""))
                 blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
+        elif kind == "compaction":  # Anthropic's own compaction, sent back as it came
+            blocks.append({"type": "compaction", "content": str(block.get("content", ""))})
         elif kind == "redactedThinking":  # oh-my-pi's block
             if block.get("data") and replay_thinking:
                 blocks.append({"type": "redacted_thinking", "data": str(block["data"])})
@@ -179,6 +183,15 @@ def to_anthropic_messages(messages: list[LlmMessage]) -> list[JsonDict]:
         else:
             raise ValueError(f'{what}: cannot send a message with role "{role}" to Anthropic')
     return _alternate(result)
+
+
+def _has_compaction(messages: Any) -> bool:
+    return isinstance(messages, list) and any(
+        isinstance(block, dict) and block.get("type") == "compaction"
+        for message in messages
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
 
 
 def _alternate(messages: list[JsonDict]) -> list[JsonDict]:
@@ -469,6 +482,15 @@ class AnthropicClient(_HTTPModelClient[MessageStreamAccumulator]):
 
     def _auth_headers(self, api_key: str) -> dict[str, str]:
         return {"x-api-key": api_key}
+
+    def _request_headers(self, body: JsonDict | None = None) -> dict[str, str]:
+        headers = super()._request_headers(body)
+        if body is not None and _has_compaction(body.get("messages")):
+            # A compaction block is accepted only under the compaction beta.
+            beta = headers.get("anthropic-beta")
+            if not beta or COMPACTION_BETA not in beta.split(","):
+                headers["anthropic-beta"] = f"{beta},{COMPACTION_BETA}" if beta else COMPACTION_BETA
+        return headers
 
     def _build_body(self, request: CompletionRequest) -> JsonDict:
         return build_messages_body(request, self.model, stream=self.stream)

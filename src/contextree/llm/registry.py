@@ -1,6 +1,8 @@
 """``provider:model`` strings: parsing, context windows, and building the client.
 
-Providers: ``openai``, ``anthropic``, ``remote`` (the model part is the endpoint URL),
+Providers: ``openai``, ``anthropic``, ``openai-compact`` and ``anthropic-compact`` (the
+providers' own compaction, :mod:`contextree.llm.provider_compaction`), ``remote`` (the model
+part is the endpoint URL),
 ``offline`` (the built-in summarizer, built by a factory the caller passes), and the
 OpenAI-compatible local servers ``vllm``, ``ollama`` and ``llamacpp``.
 """
@@ -18,6 +20,7 @@ from contextree.llm._http import DEFAULT_TIMEOUT
 from contextree.llm.anthropic import AnthropicClient
 from contextree.llm.base import ModelClient
 from contextree.llm.openai_compat import OpenAIClient
+from contextree.llm.provider_compaction import AnthropicCompactionClient, OpenAICompactionClient
 from contextree.llm.remote import RemoteSummaryClient
 
 __all__ = [
@@ -40,7 +43,15 @@ LOCAL_SERVERS: Final[Mapping[str, str]] = {
 }
 """OpenAI-compatible local servers and their default base URLs."""
 
-PROVIDERS: Final = ("openai", "anthropic", "remote", "offline", *LOCAL_SERVERS)
+PROVIDERS: Final = (
+    "openai",
+    "anthropic",
+    "remote",
+    "offline",
+    *LOCAL_SERVERS,
+    "openai-compact",
+    "anthropic-compact",
+)
 
 DEFAULT_CONTEXT_WINDOW: Final = 128_000
 
@@ -257,6 +268,11 @@ def create_client(
             return RemoteSummaryClient(endpoint, token=token, timeout=seconds)
         except ValueError as exc:  # a malformed endpoint is a malformed spec
             raise ModelSpecError(spec, str(exc)) from None
+    if provider in ("openai-compact", "anthropic-compact"):
+        kind = (
+            OpenAICompactionClient if provider == "openai-compact" else AnthropicCompactionClient
+        )
+        return kind(model, base_url=base_url, api_key=api_key, timeout=seconds)
     if provider == "anthropic":
         return AnthropicClient(
             model, base_url=base_url, api_key=api_key, stream=stream, timeout=seconds
@@ -280,4 +296,8 @@ def missing_api_key(client: ModelClient) -> str | None:
     """The environment variable to set before ``client`` can work: an ``openai:`` or
     ``anthropic:`` client on the provider's own service without a key (every request would
     fail, after the retries); ``None`` for every other client."""
-    return client.missing_api_key if isinstance(client, _HTTPModelClient) else None
+    if isinstance(client, _HTTPModelClient):
+        return client.missing_api_key
+    if isinstance(client, OpenAICompactionClient | AnthropicCompactionClient):
+        return client.missing_api_key
+    return None

@@ -26,6 +26,7 @@ from typing import Any
 
 from contextree.compaction.options import summary_options
 from contextree.compaction.prompt_templates import load_prompt
+from contextree.compaction.provider_summary import replay_provider_compaction
 from contextree.compaction.summarize import CompactionResult
 from contextree.context.convert import convert_to_llm, with_recall_hint
 from contextree.context.provider import provider_messages
@@ -88,14 +89,15 @@ def _api_name(provider: str) -> str:
 
 
 def request_messages(
-    messages: Sequence[AgentMessage], *, recall_hint: bool = False
+    messages: Sequence[AgentMessage], *, recall_hint: bool = False, keep_thinking_turns: int = -1
 ) -> list[LlmMessage]:
     """The messages sent to the model: the provider view of the context
     (:func:`~contextree.context.provider.provider_messages`). Failed and aborted replies (and
     their tool results) stay in the file but are left out, so a retry after an overflow is not
-    the same request; a tool call without a result gets a synthetic error result.
-    ``recall_hint``: the summary's wrapper says that the recall tool finds what it left out."""
-    view = provider_messages(convert_to_llm(messages))
+    the same request; a tool call without a result gets a synthetic error result; thinking
+    older than ``keep_thinking_turns`` turns is left out. ``recall_hint``: the summary's
+    wrapper says that the recall tool finds what it left out."""
+    view = provider_messages(convert_to_llm(messages), keep_thinking_turns=keep_thinking_turns)
     return with_recall_hint(view) if recall_hint else view
 
 
@@ -308,9 +310,17 @@ class AgentSession:
     def _request(self) -> CompletionRequest:
         tools = self.offered_tools()
         hint = RECALL_TOOL_NAME in tools and self.recall is not None
+        messages = request_messages(
+            self.context_messages(),
+            recall_hint=hint,
+            keep_thinking_turns=self.settings.keep_thinking_turns,
+        )
+        # A compaction the provider wrote goes back to it as its own item.
+        provider, _ = self.provider_and_model
+        messages = replay_provider_compaction(messages, self.tree.get_branch_view(), provider)
         return CompletionRequest(
             system_prompt=self.system_prompt,
-            messages=request_messages(self.context_messages(), recall_hint=hint),
+            messages=messages,
             max_tokens=self.max_tokens,
             reasoning=self.tree.build_session_context().thinking_level,
             tools=[tool_spec(tool) for tool in tools.values()],

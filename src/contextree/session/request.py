@@ -39,12 +39,17 @@ def check_context_shapes(tree: SessionTree, context: SessionContext) -> None:
         )
 
 
-def provider_request(tree: SessionTree, leaf_id: str | None, provider: Provider) -> dict[str, Any]:
+def provider_request(
+    tree: SessionTree, leaf_id: str | None, provider: Provider, *, keep_thinking_turns: int = -1
+) -> dict[str, Any]:
     """``{"messages": [...]}`` of a request to ``provider`` for the context at ``leaf_id``
-    (default: the leaf); no system prompt, since a session stores none."""
+    (default: the leaf); no system prompt, since a session stores none. Thinking older than
+    ``keep_thinking_turns`` turns is left out (``context.keepThinkingTurns``; -1 keeps all)."""
     context = tree.build_session_context(leaf_id)
     check_context_shapes(tree, context)
-    view = provider_messages(convert_to_llm(context.messages))
+    view = provider_messages(
+        convert_to_llm(context.messages), keep_thinking_turns=keep_thinking_turns
+    )
     if provider == "openai":
         from contextree.llm.openai_compat import to_openai_messages
 

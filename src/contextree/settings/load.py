@@ -30,6 +30,7 @@ from typing import Any
 
 from contextree.errors import SettingsError
 from contextree.security.redact import RedactionSettings, compile_pattern
+from contextree.settings.prices import DEFAULT_PRICES, ModelPrice, parse_prices
 from contextree.settings.schema import (
     BranchSummarySettings,
     CompactionSettings,
@@ -54,6 +55,13 @@ class Settings:
     context_windows: dict[str, int] = field(default_factory=dict)
     prompts_dir: str | None = None
     fsync: bool = False
+    prices: dict[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    """Model prices for the cost report (``prices``, merged over the built-in table)."""
+    cost_turns: int = 10
+    """``cost.turns``: how many coming requests the dry runs' cost report looks at."""
+    keep_thinking_turns: int = -1
+    """``context.keepThinkingTurns``: requests leave out the thinking of replies older than the
+    last N turns (the file keeps it); -1 keeps all."""
     allow_outside_cwd: bool = False
     redaction: RedactionSettings = field(default_factory=RedactionSettings)
     """What is blanked out of text sent to a summarizer (``redaction.*``)."""
@@ -174,6 +182,10 @@ KEYS: dict[str, tuple[str, str, Validator]] = {
     "pruning.protectTokens": ("prune", "protect_tokens", _int(0)),
     "pruning.minimumSavings": ("prune", "minimum_savings", _int(0)),
     "pruning.protectedTools": ("prune", "protected_tools", _str_list),
+    "pruning.supersededReads": ("prune", "superseded_reads", _bool),
+    "pruning.cacheAware": ("prune", "cache_aware", _bool),
+    "pruning.cacheGuardTokens": ("prune", "cache_guard_tokens", _int(0)),
+    "pruning.cacheTtlSeconds": ("prune", "cache_ttl_seconds", _int(1)),
     "retry.enabled": ("retry", "enabled", _bool),
     "retry.maxRetries": ("retry", "max_retries", _int(0)),
     "retry.baseDelayMs": ("retry", "base_delay_ms", _int(0)),
@@ -184,6 +196,9 @@ KEYS: dict[str, tuple[str, str, Validator]] = {
     "contextWindows": ("", "context_windows", _windows),
     "prompts.dir": ("", "prompts_dir", _str_or_none),
     "storage.fsync": ("", "fsync", _bool),
+    "context.keepThinkingTurns": ("", "keep_thinking_turns", _int(1)),
+    "prices": ("", "prices", parse_prices),
+    "cost.turns": ("", "cost_turns", _int(1)),
     "tools.allowOutsideCwd": ("", "allow_outside_cwd", _bool),
     "redaction.enabled": ("redaction", "enabled", _bool),
     "redaction.patterns": ("redaction", "patterns", _patterns),
@@ -249,7 +264,8 @@ _PI_DEFAULT_KEYS = ("defaultProvider", "defaultModel")
 
 PI_DEFAULT_PROVIDERS = ("openai", "anthropic", "vllm", "ollama", "llamacpp")
 """pi ``defaultProvider`` values we can call: ``contextree.llm.registry.PROVIDERS`` without
-``offline`` and ``remote`` (not imported here: it would load the HTTP clients)."""
+``offline``, ``remote`` and the providers' compaction (``openai-compact``, ``anthropic-compact``,
+which write no chat replies); not imported here: it would load the HTTP clients."""
 
 
 def _pi_default_model(found: Mapping[str, tuple[Any, str]]) -> tuple[str, str] | None:

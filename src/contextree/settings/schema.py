@@ -48,6 +48,16 @@ class PruneSettings:
     protect_tokens: int = 40000
     minimum_savings: int = 20000
     protected_tools: tuple[str, ...] = ("skill", "read")
+    superseded_reads: bool = True
+    """Prune a read result first, whatever its age or tool, once the file was read again in
+    full, written or edited later in the context (the placeholder names that entry)."""
+    cache_aware: bool = True
+    """With a provider prompt cache that has not expired, prune an output only when at most
+    ``cache_guard_tokens`` follow it (the provider writes what follows to its cache again)."""
+    cache_guard_tokens: int = 8000
+    cache_ttl_seconds: int = 300
+    """The provider's cache lifetime: 300 (5 minutes, the default of Anthropic and OpenAI) or
+    3600 (Anthropic's 1-hour cache, OpenAI's extended retention)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
