@@ -291,3 +291,20 @@ def test_the_users_own_status_is_the_latest_status() -> None:
         [_user("Go on."), _say("Status: the printer is half done.")], previous_summary=first
     )
     assert "**Current status**: Status: the printer is half done." in later
+
+
+def test_a_long_request_on_the_focus_is_kept_whole() -> None:
+    request = "Rework the invoice exporter so that " + "it handles every edge case, " * 12 + "ok."
+    messages = [_user("Start."), _say("OK."), _user(request), _say("OK.")]
+    assert request in _summary(messages, focus="invoice exporter")
+    assert request not in _summary(messages)
+
+
+def test_a_summary_written_before_issue_25_is_still_read() -> None:
+    old = (
+        "## Goal\nShip it.\n\n## Key Decisions\n- **Use nom**: zero-copy parsing\n\n"
+        "## Critical Context\n- **Pending question to the user** (verbatim): Tabs or spaces?\n"
+    )
+    summary = OfflineSummarizer().summarize_messages([], kind="update", previous_summary=old)
+    assert "- **Use nom**: zero-copy parsing" in _section(summary, "## Key Decisions")
+    assert "Tabs or spaces?" in _section(summary, "## Open Questions")

@@ -10,9 +10,20 @@ from typing import Annotated
 
 import typer
 
-from contextree.cli.options import BaseUrlOpt, InstructionsOpt, ModelOpt
+from contextree.cli.options import BaseUrlOpt, InstructionsOpt
 
 __all__ = ["register"]
+
+
+EvalModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="The summarizer to measure: offline (the default, whatever the settings say) "
+        "or provider:model.",
+    ),
+]
 
 
 class EvalFormat(StrEnum):
@@ -26,7 +37,7 @@ def register(app: typer.Typer) -> None:
     @app.command("eval")
     @handles_errors
     def eval_(
-        model: ModelOpt = None,
+        model: EvalModelOpt = None,
         base_url: BaseUrlOpt = None,
         rounds: Annotated[
             int, typer.Option(min=1, max=50, help="Compactions per session, new turns between.")

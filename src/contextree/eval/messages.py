@@ -14,6 +14,7 @@ def _now() -> int:
 
 
 def user(text: str) -> Message:
+    """A user message with one text block."""
     return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": _now()}
 
 
@@ -33,10 +34,12 @@ def system(text: str, *, custom: bool) -> Message:
 
 
 def call(call_id: str, name: str, **arguments: object) -> Message:
+    """A tool-call block of an assistant message."""
     return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
 
 
 def assistant(text: str, *calls: Message) -> Message:
+    """An assistant message: its text (if any), then its tool calls."""
     content: list[Message] = [{"type": "text", "text": text}] if text else []
     return {
         "role": "assistant",
@@ -58,6 +61,7 @@ def assistant(text: str, *calls: Message) -> Message:
 
 
 def tool_result(call_id: str, name: str, text: str, *, is_error: bool = False) -> Message:
+    """The result of the tool call ``call_id``."""
     return {
         "role": "toolResult",
         "toolCallId": call_id,

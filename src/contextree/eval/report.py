@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +21,11 @@ class Survival:
 
     @property
     def survival(self) -> float:
+        """The share kept."""
         return self.kept / self.scored if self.scored else 1.0
 
     def to_json(self) -> dict[str, Any]:
+        """``{survival, kept, scored}``."""
         return {"survival": round(self.survival, 4), "kept": self.kept, "scored": self.scored}
 
 
@@ -50,14 +52,17 @@ class BudgetReport:
         return scored, kept
 
     def overall(self) -> Survival:
+        """All probes, after the last round."""
         return _survival(self.probes, *self._final())
 
     def by_kind(self) -> dict[str, Survival]:
+        """Each kind's probes, after the last round."""
         scored, kept = self._final()
         kinds = [k for k in PROBE_KINDS if any(p.kind == k for p in self.probes)]
         return {k: _survival((p for p in self.probes if p.kind == k), scored, kept) for k in kinds}
 
     def split(self, held_out: bool) -> Survival:
+        """The held-out phrasings' probes (or the tuning ones), after the last round."""
         scored, kept = self._final()
         return _survival((p for p in self.probes if p.held_out == held_out), scored, kept)
 
@@ -94,10 +99,12 @@ class BudgetReport:
         return max(ratios, default=0.0)
 
     def lost_probes(self) -> list[Probe]:
+        """The probes scored and not kept after the last round."""
         scored, kept = self._final()
         return [p for p in self.probes if p.id in scored and p.id not in kept]
 
     def to_json(self) -> dict[str, Any]:
+        """This budget's figures as JSON (see :meth:`EvalReport.to_json`)."""
         overall = self.overall()
         rounds = self.per_round()
         return {
@@ -144,6 +151,7 @@ class EvalReport:
 
     @property
     def full(self) -> BudgetReport:
+        """The full budget's figures."""
         return self.budgets[0]
 
     def to_json(self) -> dict[str, Any]:
@@ -163,8 +171,5 @@ class EvalReport:
 
 
 def budget_label(ratio: float | None) -> str:
+    """``"full"`` for the full budget, else the ratio as written (``"0.2"``)."""
     return "full" if ratio is None else f"{ratio:g}"
-
-
-def all_probes(groups: Sequence[Sequence[Probe]]) -> tuple[Probe, ...]:
-    return tuple(p for group in groups for p in group)

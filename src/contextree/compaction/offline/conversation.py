@@ -201,19 +201,20 @@ class _ConversationReader:
             d.goal = _clip(_one_line(text[:rules_at]) if rules_at else request, _GOAL_CHARS)
         elif len(request.split()) >= _MIN_REQUEST_WORDS and not _similar(request, d.goal):
             # Near-duplicates ("run the tests again") are counted, not listed again.
-            _add_grouped(d.requests, d.request_counts, _clip(request, _REQUEST_CHARS))
+            _add_grouped(d.requests, d.request_counts, self._clip(request, _REQUEST_CHARS))
         self.latest_request = request
         self.last_role = "user"
         self.question_open = False
         for item, preference in rules:
-            _add(d.preferences if preference else d.constraints, _clip(item, _USER_LINE_CHARS))
+            kept = self._clip(item, _USER_LINE_CHARS)
+            _add(d.preferences if preference else d.constraints, kept)
         listed = {item for item, _ in rules}
         for line in _prose_lines(scanned):
             if line in listed:
                 continue
             # The user's whole line, verbatim: a sentence alone ("That has to keep working.")
             # loses what "that" is.
-            whole = _clip(line, _USER_LINE_CHARS)
+            whole = self._clip(line, _USER_LINE_CHARS)
             sentences = _sentences(line)
             if line.endswith(":") or (_ERROR_LINE.search(line) and not _RULE_START.match(line)):
                 continue  # introduces something pasted, or quotes an error message
@@ -253,9 +254,13 @@ class _ConversationReader:
         for line in _prose_lines(text[:_USER_SCAN_CHARS]):
             for sentence in _sentences(line):
                 if not sentence.endswith(("?", ":")) and has_specifics(sentence):
-                    # What the custom instructions ask about is kept whole (issue 25 item 6).
-                    focus = bool(self.focus_words) and _mentions(sentence, self.focus_words)
-                    add(sentence if focus else _clip(sentence, _USER_LINE_CHARS))
+                    add(self._clip(sentence, _USER_LINE_CHARS))
+
+    def _clip(self, text: str, limit: int) -> str:
+        # What the custom instructions ask about is kept whole (issue 25 item 6).
+        if self.focus_words and _mentions(text, self.focus_words):
+            return text
+        return _clip(text, limit)
 
     def _user_status(self, text: str) -> None:
         # The user's own account of where the work stands is the latest status too; their
