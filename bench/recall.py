@@ -158,7 +158,7 @@ def compare_tokenizers(path: Path, workdir: Path) -> list[dict[str, Any]]:
         for seq, record in enumerate(tree.records())
         if (d := entry_document(record.entry, seq, None)) is not None
     ]
-    rows = []
+    rows: list[dict[str, object]] = []
     for name, tokenizer in _TOKENIZERS.items():
         db = workdir / f"tokenizer-{len(rows)}.db"
         db.unlink(missing_ok=True)
@@ -177,13 +177,21 @@ def compare_tokenizers(path: Path, workdir: Path) -> list[dict[str, Any]]:
 
 
 def _main(argv: list[str]) -> None:
+    import argparse
     import json
     import tempfile
 
-    tokenizers = argv[:1] == ["--tokenizers"]
-    path = Path(argv[-1])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.recall", description="Measure the recall index on one session."
+    )
+    parser.add_argument("--tokenizers", action="store_true", help="compare FTS5 tokenizers")
+    parser.add_argument("session", type=Path, help="a JSONL session file")
+    args = parser.parse_args(argv)
+    path: Path = args.session
+    if not path.is_file():
+        parser.error(f"{path}: no such session file")
     with tempfile.TemporaryDirectory(prefix="contextree-recall-") as tmp:
-        if tokenizers:
+        if args.tokenizers:
             for row in compare_tokenizers(path, Path(tmp)):
                 print(json.dumps(row))
         else:
@@ -191,7 +199,5 @@ def _main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit("usage: python -m bench.recall [--tokenizers] SESSION.jsonl")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
     _main(sys.argv[1:])
