@@ -131,3 +131,19 @@ def test_errors_stay_one_line_on_stderr_in_json_mode(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert result.output.startswith("error: ") and len(result.output.splitlines()) == 1
     ok("info", "--format", "text", _example(tmp_path))
+
+
+def test_the_dry_runs_carry_the_cost_report_and_each_output_its_reason(tmp_path: Path) -> None:
+    """Issue 30 point 6: ``cost.before``, ``cost.after`` and ``cost.breakEvenTurn`` in both
+    dry runs; each output a dry prune lists has its ``reason``."""
+    plan = _json("compact", "--dry-run", "--format", "json", _example(tmp_path))
+    cost = plan["cost"]
+    _documented(set(cost) | set(cost["before"]))
+    assert cost["before"]["inputTokens"] > cost["after"]["inputTokens"]
+    assert "breakEvenTurn" in cost
+    path = _tool_session(tmp_path / "t.jsonl")
+    args = ["--protect-tokens", "100", "--minimum-savings", "0", "--format", "json"]
+    planned = _json("prune", "--dry-run", *args, path)
+    assert {entry["reason"] for entry in planned["entries"]} == {"old"}
+    assert {"before", "after", "breakEvenTurn"} <= set(planned["cost"])
+    assert "cost" not in _json("prune", *args, path)
