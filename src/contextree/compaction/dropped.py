@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from contextree.compaction.prepare import CompactionPreparation
 from contextree.context.build import message_from_entry
-from contextree.entries.types import Entry
+from contextree.entries.types import Entry, is_text_content
 
 __all__ = ["DroppedFromView", "dropped_from_view", "dropped_json", "summary_carries"]
 
@@ -46,9 +46,7 @@ def _text(content: object) -> str:
         return content
     if isinstance(content, list):
         return " ".join(
-            str(block.get("text", ""))
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text"
+            str(block.get("text", "")) for block in content if is_text_content(block)
         )
     return ""
 

@@ -22,7 +22,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from contextree.entries.js_json import js_stringify
-from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage, is_text_content
+from contextree.entries.types import (
+    AgentMessage,
+    ContentBlock,
+    LlmMessage,
+    is_text_content,
+    is_user_message,
+)
 
 if TYPE_CHECKING:
     from contextree.context.build import SessionContext
@@ -68,7 +74,7 @@ def with_recall_hint(messages: list[LlmMessage]) -> list[LlmMessage]:
     out = list(messages)
     for index, message in enumerate(out):
         content = message.get("content")
-        if message.get("role") != "user" or not isinstance(content, list) or len(content) != 1:
+        if not is_user_message(message) or not isinstance(content, list) or len(content) != 1:
             continue
         block = content[0]
         text = block.get("text") if isinstance(block, dict) else None

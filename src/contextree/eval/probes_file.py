@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import cast
 
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import AgentMessage, is_message_entry
 from contextree.errors import ContextreeError
 from contextree.eval.corpus import EvalSession, PlantedProbe
 from contextree.eval.probes import PROBE_KINDS, Probe, ProbeKind
@@ -101,4 +101,4 @@ def session_with_probes(
 def branch_messages(tree: SessionTree) -> list[AgentMessage]:
     """The messages on the session's current branch, oldest first (earlier compactions and
     other entries left out: the eval compacts the messages again)."""
-    return [entry["message"] for entry in tree.get_branch() if entry.get("type") == "message"]
+    return [entry["message"] for entry in tree.get_branch() if is_message_entry(entry)]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from contextree.compaction.options import SummaryOptions
 from contextree.compaction.run import compact_session
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import AgentMessage, is_compaction_entry
 from contextree.eval.corpus import PlantedProbe
 from contextree.eval.score import KeptCheck
 from contextree.llm.base import ModelClient
@@ -94,7 +94,7 @@ def _folded(tree: SessionTree, where: dict[str, str]) -> set[str]:
     path = tree.get_branch()
     first_kept = None
     for entry in reversed(path):
-        if entry.get("type") == "compaction":
+        if is_compaction_entry(entry):
             first_kept = entry.get("firstKeptEntryId")
             break
     if first_kept is None:

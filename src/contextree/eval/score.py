@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import LlmMessage
+from contextree.entries.types import LlmMessage, is_text_content, is_tool_call_content
 from contextree.eval.probes import Probe
 from contextree.session.tree import SessionTree
 
@@ -32,11 +32,9 @@ def context_text(messages: Sequence[LlmMessage]) -> str:
             parts.append(content)
             continue
         for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
+            if is_text_content(block) and isinstance(block.get("text"), str):
                 parts.append(block["text"])
-            elif block.get("type") == "toolCall":
+            elif is_tool_call_content(block):
                 parts.append(json.dumps(block.get("arguments"), ensure_ascii=False))
     return "\n".join(parts)
 
