@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, Any, Final
 from contextree.errors import SessionFileError, SessionLockedError
 from contextree.store.masking import mask_passwords, passwords_in
 from contextree.store.rows import Row
-from contextree.store.rowstore import INSERT_LINE, SCHEMA_VERSION, WRITE_STATE, RowStore
+from contextree.store.rowstore import (
+    INSERT_LINE,
+    SCHEMA_VERSION,
+    TAIL_FROM,
+    WRITE_STATE,
+    RowStore,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -238,14 +244,16 @@ class PostgresStore(RowStore):
                 conn.execute("ROLLBACK")
 
     @contextmanager
-    def _writing(self) -> Iterator[tuple[_Runner, tuple[Any, ...] | None]]:
+    def _writing(
+        self, tail_from: int | None
+    ) -> Iterator[tuple[_Runner, tuple[Any, ...] | None, list[Any] | None]]:
         import psycopg
 
         conn = self._connect()
         try:
             self._ensure_schema(conn)
-            # One round trip: the transaction, its lock wait limit, the session's lock and the
-            # session's state read under it.
+            # One round trip: the transaction, its lock wait limit, the session's lock, the
+            # session's state read under it and what other workers appended since we looked.
             with conn.pipeline():
                 conn.execute("BEGIN")
                 # Waiting for the advisory lock counts against lock_timeout like any lock wait.
@@ -257,13 +265,21 @@ class PostgresStore(RowStore):
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.session,)
                 )
                 state = conn.execute(_pg(WRITE_STATE), (self.session,))
+                tail = (
+                    conn.execute(
+                        _pg(TAIL_FROM), (self.session, self.session, tail_from), binary=True
+                    )
+                    if tail_from is not None
+                    else None
+                )
             row = state.fetchone()
+            tail_rows = tail.fetchall() if tail is not None else None
         except psycopg.Error as exc:
             self._rollback(conn)
             raise self._error(exc) from None
         runner = _Runner(conn)
         try:
-            yield runner, row
+            yield runner, row, tail_rows
         except BaseException as exc:
             self._rollback(conn)
             if isinstance(exc, psycopg.Error):

@@ -29,7 +29,7 @@ from typing import Any, Final, Protocol
 from contextree.errors import SessionFileError
 from contextree.store.rows import Row, rows_of
 
-__all__ = ["SCHEMA_VERSION", "WRITE_STATE", "RowStore", "SqlRunner"]
+__all__ = ["SCHEMA_VERSION", "TAIL_FROM", "WRITE_STATE", "RowStore", "SqlRunner"]
 
 SCHEMA_VERSION: Final = 1
 _ROWS_PER_CHUNK: Final = 512
@@ -62,6 +62,14 @@ WRITE_STATE: Final = (
 """A session's generation, size and line count, and the last byte of its last line (whether
 that line is finished), in one query; bound to the session."""
 
+TAIL_FROM: Final = (
+    "SELECT byte_offset, line FROM ct_lines WHERE session = ? AND byte_offset >= COALESCE("
+    "(SELECT MAX(byte_offset) FROM ct_lines WHERE session = ? AND byte_offset <= ?), 0) "
+    "ORDER BY seq"
+)
+"""The lines from the one that holds a byte offset to the end: what other writers appended
+since a worker last looked, read together with the lock (``RowStore._writing``)."""
+
 INSERT_LINE: Final = (
     "INSERT INTO ct_lines (session, seq, byte_offset, line, type, id, parent_id) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -72,12 +80,19 @@ class _RowTransaction:
     """:class:`~contextree.store.base.StoreTransaction` over the rows of one session."""
 
     def __init__(
-        self, sql: SqlRunner, session: str, state: tuple[int, int, int], *, last_byte: bytes
+        self,
+        sql: SqlRunner,
+        session: str,
+        state: tuple[int, int, int],
+        *,
+        last_byte: bytes,
+        tail: tuple[int, bytes] | None = None,
     ) -> None:
         self._sql = sql
         self._session = session
         self.generation, self._size, self._lines = state
         self._last_byte = last_byte
+        self._tail = tail  # (offset, bytes from there to the end), read with the lock
         self.replaced = False
         self.changed = False
         self.failed = False
@@ -89,6 +104,9 @@ class _RowTransaction:
     def read_from(self, offset: int) -> bytes:
         if offset >= self._size:
             return b""
+        tail = self._tail
+        if tail is not None and tail[0] <= max(offset, 0):
+            return tail[1][max(offset, 0) - tail[0] :]
         found = self._sql.one(
             "SELECT seq, byte_offset FROM ct_lines WHERE session = ? AND byte_offset <= ? "
             "ORDER BY byte_offset DESC LIMIT 1",
@@ -121,6 +139,7 @@ class _RowTransaction:
         self._guarded(lambda: self._replace_chunks(chunks))
 
     def _guarded(self, operation: Callable[[], None]) -> None:
+        self._tail = None  # what was read with the lock is no longer the end
         try:
             operation()
         except BaseException:
@@ -184,6 +203,8 @@ class RowStore:
         self.session = session
         self._name = name
         self._generation: int | None = None
+        self._seen_size: int | None = None
+        """The session's size when this store last read or wrote it."""
 
     @property
     def name(self) -> str:
@@ -196,10 +217,13 @@ class RowStore:
         """A read-only snapshot; ``None`` when the database does not exist yet."""
         raise NotImplementedError
 
-    def _writing(self) -> AbstractContextManager[tuple[SqlRunner, tuple[Any, ...] | None]]:
-        """A transaction holding this session's write lock (schema created), and the row of
+    def _writing(
+        self, tail_from: int | None
+    ) -> AbstractContextManager[tuple[SqlRunner, tuple[Any, ...] | None, list[Any] | None]]:
+        """A transaction holding this session's write lock (schema created), the row of
         :data:`WRITE_STATE` for this session read under the lock (``None``: no such session
-        yet); commits on exit."""
+        yet), and, when the store chooses to read them at once, the rows of :data:`TAIL_FROM`
+        from ``tail_from`` (``None``: not read); commits on exit."""
         raise NotImplementedError
 
     def _notify(self, sql: SqlRunner, txn: _RowTransaction) -> None:
@@ -222,6 +246,7 @@ class RowStore:
         if self._generation is None:
             # Our first view: a later rewrite by another worker shows up as ``replaced``.
             self._generation = state[0]
+        self._seen_size = state[1]
         return b"".join(bytes(row[0]) for row in rows)
 
     def read_chunks(self, rows: int = _ROWS_PER_CHUNK) -> Iterator[bytes]:
@@ -241,7 +266,8 @@ class RowStore:
 
     @contextmanager
     def transaction(self) -> Iterator[_RowTransaction]:
-        with self._writing() as (sql, row):
+        seen = self._seen_size
+        with self._writing(seen - 1 if seen else None) as (sql, row, tail_rows):
             if row is None:
                 sql.run(
                     "INSERT INTO ct_sessions (session, generation, size, lines) "
@@ -252,7 +278,13 @@ class RowStore:
             else:
                 state = (int(row[0]), int(row[1]), int(row[2]))
                 last = bytes(row[3]) if row[3] is not None else b"\n"
-            txn = _RowTransaction(sql, self.session, state, last_byte=last)
+            tail = None
+            if tail_rows:
+                # What other writers appended since we last looked came with the lock: taking
+                # it in costs no round trip while every other worker waits for the lock.
+                start = int(tail_rows[0][0])
+                tail = (start, b"".join(bytes(r[1]) for r in tail_rows))
+            txn = _RowTransaction(sql, self.session, state, last_byte=last, tail=tail)
             txn.replaced = self._generation is not None and self._generation != txn.generation
             error: BaseException | None = None
             try:
@@ -265,6 +297,7 @@ class RowStore:
             if txn.changed:
                 self._notify(sql, txn)
             self._generation = txn.generation
+            self._seen_size = txn.size
         if error is not None:
             raise error
 

@@ -166,7 +166,10 @@ class SqliteStore(RowStore):
             conn.execute("ROLLBACK")  # read only: nothing to keep
 
     @contextmanager
-    def _writing(self) -> Iterator[tuple[_Runner, tuple[Any, ...] | None]]:
+    def _writing(
+        self, tail_from: int | None
+    ) -> Iterator[tuple[_Runner, tuple[Any, ...] | None, list[Any] | None]]:
+        # tail_from is not read ahead: a local database answers each query at once.
         conn = self._connect(create=True)
         assert conn is not None
         try:
@@ -178,7 +181,7 @@ class SqliteStore(RowStore):
                 conn.execute("ROLLBACK")
             raise self._error(exc) from None
         try:
-            yield _Runner(conn), row
+            yield _Runner(conn), row, None
         except BaseException as exc:
             conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
