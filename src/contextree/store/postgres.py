@@ -267,7 +267,7 @@ class PostgresStore(RowStore):
                 state = conn.execute(_pg(WRITE_STATE), (self.session,))
                 tail = (
                     conn.execute(
-                        _pg(TAIL_FROM), (self.session, self.session, tail_from), binary=True
+                        _pg(TAIL_FROM), (self.session, tail_from), binary=True
                     )
                     if tail_from is not None
                     else None

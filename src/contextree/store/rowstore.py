@@ -63,12 +63,11 @@ WRITE_STATE: Final = (
 that line is finished), in one query; bound to the session."""
 
 TAIL_FROM: Final = (
-    "SELECT byte_offset, line FROM ct_lines WHERE session = ? AND byte_offset >= COALESCE("
-    "(SELECT MAX(byte_offset) FROM ct_lines WHERE session = ? AND byte_offset <= ?), 0) "
-    "ORDER BY seq"
+    "SELECT byte_offset, line FROM ct_lines WHERE session = ? AND byte_offset >= ? ORDER BY seq"
 )
-"""The lines from the one that holds a byte offset to the end: what other writers appended
-since a worker last looked, read together with the lock (``RowStore._writing``)."""
+"""The lines from the one that starts at a byte offset (the last line a worker saw) to the
+end: what other writers appended since, read together with the lock (``RowStore._writing``).
+The offset is a parameter, not a subquery, so that the planner sees how few rows follow it."""
 
 INSERT_LINE: Final = (
     "INSERT INTO ct_lines (session, seq, byte_offset, line, type, id, parent_id) "
@@ -87,12 +86,15 @@ class _RowTransaction:
         *,
         last_byte: bytes,
         tail: tuple[int, bytes] | None = None,
+        last_line_start: int | None = None,
     ) -> None:
         self._sql = sql
         self._session = session
         self.generation, self._size, self._lines = state
         self._last_byte = last_byte
         self._tail = tail  # (offset, bytes from there to the end), read with the lock
+        self.last_line_start = last_line_start
+        """Where the session's last line starts, when this transaction knows it."""
         self.replaced = False
         self.changed = False
         self.failed = False
@@ -107,6 +109,7 @@ class _RowTransaction:
         tail = self._tail
         if tail is not None and tail[0] <= max(offset, 0):
             return tail[1][max(offset, 0) - tail[0] :]
+        self.last_line_start = None
         found = self._sql.one(
             "SELECT seq, byte_offset FROM ct_lines WHERE session = ? AND byte_offset <= ? "
             "ORDER BY byte_offset DESC LIMIT 1",
@@ -168,6 +171,7 @@ class _RowTransaction:
         self._size += len(data)
         self._lines += len(rows)
         self._last_byte = data[-1:]
+        self.last_line_start = rows[-1].offset if rows else self.last_line_start
         self._save()
 
     def _replace(self, data: bytes) -> None:
@@ -177,14 +181,17 @@ class _RowTransaction:
         self._sql.run("DELETE FROM ct_lines WHERE session = ?", (self._session,))
         size = lines = 0
         last = b""
+        start: int | None = None
         for chunk in chunks:
             rows = rows_of(chunk, first_seq=lines + 1, first_offset=size)
             self._sql.insert_rows(self._session, rows)
             size, lines = size + len(chunk), lines + len(rows)
             last = chunk[-1:] or last
+            start = rows[-1].offset if rows else start
         self.generation += 1
         self._size, self._lines = size, lines
         self._last_byte = last
+        self.last_line_start = start
         self._save()
 
     def _save(self) -> None:
@@ -203,8 +210,9 @@ class RowStore:
         self.session = session
         self._name = name
         self._generation: int | None = None
-        self._seen_size: int | None = None
-        """The session's size when this store last read or wrote it."""
+        self._seen_line_start: int | None = None
+        """Where the last line started when this store last read or wrote the session (what
+        others append after it is read with the lock); ``None`` when not known."""
 
     @property
     def name(self) -> str:
@@ -246,8 +254,9 @@ class RowStore:
         if self._generation is None:
             # Our first view: a later rewrite by another worker shows up as ``replaced``.
             self._generation = state[0]
-        self._seen_size = state[1]
-        return b"".join(bytes(row[0]) for row in rows)
+        lines = [bytes(row[0]) for row in rows]
+        self._seen_line_start = state[1] - len(lines[-1]) if lines else None
+        return b"".join(lines)
 
     def read_chunks(self, rows: int = _ROWS_PER_CHUNK) -> Iterator[bytes]:
         """The stored bytes, ``rows`` lines at a time, from one consistent snapshot, read as
@@ -266,8 +275,7 @@ class RowStore:
 
     @contextmanager
     def transaction(self) -> Iterator[_RowTransaction]:
-        seen = self._seen_size
-        with self._writing(seen - 1 if seen else None) as (sql, row, tail_rows):
+        with self._writing(self._seen_line_start) as (sql, row, tail_rows):
             if row is None:
                 sql.run(
                     "INSERT INTO ct_sessions (session, generation, size, lines) "
@@ -278,13 +286,15 @@ class RowStore:
             else:
                 state = (int(row[0]), int(row[1]), int(row[2]))
                 last = bytes(row[3]) if row[3] is not None else b"\n"
-            tail = None
+            tail, last_start = None, None
             if tail_rows:
                 # What other writers appended since we last looked came with the lock: taking
                 # it in costs no round trip while every other worker waits for the lock.
-                start = int(tail_rows[0][0])
-                tail = (start, b"".join(bytes(r[1]) for r in tail_rows))
-            txn = _RowTransaction(sql, self.session, state, last_byte=last, tail=tail)
+                tail = (int(tail_rows[0][0]), b"".join(bytes(r[1]) for r in tail_rows))
+                last_start = int(tail_rows[-1][0])
+            txn = _RowTransaction(
+                sql, self.session, state, last_byte=last, tail=tail, last_line_start=last_start
+            )
             txn.replaced = self._generation is not None and self._generation != txn.generation
             error: BaseException | None = None
             try:
@@ -297,7 +307,7 @@ class RowStore:
             if txn.changed:
                 self._notify(sql, txn)
             self._generation = txn.generation
-            self._seen_size = txn.size
+            self._seen_line_start = txn.last_line_start
         if error is not None:
             raise error
 
