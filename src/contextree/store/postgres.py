@@ -156,8 +156,13 @@ class PostgresStore(RowStore):
             )
             # A plan made for the statement's actual values: psycopg prepares statements it
             # runs often, and a generic plan for "the lines of some session from seq N on"
-            # expected thousands of rows and ran a parallel scan (12 ms) to return one.
-            conn.execute("SET plan_cache_mode = force_custom_plan")
+            # expected thousands of rows and ran a parallel scan (12 ms) to return one. And no
+            # parallel workers: every statement here reads a few rows through an index, but
+            # the table-wide statistics of a byte offset can promise thousands, and starting
+            # the workers took 5 ms of an append that needs 0.1.
+            conn.execute(
+                "SET plan_cache_mode = force_custom_plan; SET max_parallel_workers_per_gather = 0"
+            )
             return conn
         except psycopg.Error as exc:
             problem = f"cannot connect to PostgreSQL: {self._driver_text(exc)}"

@@ -63,7 +63,8 @@ WRITE_STATE: Final = (
 that line is finished), in one query; bound to the session."""
 
 TAIL_FROM: Final = (
-    "SELECT byte_offset, line FROM ct_lines WHERE session = ? AND byte_offset >= ? ORDER BY seq"
+    "SELECT byte_offset, line FROM ct_lines WHERE session = ? AND byte_offset >= ? "
+    "ORDER BY byte_offset"
 )
 """The lines from the one that starts at a byte offset (the last line a worker saw) to the
 end: what other writers appended since, read together with the lock (``RowStore._writing``).
