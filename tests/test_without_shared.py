@@ -35,7 +35,7 @@ def test_cli_tests_pass_without_shared(tmp_path: Path) -> None:
     """The two files that failed on a fresh clone (they copy fixtures through
     ``copy_pi_fixture`` imported as ``copy``) pass with their fixture tests skipped."""
     env = {**os.environ, "CONTEXTREE_TEST_PI_FIXTURES": str(tmp_path / "absent")}
-    files = [TESTS / "cli" / "test_cli.py", TESTS / "cli" / "test_issue12.py"]
+    files = [TESTS / "cli" / "test_cli.py", TESTS / "cli" / "test_pi_user_expectations.py"]
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", *files]
     done = subprocess.run(
         command, cwd=TESTS.parent, env=env, capture_output=True, text=True, timeout=600

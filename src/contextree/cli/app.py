@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 import typer.core
 
+from contextree.cli.common import (
+    effective_settings,
+    fail,
+    handles_errors,
+    library_warnings_to_stderr,
+    open_session,
+    print_json,
+    report_load,
+    say_where_it_goes,
+    state,
+)
 from contextree.cli.options import (
     BaseUrlOpt,
     FormatOpt,
@@ -22,12 +32,6 @@ from contextree.cli.options import (
     OutputFormat,
     SessionArg,
 )
-from contextree.errors import ContextreeError
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from contextree.llm.base import ModelClient
 
 # rich is imported by the commands that print, not here: `contextree --help` needs only typer
 # (bench "contextree --help" startup).
@@ -118,113 +122,6 @@ app = _App(
     rich_markup_mode=None,
 )
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-class _State:
-    debug = False
-
-    def __init__(self) -> None:
-        self.loaded: list[tuple[Any, set[str]]] = []
-        """Sessions whose load report this command printed, with the lines it printed."""
-
-    # markup=False: a string is printed as it is ("contextree[tui]" keeps its brackets); our
-    # own markup is passed with markup=True and escapes what it interpolates.
-    @functools.cached_property
-    def console(self) -> Console:
-        from rich.console import Console
-
-        from contextree.cli.theme import THEME
-
-        # emoji=False: "ollama:x: ..." must not print "ollama❌ ..." (rich's :x: code).
-        return Console(theme=THEME, highlight=False, soft_wrap=False, markup=False, emoji=False)
-
-    @functools.cached_property
-    def errors(self) -> Console:
-        from rich.console import Console
-
-        from contextree.cli.theme import THEME
-
-        # soft_wrap: an error or warning stays one line, however narrow the terminal.
-        return Console(
-            theme=THEME, stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False
-        )
-
-
-state = _State()
-
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    from rich.markup import escape
-
-    from contextree.cli.preview import escaped
-
-    # Messages name sessions, ids and paths: escaped, they stay one line that cannot drive
-    # the terminal.
-    shown = escape(escaped(message))
-    state.errors.print(f"[ct.error]error:[/] {shown}", markup=True, highlight=False)
-    return typer.Exit(code)
-
-
-def _error_text(exc: ContextreeError) -> str:
-    """The one line for ``exc``; a model's error names the model ("429 ..." alone does not)."""
-    from contextree.errors import ModelError
-
-    text = str(exc)
-    model = exc.model if isinstance(exc, ModelError) else ""
-    return f"{model}: {text}" if model and model not in text else text
-
-
-def _exit_code(exc: ContextreeError) -> int:
-    """2 for a bad flag value (a usage error, as click's own), else 1."""
-    from contextree.errors import SettingsError
-
-    return 2 if isinstance(exc, SettingsError) and exc.source == "command line" else 1
-
-
-def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Turn expected failures into one red line on stderr and exit code 1 (2 for usage)."""
-
-    def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return func(*args, **kwargs)
-        finally:
-            _report_late()  # before any error line: what was found while reading
-
-    @functools.wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return run(*args, **kwargs)
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
-            raise
-        except ContextreeError as exc:
-            if state.debug:
-                raise
-            raise _fail(_error_text(exc), _exit_code(exc)) from None
-        except OSError as exc:
-            if state.debug:
-                raise
-            where = f"{exc.filename}: " if exc.filename else ""
-            raise _fail(f"{where}{exc.strerror or exc}") from None
-        except (RecursionError, ValueError) as exc:
-            # An entry the quick index accepted but the full decode did not (nesting too deep
-            # for a later step, say): one line, not a traceback.
-            from contextree.entries.codec import LineError
-
-            if state.debug or not isinstance(exc, RecursionError | LineError):
-                raise
-            problem = (
-                "is nested too deeply to process"
-                if isinstance(exc, RecursionError)
-                else f"cannot be decoded: {exc}"
-            )
-            raise _fail(
-                f"an entry of the session {problem}; run contextree check --repair"
-            ) from None
-
-    return wrapper
-
 
 def _show_version(value: bool) -> None:
     if value:
@@ -249,121 +146,10 @@ def _root(
     state.debug = debug
 
 
-def _open(target: str | Path, *, leaf: bool = True) -> Any:
-    """The session at ``target`` (a file or a store URL) for a command on an existing session.
-    An empty file is refused as ``sessions`` lists it ("not a session file: the file is
-    empty"): reading one must not invent a session id. (The library and ``chat`` start a new
-    session in an empty file.)
-
-    With ``leaf``, a leaf whose parent chain loops is refused (``ParentCycleError``), the same
-    way by every command that reads the path to it; ``check`` reports such cycles instead and
-    ``navigate`` checks its target, so that it can move the leaf off a cycle."""
-    tree = _open_any(target)
-    if leaf and tree.leaf_id is not None:
-        tree.ensure_acyclic(tree.leaf_id)
-    return tree
-
-
-def _open_any(target: str | Path) -> Any:
-    """The session at ``target``, not checked for a parent cycle (see :func:`_open`)."""
-    from contextree.errors import SessionFileError
-    from contextree.session.tree import SessionTree
-    from contextree.store.url import is_store_url
-
-    if is_store_url(target):
-        return SessionTree.open(target, create=False)
-    path = Path(target)
-    with contextlib.suppress(OSError):
-        if path.is_file() and path.stat().st_size == 0:
-            raise SessionFileError(path, "not a session file: the file is empty")
-    return SessionTree.open(path, create=False)
-
-
-def _report_load(tree: Any) -> None:
-    """Print what loading ``tree`` found wrong, one ``warning:`` line each."""
-    shown: set[str] = set()
-    _print_report(tree, shown)
-    state.loaded.append((tree, shown))
-
-
-def _report_late() -> None:
-    """Print what the command found while reading its sessions (invalid UTF-8 replaced in an
-    entry decoded after the load), once each."""
-    loaded, state.loaded = state.loaded, []
-    for tree, shown in loaded:
-        _print_report(tree, shown)
-
-
-def _print_report(tree: Any, shown: set[str]) -> None:
-    from rich.markup import escape
-
-    from contextree.cli.preview import escaped
-
-    for line in tree.report.messages():
-        if line not in shown:
-            shown.add(line)
-            text = escape(escaped(line))
-            state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
-
-
-def _settings(**overrides: Any) -> Any:
-    """Effective settings: files and environment, then the command's flags."""
-    from contextree.settings.load import load_settings
-
-    loaded = load_settings(overrides={k: v for k, v in overrides.items() if v is not None})
-    from rich.markup import escape
-
-    for warning in loaded.warnings:
-        text = escape(str(warning))
-        state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
-    return loaded
-
-
-def _say_where_it_goes(client: ModelClient) -> None:
-    """One stderr line whenever the conversation leaves this machine: which model, where. (A
-    client without its API key sends nothing: the request fails at once, and the fallback's
-    warning says why.)"""
-    from contextree.cli.models import destination
-    from contextree.llm.registry import missing_api_key
-
-    if missing_api_key(client) is not None:
-        return
-    url = destination(client)
-    if url is not None:
-        from contextree.store.masking import mask_passwords
-
-        note = mask_passwords(f"note: the conversation is sent to {client.name} at {url}")
-        state.errors.print(note, markup=False)
-
-
-def _library_warnings_to_stderr() -> None:
-    """Show the library's warnings (e.g. a fallback to the offline summarizer) as our own
-    one-line ``warning:`` messages instead of logging's bare last-resort output."""
-    import logging
-
-    class _Warnings(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            from rich.markup import escape
-
-            text = escape(" ".join(record.getMessage().split()))
-            state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
-
-    logger = logging.getLogger("contextree")
-    if not any(h.name == "contextree-cli" for h in logger.handlers):
-        handler = _Warnings(logging.WARNING)
-        handler.name = "contextree-cli"
-        logger.addHandler(handler)
-
-
-def _print_json(payload: object) -> None:
-    """``payload`` as indented JSON on stdout (the ``--format json`` outputs)."""
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-
-
 def _show(shown: Any, payload: object, format: OutputFormat) -> None:
     """Print the rendered text, or with ``--format json`` the library's dict."""
     if format is OutputFormat.json:
-        _print_json(payload)
+        print_json(payload)
     else:
         state.console.print(shown)
 
@@ -376,11 +162,11 @@ def info(session: SessionArg, format: FormatOpt = OutputFormat.text) -> None:
     from contextree.session.describe import describe_session
     from contextree.store.url import parse_target
 
-    tree = _open(session)
-    _report_load(tree)
+    tree = open_session(session)
+    report_load(tree)
     described = describe_session(tree)
     if format is OutputFormat.json:
-        _print_json(described.to_json())
+        print_json(described.to_json())
         return
     where = parse_target(session).display  # a password masked, the name percent-encoded
     state.console.print(render.session_description(described, file=where))
@@ -405,20 +191,20 @@ def tree(
     """Show the entry tree: the leaf, compactions and branch summaries marked."""
     from contextree.cli import render
 
-    session_tree = _open(session)
-    _report_load(session_tree)
+    session_tree = open_session(session)
+    report_load(session_tree)
     if interactive:
         from contextree.cli.models import make_client
         from contextree.cli.tree_app import run_tree_app
 
-        settings = _settings().settings
+        settings = effective_settings().settings
         factory = functools.partial(make_client, settings.model)
         run_tree_app(session_tree, settings=settings, client_factory=factory)
         return
     if format is OutputFormat.json:
         from contextree.session.tree_json import tree_json
 
-        _print_json(tree_json(session_tree))
+        print_json(tree_json(session_tree))
         return
     shown = render.entry_tree(session_tree, fold=fold, width=state.console.width)
     state.console.print(shown)
@@ -458,26 +244,26 @@ def context(
     from contextree.context.convert import convert_to_llm
     from contextree.tokens.usage import estimate_current_tokens
 
-    session_tree = _open(session, leaf=leaf is None)
-    _report_load(session_tree)
+    session_tree = open_session(session, leaf=leaf is None)
+    report_load(session_tree)
     if leaf is not None:
         from contextree.branching.navigate import resolve_entry_id
 
         leaf = resolve_entry_id(session_tree, leaf)  # a unique prefix, as navigate takes
-        session_tree.ensure_acyclic(leaf)  # as _open checks the file's leaf
+        session_tree.ensure_acyclic(leaf)  # as open_session checks the file's leaf
     if format in (ContextFormat.openai, ContextFormat.anthropic):
         from contextree.session.request import Provider, provider_request
 
         provider: Provider = "openai" if format is ContextFormat.openai else "anthropic"
-        keep = _settings().settings.keep_thinking_turns
-        _print_json(provider_request(session_tree, leaf, provider, keep_thinking_turns=keep))
+        keep = effective_settings().settings.keep_thinking_turns
+        print_json(provider_request(session_tree, leaf, provider, keep_thinking_turns=keep))
         return
     ctx = session_tree.build_session_context(leaf)
     messages = convert_to_llm(ctx.messages)
     if format is ContextFormat.json:
         from contextree.context.convert import context_json
 
-        _print_json(context_json(ctx))
+        print_json(context_json(ctx))
         return
     # Message text is printed as it is, lines unbroken (the terminal wraps them): rich's word
     # wrapping would break code lines and takes seconds on a large context. Into a pipe or a
@@ -517,13 +303,13 @@ def check(
 
         repaired = repair_session(session)
         if format is OutputFormat.json:
-            _print_json(repaired.to_json())
+            print_json(repaired.to_json())
         else:
             state.console.print(render.repair_lines(repaired), soft_wrap=True)
         raise typer.Exit(1 if repaired.damaged else 0)
-    report = check_session(_open(session, leaf=False))
+    report = check_session(open_session(session, leaf=False))
     if format is OutputFormat.json:
-        _print_json(report.to_json())
+        print_json(report.to_json())
     else:
         state.console.print(render.check_report(report))
     raise typer.Exit(1 if report.damaged else 0)
@@ -588,7 +374,7 @@ def compact(
     from contextree.compaction.report import compaction_json, plan_json
     from contextree.compaction.run import CompactionPlan, compact_session, plan_compaction
 
-    loaded = _settings(
+    loaded = effective_settings(
         **{
             "compaction.keepRecentTokens": keep_recent,
             "compaction.reserveTokens": reserve_tokens,
@@ -602,8 +388,8 @@ def compact(
     settings = loaded.compaction
     model = summary_model(loaded)
     options = summary_options(loaded, model=model, custom_instructions=instructions)
-    session_tree = _open(session)
-    _report_load(session_tree)
+    session_tree = open_session(session)
+    report_load(session_tree)
     if dry_run:
         plan = plan_compaction(session_tree, settings=settings, options=options)
         cost = (
@@ -615,8 +401,8 @@ def compact(
         _show(shown, plan_json(plan, dropped, cost), format)
         return
     client = make_client(model, base_url=base_url)
-    _library_warnings_to_stderr()
-    _say_where_it_goes(client)
+    library_warnings_to_stderr()
+    say_where_it_goes(client)
     with state.console.status(f"Summarizing with {client.name}..."):
         run = compact_session(session_tree, client, settings=settings, options=options)
         outcome = asyncio.run(run)
@@ -661,15 +447,15 @@ def prune(
     from contextree.compaction.prune import prune_session
     from contextree.compaction.report import prune_json
 
-    settings = _settings(
+    settings = effective_settings(
         **{
             "pruning.protectTokens": protect_tokens,
             "pruning.minimumSavings": minimum_savings,
             "pruning.protectedTools": protected_tools,  # "" protects none
         }
     ).settings
-    session_tree = _open(session)
-    _report_load(session_tree)
+    session_tree = open_session(session)
+    report_load(session_tree)
     decision = prune_session(session_tree, settings.prune, dry_run=dry_run)
     cost = prune_cost(session_tree.get_branch_view(), decision, settings) if dry_run else None
     shown = render.prune_outcome(decision, dry_run=dry_run, cost=cost)
@@ -732,7 +518,7 @@ def config() -> None:
     """Show the effective settings and where each value came from."""
     from contextree.cli import render
 
-    loaded = _settings()
+    loaded = effective_settings()
     state.console.print(render.settings_table(loaded))
 
 
@@ -788,9 +574,9 @@ def sessions(
 def _folder_argument(where: str) -> Path:
     folder = Path(where)
     if not folder.exists():
-        raise _fail(f"{folder}: no such directory")
+        raise fail(f"{folder}: no such directory")
     if not folder.is_dir():
-        raise _fail(
+        raise fail(
             f"{folder}: not a directory; give the folder that holds the session files "
             "(contextree info FILE describes one session)"
         )

@@ -12,7 +12,7 @@ __all__ = ["register"]
 
 
 def register(app: typer.Typer) -> None:
-    from contextree.cli.app import _fail, _settings, handles_errors, state
+    from contextree.cli.common import effective_settings, fail, handles_errors, state
 
     @app.command()
     @handles_errors
@@ -47,12 +47,12 @@ def register(app: typer.Typer) -> None:
         from contextree.session.request import check_context_shapes
         from contextree.session.tree import SessionTree
 
-        loaded = _settings(model=model)
+        loaded = effective_settings(model=model)
         settings = loaded.settings
-        spec = _conversation_model(settings.model, _fail)
+        spec = _conversation_model(settings.model, fail)
         client = make_client(spec, base_url=base_url)
         fallbacks = [make_client(s) for s in settings.retry.fallback_models]
-        _require_usable(spec, client, settings.retry.fallback_models, fallbacks, _fail)
+        _require_usable(spec, client, settings.retry.fallback_models, fallbacks, fail)
         cwd = Path.cwd()
         session_id = new_session_id()
         path = session if session is not None or not continue_ else latest_session(cwd)

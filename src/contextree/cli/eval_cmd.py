@@ -32,7 +32,7 @@ class EvalFormat(StrEnum):
 
 
 def register(app: typer.Typer) -> None:
-    from contextree.cli.app import _fail, handles_errors, state
+    from contextree.cli.common import fail, handles_errors, state
 
     @app.command("eval")
     @handles_errors
@@ -85,12 +85,12 @@ def register(app: typer.Typer) -> None:
         from contextree.eval.recall_check import visible_or_recalled
 
         if (session is None) != (probes is None):
-            raise _fail("--session and --probes go together: a session and its probes", 2)
+            raise fail("--session and --probes go together: a session and its probes", 2)
         client = make_client(model, base_url=base_url)
         if session is not None and probes is not None:
-            from contextree.cli.app import _open
+            from contextree.cli.common import open_session
 
-            messages = branch_messages(_open(session))
+            messages = branch_messages(open_session(session))
             corpus = [session_with_probes(session.name, messages, load_probes(probes), rounds)]
         else:
             corpus = build_corpus(sessions=sessions, rounds=rounds, seed=seed)

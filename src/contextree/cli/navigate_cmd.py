@@ -30,17 +30,15 @@ __all__ = ["register"]
 
 def register(app: typer.Typer) -> None:
     """Add the ``navigate`` command to ``app``."""
-    # Imported here, not at module level: app.py registers this command at its end, and a
-    # module-level import of app.py from here would be circular.
-    from contextree.cli.app import (
-        _fail,
-        _library_warnings_to_stderr,
-        _open,
-        _print_json,
-        _report_load,
-        _say_where_it_goes,
-        _settings,
+    from contextree.cli.common import (
+        effective_settings,
+        fail,
         handles_errors,
+        library_warnings_to_stderr,
+        open_session,
+        print_json,
+        report_load,
+        say_where_it_goes,
         state,
     )
 
@@ -81,10 +79,11 @@ def register(app: typer.Typer) -> None:
         from contextree.compaction.options import summary_model, summary_options
 
         # The same settings and model choice as compact: flags, then CONTEXTREE_* and files.
-        loaded = _settings(model=model).settings
+        loaded = effective_settings(model=model).settings
         spec = summary_model(loaded)
-        tree = _open(session, leaf=False)  # the target's chain is checked: moving off a cycle
-        _report_load(tree)
+        # leaf=False: the target's chain is checked, moving off a cycle
+        tree = open_session(session, leaf=False)
+        report_load(tree)
         target_id = resolve_entry_id(tree, target)
         client = make_client(spec, base_url=base_url) if summarize else None
         options = summary_options(
@@ -93,9 +92,9 @@ def register(app: typer.Typer) -> None:
             custom_instructions=instructions,
             replace_instructions=replace_instructions,
         )
-        _library_warnings_to_stderr()
+        library_warnings_to_stderr()
         if client is not None:
-            _say_where_it_goes(client)
+            say_where_it_goes(client)
         move = navigate_tree(
             tree,
             target_id,
@@ -111,9 +110,9 @@ def register(app: typer.Typer) -> None:
         else:
             result = asyncio.run(move)
         if result.cancelled:
-            raise _fail("cancelled; nothing was written", 130 if result.aborted else 1)
+            raise fail("cancelled; nothing was written", 130 if result.aborted else 1)
         if format is OutputFormat.json:
-            _print_json(result.to_json())
+            print_json(result.to_json())
         else:
             _print_result(state.console, result)
 

@@ -28,13 +28,20 @@ FormatOpt = Annotated[
 ]
 
 
-def _print_json(payload: Any) -> None:
+def print_json(payload: Any) -> None:
     sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
 
 def register(app: typer.Typer) -> None:
     """Add ``recall``, ``expand`` and ``uncompact`` to ``app``."""
-    from contextree.cli.app import _fail, _open, _report_load, _settings, handles_errors, state
+    from contextree.cli.common import (
+        effective_settings,
+        fail,
+        handles_errors,
+        open_session,
+        report_load,
+        state,
+    )
 
     @app.command()
     @handles_errors
@@ -64,10 +71,10 @@ def register(app: typer.Typer) -> None:
         from contextree.recall import recall as run_recall
 
         if not query_terms(query):
-            raise _fail(f'the query "{query}" has no letter or digit to search for', 2)
-        settings = _settings().settings
-        tree = _open(session)
-        _report_load(tree)
+            raise fail(f'the query "{query}" has no letter or digit to search for', 2)
+        settings = effective_settings().settings
+        tree = open_session(session)
+        report_load(tree)
         leaf_id = None
         if leaf is not None:
             # Here only: navigation pulls in the model clients (a third of a second).
@@ -85,7 +92,7 @@ def register(app: typer.Typer) -> None:
         for notice in result.notices:
             state.errors.print(f"note: {notice}", markup=False)
         if format is OutputFormat.json:
-            _print_json(recall_json(result))
+            print_json(recall_json(result))
             return
         state.console.print(recall_render.recall_result(result), soft_wrap=True)
 
@@ -109,11 +116,11 @@ def register(app: typer.Typer) -> None:
         from contextree.cli import recall_render
         from contextree.recall import expand_entry, expansion_json
 
-        tree = _open(session)
-        _report_load(tree)
+        tree = open_session(session)
+        report_load(tree)
         result = expand_entry(tree, resolve_entry_id(tree, entry_id), around=around)
         if format is OutputFormat.json:
-            _print_json(expansion_json(result))
+            print_json(expansion_json(result))
             return
         state.console.print(recall_render.expansion(result), soft_wrap=True)
 
@@ -125,11 +132,11 @@ def register(app: typer.Typer) -> None:
         from contextree.branching.uncompact import uncompact_json
         from contextree.cli import recall_render
 
-        tree = _open(session)
-        _report_load(tree)
+        tree = open_session(session)
+        report_load(tree)
         result = undo(tree, persist=True)  # decision 8: the move must survive the process
         if format is OutputFormat.json:
-            _print_json(uncompact_json(result))
+            print_json(uncompact_json(result))
         else:
             state.console.print(recall_render.uncompact_result(result), soft_wrap=True)
         if result is None:

@@ -16,7 +16,7 @@ _SYMLINK_HELP = (
 
 
 def register(app: typer.Typer) -> None:
-    from contextree.cli.app import handles_errors, state
+    from contextree.cli.common import handles_errors, state
 
     def report(transfer: object) -> None:
         from contextree.cli.preview import escaped, plural

@@ -1,0 +1,260 @@
+"""What the ``contextree`` commands share: the consoles and ``--debug`` (:data:`state`), the
+one-line error (:func:`fail`, :func:`handles_errors`), opening a session and reporting what its
+load found, the effective settings. ``app`` and the ``*_cmd`` modules import it; it imports
+neither (rich and the session layer are imported inside the functions: ``contextree --help``
+needs only typer)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+import typer
+
+from contextree.errors import ContextreeError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from contextree.llm.base import ModelClient
+
+__all__ = [
+    "State",
+    "effective_settings",
+    "error_text",
+    "exit_code",
+    "fail",
+    "handles_errors",
+    "library_warnings_to_stderr",
+    "open_any_session",
+    "open_session",
+    "print_json",
+    "print_report",
+    "report_late",
+    "report_load",
+    "say_where_it_goes",
+    "state",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class State:
+    debug = False
+
+    def __init__(self) -> None:
+        self.loaded: list[tuple[Any, set[str]]] = []
+        """Sessions whose load report this command printed, with the lines it printed."""
+
+    # markup=False: a string is printed as it is ("contextree[tui]" keeps its brackets); our
+    # own markup is passed with markup=True and escapes what it interpolates.
+    @functools.cached_property
+    def console(self) -> Console:
+        from rich.console import Console
+
+        from contextree.cli.theme import THEME
+
+        # emoji=False: "ollama:x: ..." must not print "ollama❌ ..." (rich's :x: code).
+        return Console(theme=THEME, highlight=False, soft_wrap=False, markup=False, emoji=False)
+
+    @functools.cached_property
+    def errors(self) -> Console:
+        from rich.console import Console
+
+        from contextree.cli.theme import THEME
+
+        # soft_wrap: an error or warning stays one line, however narrow the terminal.
+        return Console(
+            theme=THEME, stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False
+        )
+
+
+state = State()
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    from rich.markup import escape
+
+    from contextree.cli.preview import escaped
+
+    # Messages name sessions, ids and paths: escaped, they stay one line that cannot drive
+    # the terminal.
+    shown = escape(escaped(message))
+    state.errors.print(f"[ct.error]error:[/] {shown}", markup=True, highlight=False)
+    return typer.Exit(code)
+
+
+def error_text(exc: ContextreeError) -> str:
+    """The one line for ``exc``; a model's error names the model ("429 ..." alone does not)."""
+    from contextree.errors import ModelError
+
+    text = str(exc)
+    model = exc.model if isinstance(exc, ModelError) else ""
+    return f"{model}: {text}" if model and model not in text else text
+
+
+def exit_code(exc: ContextreeError) -> int:
+    """2 for a bad flag value (a usage error, as click's own), else 1."""
+    from contextree.errors import SettingsError
+
+    return 2 if isinstance(exc, SettingsError) and exc.source == "command line" else 1
+
+
+def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn expected failures into one red line on stderr and exit code 1 (2 for usage)."""
+
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        finally:
+            report_late()  # before any error line: what was found while reading
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return run(*args, **kwargs)
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except ContextreeError as exc:
+            if state.debug:
+                raise
+            raise fail(error_text(exc), exit_code(exc)) from None
+        except OSError as exc:
+            if state.debug:
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise fail(f"{where}{exc.strerror or exc}") from None
+        except (RecursionError, ValueError) as exc:
+            # An entry the quick index accepted but the full decode did not (nesting too deep
+            # for a later step, say): one line, not a traceback.
+            from contextree.entries.codec import LineError
+
+            if state.debug or not isinstance(exc, RecursionError | LineError):
+                raise
+            problem = (
+                "is nested too deeply to process"
+                if isinstance(exc, RecursionError)
+                else f"cannot be decoded: {exc}"
+            )
+            raise fail(
+                f"an entry of the session {problem}; run contextree check --repair"
+            ) from None
+
+    return wrapper
+
+
+def open_session(target: str | Path, *, leaf: bool = True) -> Any:
+    """The session at ``target`` (a file or a store URL) for a command on an existing session.
+    An empty file is refused as ``sessions`` lists it ("not a session file: the file is
+    empty"): reading one must not invent a session id. (The library and ``chat`` start a new
+    session in an empty file.)
+
+    With ``leaf``, a leaf whose parent chain loops is refused (``ParentCycleError``), the same
+    way by every command that reads the path to it; ``check`` reports such cycles instead and
+    ``navigate`` checks its target, so that it can move the leaf off a cycle."""
+    tree = open_any_session(target)
+    if leaf and tree.leaf_id is not None:
+        tree.ensure_acyclic(tree.leaf_id)
+    return tree
+
+
+def open_any_session(target: str | Path) -> Any:
+    """The session at ``target``, not checked for a parent cycle (see :func:`open_session`)."""
+    from contextree.errors import SessionFileError
+    from contextree.session.tree import SessionTree
+    from contextree.store.url import is_store_url
+
+    if is_store_url(target):
+        return SessionTree.open(target, create=False)
+    path = Path(target)
+    with contextlib.suppress(OSError):
+        if path.is_file() and path.stat().st_size == 0:
+            raise SessionFileError(path, "not a session file: the file is empty")
+    return SessionTree.open(path, create=False)
+
+
+def report_load(tree: Any) -> None:
+    """Print what loading ``tree`` found wrong, one ``warning:`` line each."""
+    shown: set[str] = set()
+    print_report(tree, shown)
+    state.loaded.append((tree, shown))
+
+
+def report_late() -> None:
+    """Print what the command found while reading its sessions (invalid UTF-8 replaced in an
+    entry decoded after the load), once each."""
+    loaded, state.loaded = state.loaded, []
+    for tree, shown in loaded:
+        print_report(tree, shown)
+
+
+def print_report(tree: Any, shown: set[str]) -> None:
+    from rich.markup import escape
+
+    from contextree.cli.preview import escaped
+
+    for line in tree.report.messages():
+        if line not in shown:
+            shown.add(line)
+            text = escape(escaped(line))
+            state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
+
+
+def effective_settings(**overrides: Any) -> Any:
+    """Effective settings: files and environment, then the command's flags."""
+    from contextree.settings.load import load_settings
+
+    loaded = load_settings(overrides={k: v for k, v in overrides.items() if v is not None})
+    from rich.markup import escape
+
+    for warning in loaded.warnings:
+        text = escape(str(warning))
+        state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
+    return loaded
+
+
+def say_where_it_goes(client: ModelClient) -> None:
+    """One stderr line whenever the conversation leaves this machine: which model, where. (A
+    client without its API key sends nothing: the request fails at once, and the fallback's
+    warning says why.)"""
+    from contextree.cli.models import destination
+    from contextree.llm.registry import missing_api_key
+
+    if missing_api_key(client) is not None:
+        return
+    url = destination(client)
+    if url is not None:
+        from contextree.store.masking import mask_passwords
+
+        note = mask_passwords(f"note: the conversation is sent to {client.name} at {url}")
+        state.errors.print(note, markup=False)
+
+
+def library_warnings_to_stderr() -> None:
+    """Show the library's warnings (e.g. a fallback to the offline summarizer) as our own
+    one-line ``warning:`` messages instead of logging's bare last-resort output."""
+    import logging
+
+    class _Warnings(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            from rich.markup import escape
+
+            text = escape(" ".join(record.getMessage().split()))
+            state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
+
+    logger = logging.getLogger("contextree")
+    if not any(h.name == "contextree-cli" for h in logger.handlers):
+        handler = _Warnings(logging.WARNING)
+        handler.name = "contextree-cli"
+        logger.addHandler(handler)
+
+
+def print_json(payload: object) -> None:
+    """``payload`` as indented JSON on stdout (the ``--format json`` outputs)."""
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
