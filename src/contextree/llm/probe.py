@@ -12,13 +12,13 @@ import socket
 from urllib.parse import urlsplit
 
 from contextree.errors import ModelUnreachableError
-from contextree.llm._http import origin
 from contextree.llm.base import ModelClient
 
-__all__ = ["refused_connection"]
+__all__ = ["is_loopback", "refused_connection"]
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
     if host == "localhost":
         return True
     try:
@@ -38,13 +38,17 @@ def refused_connection(
         return None
     parts = urlsplit(url)
     host = parts.hostname or ""
-    if not _loopback(host):
+    if not is_loopback(host):
         return None
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         with socket.create_connection((host, port), timeout=timeout):
             return None
     except ConnectionRefusedError:
+        # Here, not at the top: _http imports httpx, and serve imports is_loopback from this
+        # module without needing a client.
+        from contextree.llm._http import origin
+
         return ModelUnreachableError(
             client.name,
             f"connection error: cannot reach {origin(url)} (connection refused); is the server "

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import json
 import logging
 import socket
@@ -31,6 +30,7 @@ from typing import Any, Final
 
 from contextree.errors import ContextreeError, ModelError
 from contextree.llm.base import CompletionRequest, ModelClient
+from contextree.llm.probe import is_loopback
 from contextree.serve.intake import Intake, json_reply, send_and_close
 from contextree.serve.stream import DeadlineStream, SocketWriter
 
@@ -39,16 +39,6 @@ __all__ = ["ServerConfig", "SummaryServer", "is_loopback"]
 log = logging.getLogger("contextree.serve")
 
 SUMMARIZE_PATHS = frozenset({"/", "/summarize", "/v1/summarize"})
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True, slots=True)
