@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from contextree.cli.options import BaseUrlOpt, InstructionsOpt
+from contextree.cli.options import BaseUrlOpt, FormatOpt, InstructionsOpt, OutputFormat
 
 __all__ = ["register"]
 
@@ -26,13 +23,8 @@ EvalModelOpt = Annotated[
 ]
 
 
-class EvalFormat(StrEnum):
-    text = "text"
-    json = "json"
-
-
 def register(app: typer.Typer) -> None:
-    from contextree.cli.common import fail, handles_errors, state
+    from contextree.cli.common import fail, handles_errors, print_json, state
 
     @app.command("eval")
     @handles_errors
@@ -73,7 +65,7 @@ def register(app: typer.Typer) -> None:
                 help="Also count a probe kept when the first 5 recall hits hold its values.",
             ),
         ] = False,
-        format: Annotated[EvalFormat, typer.Option("--format", "-f")] = EvalFormat.text,
+        format: FormatOpt = OutputFormat.text,
     ) -> None:
         """Measure what summaries keep: planted items still visible after N compactions."""
         import asyncio
@@ -107,7 +99,7 @@ def register(app: typer.Typer) -> None:
                     seed=None if session else seed,
                 )
             )
-        if format is EvalFormat.json:
-            sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
+        if format is OutputFormat.json:
+            print_json(report.to_json())
             return
         state.console.print(render.eval_report(report))

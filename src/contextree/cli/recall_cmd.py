@@ -6,30 +6,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
-from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from contextree.cli.options import SessionArg
+from contextree.cli.options import FormatOpt, OutputFormat, SessionArg
 
 __all__ = ["register"]
-
-
-class OutputFormat(StrEnum):
-    text = "text"
-    json = "json"
-
-
-FormatOpt = Annotated[
-    OutputFormat, typer.Option("--format", "-f", help="text, or json for scripts.")
-]
-
-
-def print_json(payload: Any) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
 
 def register(app: typer.Typer) -> None:
@@ -39,6 +22,7 @@ def register(app: typer.Typer) -> None:
         fail,
         handles_errors,
         open_session,
+        print_json,
         report_load,
         state,
     )
