@@ -16,7 +16,8 @@ Tables (several sessions share one database in the SQLite store; a cache file ho
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Final
 
 from contextree.recall.base import Hit, IndexState
@@ -118,32 +119,32 @@ class SqliteFtsBackend:
         )
 
     def replace(self, documents: Iterable[Document], state: IndexState) -> None:
-        conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self._writing():
             self._ensure()
-            conn.execute("DELETE FROM ct_recall_docs WHERE session = ?", (self._session,))
+            self._conn.execute("DELETE FROM ct_recall_docs WHERE session = ?", (self._session,))
             self._insert(documents)
             self._save(state)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     def add(self, documents: Sequence[Document], state: IndexState, previous: IndexState) -> bool:
+        with self._writing():
+            if self.load_state() != previous:
+                return False  # another process indexed the same tail meanwhile: nothing written
+            self._insert(documents)
+            self._save(state)
+        return True
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write transaction that takes the database's write lock at once; rolled back when
+        the block raises."""
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if self.load_state() != previous:
-                conn.execute("ROLLBACK")  # another process indexed the same tail meanwhile
-                return False
-            self._insert(documents)
-            self._save(state)
+            yield
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-        return True
 
     def search(
         self, terms: Sequence[str], *, any_term: bool, allowed: Container[str] | None, limit: int
