@@ -19,13 +19,14 @@ import contextlib
 import hashlib
 import os
 import sqlite3
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from contextree.entries.types import Entry
 from contextree.recall.base import Hit, IndexBackend, IndexState
+from contextree.recall.build import documents_in_background
 from contextree.recall.documents import Document, entry_document
 from contextree.recall.scan import ScanBackend
 from contextree.recall.sqlite_fts import TOKENIZER, SqliteFtsBackend, fts5_available
@@ -231,13 +232,13 @@ class RecallIndex:
         ]
 
     def _rebuild(self, tree: SessionTree, reason: str) -> SyncReport:
-        entries = [record.entry for record in tree.records()]
-        documents = self._documents(entries, 0)
-        last = entries[-1].get("id") if entries else None
+        records = list(tree.records())
+        last = records[-1].id if records else None
         identity = self.backend.identity() or "unknown"
-        state = IndexState(self._config, identity, tree.known_size, len(entries), last)
-        self.backend.replace(documents, state)
-        return SyncReport(True, len(documents), reason)
+        state = IndexState(self._config, identity, tree.known_size, len(records), last)
+        counted = _Counted(documents_in_background(records, 0, self._redact))
+        self.backend.replace(counted, state)
+        return SyncReport(True, counted.count, reason)
 
     # -- searching ------------------------------------------------------------------------------
 
@@ -255,6 +256,19 @@ class RecallIndex:
     def close(self) -> None:
         """Release the index's connection."""
         self.backend.close()
+
+
+class _Counted:
+    """Passes documents through, counting them (a rebuild streams them to the backend)."""
+
+    def __init__(self, documents: Iterator[Document]) -> None:
+        self._documents = documents
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Document]:
+        for document in self._documents:
+            self.count += 1
+            yield document
 
 
 def _row_identity(conn: sqlite3.Connection, session: str) -> Callable[[], str | None]:
