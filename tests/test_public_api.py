@@ -76,11 +76,13 @@ EXPECTED: dict[str, set[str]] = {
         "HandoffFacts",
         "OfflineSummarizer",
         "RECORDED_FACTS_HEADING",
+        "RecordedFacts",
         "SUMMARY_KINDS",
         "SummaryKind",
         "SummaryPrompt",
         "extract_facts",
         "parse_summary_prompt",
+        "record_facts",
         "render_key_facts",
     },
     "contextree.eval": {

@@ -98,6 +98,8 @@ def test_the_decider_gives_the_same_reason(tmp_path: Path, minimum: int) -> None
         chain.msg(tool_result(f"c{n}", chars(100)))
     for protect in (100, 10_000):
         settings = PruneSettings(protect_tokens=protect, minimum_savings=minimum)
-        assert PruneDecider().decide(chain.entries, settings) == decide_prune(
-            chain.entries, settings
+        # One instant for both: the cache's age is part of the decision.
+        now = 1_700_000_000_000
+        assert PruneDecider().decide(chain.entries, settings, at_ms=now) == decide_prune(
+            chain.entries, settings, at_ms=now
         )

@@ -194,8 +194,9 @@ class _ForgetfulModel:
 
 def test_a_model_summarizer_runs_through_the_prompt_path_with_recorded_facts() -> None:
     # The model forgets everything; the recorded facts appended to its summary (hybrid) keep
-    # the user's facts and constraints.
+    # what the offline summary would (issue 25 item 8), preferences included.
     report = run_eval(_ForgetfulModel(), sessions=5, rounds=2, ratios=(None,)).to_json()  # type: ignore[arg-type]
     assert report["model"] == "forgetful"
     assert report["kinds"]["constraint"]["survival"] > 0
-    assert report["mean_survival"] < 1
+    assert report["kinds"]["preference"]["survival"] > 0
+    assert report["mean_survival"] >= 0.9

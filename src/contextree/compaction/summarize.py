@@ -32,7 +32,7 @@ import sys
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, Protocol, Unpack, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, Unpack, runtime_checkable
 
 from contextree.compaction.file_ops import compute_file_lists, upsert_file_tags
 from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
@@ -51,6 +51,9 @@ from contextree.errors import CompactionCancelledError, CompactionError, ModelEr
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.tokens.estimate import get_estimator, utf16_len
+
+if TYPE_CHECKING:
+    from contextree.compaction.offline import RecordedFacts
 
 __all__ = [
     "SPLIT_TURN_SEPARATOR",
@@ -79,7 +82,9 @@ _TAG_LISTINGS: Final = (20, 10, 5, 2, 0)
 _TAG_SHARE: Final = 3
 """File tags may use at most a third of the summary budget."""
 _FACTS_SHARE: Final = 3
-"""Recorded facts appended to a model's summary may use at most a third of the budget."""
+"""A provider's compaction text gets our facts within a third of the budget."""
+_MODEL_SHARE: Final = 4
+"""A model writes in at least a quarter of the budget, however much the facts need."""
 _PREFIX_SHARE: Final = 4
 """A split turn's prefix summary gets a quarter of what is left for the text."""
 _MIN_PART_TOKENS: Final = 16
@@ -438,12 +443,11 @@ def _strip_section(summary: str, heading: str) -> str:
 
 
 def _recorded_facts(
-    job: _Summarizing, messages: Sequence[AgentMessage], previous: str | None, budget: int
-) -> str:
-    from contextree.compaction.offline import extract_facts, render_key_facts
+    job: _Summarizing, messages: Sequence[AgentMessage], previous: str | None
+) -> RecordedFacts:
+    from contextree.compaction.offline import RecordedFacts
 
-    facts = extract_facts(job.messages(messages), previous_summary=previous)
-    return render_key_facts(facts, budget_tokens=budget)
+    return RecordedFacts(job.messages(messages), previous_summary=previous)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -514,20 +518,31 @@ async def compact(
     facts = ""
     extra_details: dict[str, Any] = {}
     try:
-        if not offline and record_facts:
-            summarized = [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
-            facts = _recorded_facts(
-                job, summarized, preparation.previous_summary, text_budget // _FACTS_SHARE
-            )
-        model_budget = text_budget - (text_tokens(facts) + 1 if facts else 0)
+        summarized = [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
+        recorded = (
+            _recorded_facts(job, summarized, preparation.previous_summary)
+            if not offline and record_facts
+            else None
+        )
         prefix_summarizer = turn_prefix_summarizer or local_turn_prefix_summarizer(summarizer)
         if isinstance(summarizer, ProviderCompactor):
+            if recorded is not None:
+                facts = recorded.render(budget_tokens=text_budget // _FACTS_SHARE)
             text, facts, extra_details = await _by_provider(job, summarizer, text_budget, facts)
             method = "provider"
         else:
-            text = await job.text(
-                summarizer, prefix_summarizer, max(model_budget, _MIN_PART_TOKENS)
-            )
+            # The recorded facts hold what the offline summary would: they come first in the
+            # budget, so a model summary keeps at least what the offline one keeps (issue 25
+            # item 8); the model writes in the rest, never less than a quarter of it.
+            need = text_tokens(recorded.render(budget_tokens=text_budget)) if recorded else 0
+            model_budget = max(text_budget - need, text_budget // _MODEL_SHARE, _MIN_PART_TOKENS)
+            text = await job.text(summarizer, prefix_summarizer, model_budget)
+            if recorded is not None:
+                text = _strip_section(text, recorded.heading)
+                # What the model's text holds word for word is not repeated; a terse model
+                # leaves the facts more room than they were given.
+                room = max(need, text_budget - text_tokens(text) - 1)
+                facts = recorded.render(budget_tokens=room, said=text)
         if facts:
             heading = facts.splitlines()[0].strip()
             text = f"{_strip_section(text, heading)}\n\n{facts}"

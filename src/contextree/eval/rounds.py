@@ -55,6 +55,7 @@ async def run_session(
     ratio: float | None,
     kept: KeptCheck,
     instructions: str | None = None,
+    context_window: int | None = None,
 ) -> SessionRun:
     """Append each slice, compact, and check every probe folded away so far."""
     tree = SessionTree.in_memory()
@@ -71,7 +72,11 @@ async def run_session(
         keep = int(history * (_FULL_KEEP_SHARE if ratio is None else ratio / 4))
         settings = CompactionSettings(keep_recent_tokens=max(keep, 1), reserve_tokens=16384)
         summary_tokens = None if ratio is None else max(64, int(history * ratio) - keep)
-        options = SummaryOptions(summary_tokens=summary_tokens, custom_instructions=instructions)
+        options = SummaryOptions(
+            summary_tokens=summary_tokens,
+            custom_instructions=instructions,
+            context_window=context_window,
+        )
         await compact_session(tree, summarizer, settings=settings, options=options)
         folded |= _folded(tree, where)
         scored = tuple(p.probe.id for p in probes if p.probe.id in folded)

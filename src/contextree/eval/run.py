@@ -28,9 +28,11 @@ async def run_sessions(
     instructions: str | None = None,
     model: str = "",
     seed: int | None = None,
+    context_window: int | None = None,
 ) -> EvalReport:
     """Run every session at every budget (sessions one after another: a local model server
-    takes one request at a time)."""
+    takes one request at a time). ``context_window``: the summarizer's window in tokens, when
+    known (a small local model's: requests are then planned to fit it)."""
     probes = tuple(planted.probe for session in sessions for planted in session.probes)
     budgets = []
     for ratio in ratios:
@@ -44,6 +46,7 @@ async def run_sessions(
                 ratio=ratio,
                 kept=kept,
                 instructions=instructions,
+                context_window=context_window,
             )
             runs.append(run)
         budgets.append(BudgetReport(budget_label(ratio), probes, tuple(runs)))

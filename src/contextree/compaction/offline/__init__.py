@@ -25,7 +25,9 @@ from __future__ import annotations
 from contextree.compaction.offline.facts import (
     RECORDED_FACTS_HEADING,
     HandoffFacts,
+    RecordedFacts,
     extract_facts,
+    record_facts,
     render_key_facts,
 )
 from contextree.compaction.offline.prompt import (
@@ -41,9 +43,11 @@ __all__ = [
     "SUMMARY_KINDS",
     "HandoffFacts",
     "OfflineSummarizer",
+    "RecordedFacts",
     "SummaryKind",
     "SummaryPrompt",
     "extract_facts",
     "parse_summary_prompt",
+    "record_facts",
     "render_key_facts",
 ]

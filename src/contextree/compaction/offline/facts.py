@@ -21,18 +21,37 @@ from contextree.compaction.offline.digest import (
     _UNANSWERED_LABEL,
     _Digest,
 )
+from contextree.compaction.offline.items import _build_items, _Item
 from contextree.compaction.offline.previous import _digest_summary, _merge
-from contextree.compaction.offline.text import _clip, _fit_text
+from contextree.compaction.offline.render import _FULL_LAYOUT, _fit, _Layout
+from contextree.compaction.offline.text import _clip, _estimate_tokens, _fit_text
 from contextree.compaction.serialize import serialize_conversation
 from contextree.context.convert import convert_to_llm
 from contextree.entries.types import AgentMessage
 
-__all__ = ["RECORDED_FACTS_HEADING", "HandoffFacts", "extract_facts", "render_key_facts"]
+__all__ = [
+    "RECORDED_FACTS_HEADING",
+    "HandoffFacts",
+    "RecordedFacts",
+    "extract_facts",
+    "record_facts",
+    "render_key_facts",
+]
 
 RECORDED_FACTS_HEADING: Final = "## Recorded Facts (contextree)"
 """The heading of the section :func:`render_key_facts` writes; read back as its sub-sections."""
 _MAX_FILES: Final = 20
 _ITEM_CHARS: Final = 300
+_RECORDED_LAYOUT: Final[_Layout] = tuple(
+    # The offline summary's sections, one level down under the recorded-facts heading (its
+    # "Progress" parent heading dropped: the sub-sections stand on their own).
+    ("### " + heading.lstrip("# "), style, keys)
+    for heading, style, keys in _FULL_LAYOUT
+    if keys
+)
+_SAID_MIN_CHARS: Final = 24
+"""Shorter lines are recorded even when the model's text holds them: a short line (``Ran
+`make` (ok)``) can occur there by chance in another sense."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,3 +153,57 @@ def render_key_facts(facts: HandoffFacts, *, budget_tokens: int) -> str:
     text = RECORDED_FACTS_HEADING + "\n\n" + "\n\n".join(blocks)
     fitted = _fit_text(text, budget_tokens)
     return fitted if fitted.count("\n") > 0 else ""
+
+
+class RecordedFacts:
+    """The recorded-facts section of one summary, renderable at several budgets (the history
+    is read once: a compaction sizes the section before the model writes, then renders it
+    after, leaving out what the model's text holds)."""
+
+    heading: Final = RECORDED_FACTS_HEADING
+
+    def __init__(
+        self, messages: Sequence[AgentMessage], *, previous_summary: str | None = None
+    ) -> None:
+        self._digest = _digest(messages, previous_summary)
+        self._layout = _RECORDED_LAYOUT + tuple(
+            (heading, "", (f"carried:{heading}",)) for heading, _ in self._digest.carried
+        )
+
+    def render(self, *, budget_tokens: int, said: str = "") -> str:
+        """Every line the offline summary of the messages would hold (issue 25 item 8: a
+        model summary keeps at least what the offline one keeps), least important dropped
+        first to fit ``budget_tokens``, leaving out the lines ``said`` (the model's text)
+        already holds word for word. ``""`` when nothing is left."""
+        items = _build_items(self._digest)
+        spoken = " ".join(said.split()).casefold()
+        if spoken:
+            items = {k: [i for i in group if not _said(i, spoken)] for k, group in items.items()}
+        room = budget_tokens - _estimate_tokens(RECORDED_FACTS_HEADING) - 1
+        body = _fit(self._layout, items, room, left_out=self._digest.left_out)
+        if not body.strip():
+            return ""
+        fitted = _fit_text(f"{RECORDED_FACTS_HEADING}\n\n{body}", budget_tokens)
+        return fitted if fitted.count("\n") > 0 else ""
+
+
+def record_facts(
+    messages: Sequence[AgentMessage],
+    *,
+    budget_tokens: int,
+    previous_summary: str | None = None,
+    said: str = "",
+) -> str:
+    """The recorded-facts section for a model's summary ``said`` (see
+    :meth:`RecordedFacts.render`).
+
+    Unlike :func:`render_key_facts`, this records the preferences, the assistant's noted
+    statements and short outputs, the commands' latest outcomes, the goal and the next steps
+    too: all of it is what the offline summarizer would have kept in place of the model."""
+    recorded = RecordedFacts(messages, previous_summary=previous_summary)
+    return recorded.render(budget_tokens=budget_tokens, said=said)
+
+
+def _said(item: _Item, spoken: str) -> bool:
+    text = " ".join(item.text.split()).casefold()
+    return len(text) >= _SAID_MIN_CHARS and text in spoken
