@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
     {"errors", "entries"},
     {"security", "tokens", "context", "hooks", "llm", "store"},
     {"settings", "session"},
-    {"compaction", "recall"},
+    {"compaction", "recall", "report"},
     {"branching"},
     {"runtime", "eval"},
     {"integrations", "serve"},

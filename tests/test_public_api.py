@@ -85,6 +85,7 @@ EXPECTED: dict[str, set[str]] = {
         "record_facts",
         "render_key_facts",
     },
+    "contextree.report": {"ReportEvent", "SessionSeries", "TurnPoint", "build_series"},
     "contextree.eval": {
         "DEFAULT_RATIOS",
         "PROBE_KINDS",

@@ -606,13 +606,21 @@ def _list_database(url: str, format: ListFormat) -> None:
 
 
 def _register_commands() -> None:
-    from contextree.cli import chat_cmd, eval_cmd, navigate_cmd, recall_cmd, transfer_cmd
+    from contextree.cli import (
+        chat_cmd,
+        eval_cmd,
+        navigate_cmd,
+        recall_cmd,
+        report_cmd,
+        transfer_cmd,
+    )
 
     navigate_cmd.register(app)
     recall_cmd.register(app)
     chat_cmd.register(app)
     transfer_cmd.register(app)
     eval_cmd.register(app)
+    report_cmd.register(app)
 
 
 _register_commands()
