@@ -128,3 +128,29 @@ def test_expand_follows_a_branch_off_the_path(session: Path) -> None:
     persist_leaf(tree)
     out = ok("expand", session, side, "--around", "1").output
     assert f"> {side}" in out and "branch two" in out and "(not in context)" in out
+
+
+def test_recall_warns_of_damage_also_when_the_scope_is_kept(session: Path) -> None:
+    lines = session.read_bytes().splitlines(keepends=True)
+    session.write_bytes(lines[0] + b"{not json\n" + b"".join(lines[1:]))
+    for _ in range(2):  # the second call reads the scope back from the index
+        result = ok("recall", session, PORT)
+        assert f"{session}:2: skipped" in result.stderr
+        assert "The flaky port is" in result.stdout
+
+
+def test_recall_refuses_a_looping_path_as_info_does(session: Path) -> None:
+    with session.open("ab") as file:
+        for entry_id, parent in (("a0000000", "b0000000"), ("b0000000", "a0000000")):
+            entry = {
+                "type": "message",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": "loop", "timestamp": 0},
+            }
+            file.write((json.dumps(entry) + "\n").encode())
+    said = {invoke(*args).output for args in (("info", session), ("recall", session, PORT))}
+    assert len(said) == 1
+    line = said.pop()
+    assert line.startswith("error: ") and "its parent chain loops back on itself" in line

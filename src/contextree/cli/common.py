@@ -10,7 +10,7 @@ import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -195,11 +195,18 @@ def report_late() -> None:
 
 
 def print_report(tree: Any, shown: set[str]) -> None:
+    print_load_warnings(tree.report.messages(), shown)
+
+
+def print_load_warnings(lines: Iterable[str], shown: set[str] | None = None) -> None:
+    """Print each of ``lines`` (what loading a session found wrong) not in ``shown`` yet as a
+    ``warning:`` line, escaped."""
     from rich.markup import escape
 
     from contextree.cli.preview import escaped
 
-    for line in tree.report.messages():
+    shown = set() if shown is None else shown
+    for line in lines:
         if line not in shown:
             shown.add(line)
             text = escape(escaped(line))

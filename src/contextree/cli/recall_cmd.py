@@ -23,6 +23,7 @@ def register(app: typer.Typer) -> None:
         handles_errors,
         open_session,
         print_json,
+        print_load_warnings,
         report_load,
         state,
     )
@@ -57,8 +58,9 @@ def register(app: typer.Typer) -> None:
         if not query_terms(query):
             raise fail(f'the query "{query}" has no letter or digit to search for', 2)
         settings = effective_settings().settings
-        tree = open_session(session)
-        report_load(tree)
+        # The path is checked for a cycle by recall itself, and only when the index has not
+        # kept the scope of these bytes: most of a call on a large session otherwise.
+        tree = open_session(session, leaf=False)
         leaf_id = None
         if leaf is not None:
             # Here only: navigation pulls in the model clients (a third of a second).
@@ -73,6 +75,9 @@ def register(app: typer.Typer) -> None:
             all_branches=all_branches,
             settings=settings,
         )
+        # What loading found wrong, kept with the scope: printing tree.report would read
+        # every line of a large session the scope let this call skip.
+        print_load_warnings(result.load_warnings)
         for notice in result.notices:
             state.errors.print(f"note: {notice}", markup=False)
         if format is OutputFormat.json:

@@ -64,6 +64,15 @@ class IndexBackend(Protocol):
         is still ``previous``; ``False`` (nothing written) when another process moved it on."""
         ...
 
+    def load_scope(self, key: str, state: IndexState) -> bytes | None:
+        """The scope stored under ``key`` while the index was at ``state`` (its identity and
+        size), or ``None``."""
+        ...
+
+    def save_scope(self, key: str, state: IndexState, scope: bytes) -> None:
+        """Keep ``scope`` under ``key`` for ``state``; scopes of other states are dropped."""
+        ...
+
     def search(
         self, terms: Sequence[str], *, any_term: bool, allowed: Container[str] | None, limit: int
     ) -> list[Hit]:

@@ -155,7 +155,7 @@ class RecallIndex:
                 )
                 if drop:
                     # Damaged recall tables: only ours go; the sessions' tables stay.
-                    for table in ("ct_recall_docs", "ct_recall_state"):
+                    for table in ("ct_recall_docs", "ct_recall_state", "ct_recall_scope"):
                         conn.execute(f"DROP TABLE IF EXISTS {table}")
                 return SqliteFtsBackend(conn, session, identity=_row_identity(conn, session))
 

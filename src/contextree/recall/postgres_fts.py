@@ -32,6 +32,9 @@ _SCHEMA: Final = (
     " tsv tsvector NOT NULL)",
     "CREATE INDEX IF NOT EXISTS ct_recall_docs_tsv ON ct_recall_docs USING gin (tsv)",
     "CREATE INDEX IF NOT EXISTS ct_recall_docs_session ON ct_recall_docs (session)",
+    "CREATE TABLE IF NOT EXISTS ct_recall_scope (session text NOT NULL, key text NOT NULL,"
+    " identity text NOT NULL, size bigint NOT NULL, scope bytea NOT NULL,"
+    " PRIMARY KEY (session, key))",
 )
 _HEADLINE: Final = "StartSel=[, StopSel=], MaxWords=24, MinWords=8, ShortWord=1"
 _BATCH: Final = 256
@@ -104,6 +107,7 @@ class PostgresFtsBackend:
                 return False  # another worker indexed the same tail meanwhile
             if previous is None:
                 conn.execute("DELETE FROM ct_recall_docs WHERE session = %s", (session,))
+                conn.execute("DELETE FROM ct_recall_scope WHERE session = %s", (session,))
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO ct_recall_docs (session, entry_id, role, ts, body, tsv) "
@@ -127,6 +131,32 @@ class PostgresFtsBackend:
 
     def add(self, documents: Sequence[Document], state: IndexState, previous: IndexState) -> bool:
         return self._write(documents, state, previous)
+
+    def load_scope(self, key: str, state: IndexState) -> bytes | None:
+        row = self._conn.execute("SELECT to_regclass('ct_recall_scope') IS NOT NULL").fetchone()
+        if row is None or not row[0]:
+            return None  # an index made before scopes were kept
+        found = self._conn.execute(
+            "SELECT scope FROM ct_recall_scope WHERE session = %s AND key = %s "
+            "AND identity = %s AND size = %s",
+            (self._session, key, state.identity, state.size),
+        ).fetchone()
+        return bytes(found[0]) if found is not None else None
+
+    def save_scope(self, key: str, state: IndexState, scope: bytes) -> None:
+        self._ensure()
+        conn, session = self._conn, self._session
+        with conn.transaction():
+            conn.execute(
+                "DELETE FROM ct_recall_scope WHERE session = %s AND (identity != %s OR size != %s)",
+                (session, state.identity, state.size),
+            )
+            conn.execute(
+                "INSERT INTO ct_recall_scope (session, key, identity, size, scope) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session, key) DO UPDATE SET "
+                "identity = EXCLUDED.identity, size = EXCLUDED.size, scope = EXCLUDED.scope",
+                (session, key, state.identity, state.size, scope),
+            )
 
     def search(
         self, terms: Sequence[str], *, any_term: bool, allowed: Container[str] | None, limit: int

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from contextree.recall.base import Hit
 from contextree.recall.index import RecallIndex, SyncReport
+from contextree.recall.scope import folded_entry_ids, searched_scope
 
 if TYPE_CHECKING:
     from contextree.session.tree import SessionTree
@@ -40,21 +41,6 @@ def query_terms(query: str) -> list[str]:
     return [t for t in terms if any(ch.isalnum() for ch in t)]
 
 
-def folded_entry_ids(
-    tree: SessionTree, leaf_id: str | None = None, *, all_branches: bool = False
-) -> set[str]:
-    """Ids of the entries recall searches at ``leaf_id`` (default: the leaf)."""
-    target = leaf_id if leaf_id is not None else tree.leaf_id
-    if target is None:
-        return set()
-    in_context = {i for i in tree.build_session_context(target).entry_ids if i is not None}
-    if all_branches:
-        return {r.id for r in tree.records() if r.id is not None and r.id not in in_context}
-    path = tree.get_branch_view(target)
-    latest = next((i for i in range(len(path) - 1, -1, -1) if path.type_at(i) == "compaction"), -1)
-    return {i for i in path.ids()[:latest] if i is not None and i not in in_context}
-
-
 @dataclass(frozen=True, slots=True)
 class RecallResult:
     """What ``recall`` found."""
@@ -71,6 +57,11 @@ class RecallResult:
     """Which backend answered (``sqlite-fts5``, ``postgres``, ``scan``)."""
     sync: SyncReport | None = None
     notices: list[str] = field(default_factory=list)
+    load_warnings: list[str] = field(default_factory=list)
+    """What loading the session found wrong (``SessionTree.report``), as of when the scope was
+    made: a query of unchanged bytes reads it back with the scope instead of every line."""
+    scope_cached: bool = False
+    """The scope was read back from the index (see :mod:`contextree.recall.scope`)."""
 
 
 def open_recall_index(tree: SessionTree, settings: Settings | None = None) -> RecallIndex:
@@ -102,7 +93,8 @@ def recall(
 ) -> RecallResult:
     """Search the entries compactions folded out of ``leaf_id``'s context (see the module).
 
-    ``index`` is kept up to date and reused; without it one is opened for this call.
+    ``index`` is kept up to date and reused; without it one is opened for this call. A leaf
+    whose parent chain loops raises :class:`~contextree.errors.ParentCycleError`.
     """
     if limit < 1:
         raise ValueError("limit must be at least 1")
@@ -111,7 +103,8 @@ def recall(
     used = open_recall_index(tree, settings) if index is None else index
     try:
         report = used.sync(tree)
-        allowed = folded_entry_ids(tree, leaf_id, all_branches=all_branches)
+        scope = searched_scope(used, tree, leaf_id, all_branches=all_branches)
+        allowed = scope.ids
         hits = used.search(terms, allowed=allowed, limit=limit) if allowed else []
         any_term = False
         if not hits and allowed and len(terms) > 1:
@@ -128,6 +121,8 @@ def recall(
             used.backend.kind,
             report,
             notices,
+            scope.load_warnings,
+            scope.cached,
         )
     finally:
         if own:

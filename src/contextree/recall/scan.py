@@ -41,6 +41,7 @@ class ScanBackend:
     def __init__(self) -> None:
         self._documents: list[Document] = []
         self._state: IndexState | None = None
+        self._scopes: dict[str, tuple[IndexState, bytes]] = {}
 
     def identity(self) -> str | None:
         return None
@@ -58,6 +59,14 @@ class ScanBackend:
         self._documents.extend(documents)
         self._state = state
         return True
+
+    def load_scope(self, key: str, state: IndexState) -> bytes | None:
+        kept = self._scopes.get(key)
+        return kept[1] if kept is not None and kept[0] == state else None
+
+    def save_scope(self, key: str, state: IndexState, scope: bytes) -> None:
+        self._scopes = {k: v for k, v in self._scopes.items() if v[0] == state}
+        self._scopes[key] = (state, scope)
 
     def search(
         self, terms: Sequence[str], *, any_term: bool, allowed: Container[str] | None, limit: int

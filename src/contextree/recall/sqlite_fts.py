@@ -11,6 +11,7 @@ Tables (several sessions share one database in the SQLite store; a cache file ho
 
     ct_recall_state (session PRIMARY KEY, config, identity, size, count, last_id)
     ct_recall_docs  FTS5 (text; session, entry_id, role, ts UNINDEXED)
+    ct_recall_scope (session, key, identity, size, scope) PRIMARY KEY (session, key)
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def _schema(tokenizer: str) -> tuple[str, ...]:
         "count INTEGER NOT NULL, last_id TEXT)",
         "CREATE VIRTUAL TABLE IF NOT EXISTS ct_recall_docs USING fts5(text, session UNINDEXED, "
         f"entry_id UNINDEXED, role UNINDEXED, ts UNINDEXED, tokenize = '{quoted}')",
+        "CREATE TABLE IF NOT EXISTS ct_recall_scope (session TEXT NOT NULL, key TEXT NOT NULL, "
+        "identity TEXT NOT NULL, size INTEGER NOT NULL, scope BLOB NOT NULL, "
+        "PRIMARY KEY (session, key))",
         # Merge segments when 8 of a level exist, not 4: an append's insert then rarely pays
         # for a merge (0.64 ms -> 0.12 ms per append on the 100k index, bench/recall.py).
         "INSERT INTO ct_recall_docs (ct_recall_docs, rank) VALUES ('automerge', 8)",
@@ -122,6 +126,7 @@ class SqliteFtsBackend:
         with self._writing():
             self._ensure()
             self._conn.execute("DELETE FROM ct_recall_docs WHERE session = ?", (self._session,))
+            self._conn.execute("DELETE FROM ct_recall_scope WHERE session = ?", (self._session,))
             self._insert(documents)
             self._save(state)
 
@@ -132,6 +137,30 @@ class SqliteFtsBackend:
             self._insert(documents)
             self._save(state)
         return True
+
+    def load_scope(self, key: str, state: IndexState) -> bytes | None:
+        try:
+            row = self._conn.execute(
+                "SELECT scope FROM ct_recall_scope WHERE session = ? AND key = ? "
+                "AND identity = ? AND size = ?",
+                (self._session, key, state.identity, state.size),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return None  # an index made before scopes were kept
+        return bytes(row[0]) if row is not None else None
+
+    def save_scope(self, key: str, state: IndexState, scope: bytes) -> None:
+        with self._writing():
+            self._ensure()
+            self._conn.execute(
+                "DELETE FROM ct_recall_scope WHERE session = ? AND (identity != ? OR size != ?)",
+                (self._session, state.identity, state.size),
+            )
+            self._conn.execute(
+                "INSERT OR REPLACE INTO ct_recall_scope (session, key, identity, size, scope) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (self._session, key, state.identity, state.size, scope),
+            )
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
