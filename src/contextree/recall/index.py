@@ -32,6 +32,7 @@ from contextree.recall.scan import ScanBackend
 from contextree.recall.sqlite_fts import TOKENIZER, SqliteFtsBackend, fts5_available
 
 if TYPE_CHECKING:
+    from contextree.recall.scope import SearchScope
     from contextree.session.tree import SessionTree
 
 __all__ = ["NO_FTS5_NOTICE", "RecallIndex", "SyncReport", "default_index_dir", "index_path"]
@@ -111,6 +112,8 @@ class RecallIndex:
         self.notice = notice
         """A one-line note for the user (no FTS5, or the index had to be recreated)."""
         self._reset = reset
+        self.scopes: dict[str, tuple[IndexState, SearchScope]] = {}
+        """Scopes this process found or read back, by key (:mod:`contextree.recall.scope`)."""
 
     @classmethod
     def for_tree(

@@ -70,17 +70,34 @@ def searched_scope(
     if state is None or state.identity == "unknown" or state.size != tree.known_size:
         state = None
     key = f"{'all' if all_branches else 'path'}:{target}"
-    if state is not None and (blob := backend.load_scope(key, state)) is not None:
-        try:
-            kept = msgspec.msgpack.decode(zlib.decompress(blob), type=_Kept)
-        except (zlib.error, msgspec.DecodeError):
-            pass  # a damaged row: found again below
-        else:
-            return SearchScope(set(kept.ids), kept.warnings, True)
+    if state is None:
+        return _found(tree, target, all_branches)
+    memo = index.scopes.get(key)
+    if memo is not None and memo[0] == state:
+        return memo[1]  # a repeated query in this process (the model's recall tool)
+    scope = _read_back(backend.load_scope(key, state))
+    if scope is None:
+        scope = _found(tree, target, all_branches)
+        blob = zlib.compress(
+            msgspec.msgpack.encode(_Kept(sorted(scope.ids), scope.load_warnings)), 1
+        )
+        backend.save_scope(key, state, blob)
+    index.scopes = {k: v for k, v in index.scopes.items() if v[0] == state}
+    index.scopes[key] = (state, scope)
+    return scope
+
+
+def _found(tree: SessionTree, target: str, all_branches: bool) -> SearchScope:
     tree.ensure_acyclic(target)
     ids = folded_entry_ids(tree, target, all_branches=all_branches)
-    warnings = tree.report.messages()
-    if state is not None:
-        blob = zlib.compress(msgspec.msgpack.encode(_Kept(sorted(ids), warnings)), 1)
-        backend.save_scope(key, state, blob)
-    return SearchScope(ids, warnings, False)
+    return SearchScope(ids, tree.report.messages(), False)
+
+
+def _read_back(blob: bytes | None) -> SearchScope | None:
+    if blob is None:
+        return None
+    try:
+        kept = msgspec.msgpack.decode(zlib.decompress(blob), type=_Kept)
+    except (zlib.error, msgspec.DecodeError):
+        return None  # a damaged row: found again
+    return SearchScope(set(kept.ids), kept.warnings, True)
