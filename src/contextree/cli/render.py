@@ -20,22 +20,26 @@ from contextree.cli.preview import (
     plural,
     printable,
 )
-from contextree.compaction.prepare import CompactionPreparation, NothingToCompact
-from contextree.compaction.run import CompactionPlan
-from contextree.context.build import SessionContext
+from contextree.compaction.prepare import NothingToCompact
 from contextree.entries.js_json import js_stringify
-from contextree.entries.types import Entry, LlmMessage, entry_message
-from contextree.session.check import CheckReport
-from contextree.session.describe import SessionDescription
+from contextree.entries.types import entry_message
 from contextree.session.folding import fold_run, linear_run
-from contextree.session.listing import SessionListing, SessionSummary
-from contextree.session.tree import SessionTree, TreeNode
 from contextree.settings.prices import ModelPrice
 from contextree.store.url import session_url
 from contextree.tokens.estimate import estimate_tokens
 
 if TYPE_CHECKING:
+    # Types only: importing compaction.run, the check and the listing here would load the
+    # model clients (httpx) into every command that prints (issue 27: 47% of `context`).
+    from contextree.compaction.prepare import CompactionPreparation
+    from contextree.compaction.run import CompactionPlan
+    from contextree.context.build import SessionContext
+    from contextree.entries.types import Entry, LlmMessage
     from contextree.eval import EvalReport
+    from contextree.session.check import CheckReport
+    from contextree.session.describe import SessionDescription
+    from contextree.session.listing import SessionListing, SessionSummary
+    from contextree.session.tree import SessionTree, TreeNode
 
 __all__ = [
     "check_report",

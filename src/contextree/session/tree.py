@@ -615,11 +615,28 @@ class SessionTree:
         record = self._index.get(entry_id)
         if record is None:
             raise EntryNotFoundError(entry_id)
-        cycle = parent_cycle(self._index.get, record, self._reaches_root)
+        marks = self._reaches_root
+        if entry_id not in marks and self._path_reaches_root(entry_id):
+            return []
+        cycle = parent_cycle(self._index.get, record, marks)
         if not cycle and self._reaches_root.get(entry_id) is False:
             # Walked before: it runs into a cycle found then. Walk again to name it.
             cycle = parent_cycle(self._index.get, record, {})
         return [str(r.id) for r in cycle]
+
+    def _path_reaches_root(self, entry_id: str) -> bool:
+        """Whether ``entry_id``'s path ends at a root or a missing parent, walked the way
+        :meth:`get_branch` walks it (and kept for it: a command that checks the leaf and then
+        reads its path walks the chain once). Marks the path's records as reaching the root."""
+        path = self._path_records(entry_id)
+        parent = path[0].parent_id if path else None
+        if parent is not None and self._index.get(parent) is not None:
+            return False  # the walk stopped at an entry it had seen: a loop
+        marks = self._reaches_root
+        marks.update((record.id, True) for record in path if record.id is not None)
+        if parent is not None:
+            marks[parent] = True  # as parent_cycle marks a missing parent
+        return True
 
     def ensure_acyclic(self, entry_id: str) -> None:
         """Raise :class:`~contextree.errors.ParentCycleError` when ``entry_id``'s parent chain

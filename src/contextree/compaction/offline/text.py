@@ -139,10 +139,31 @@ def _add_grouped(items: list[str], counts: dict[str, int], item: str, times: int
     """Add ``item``, or count it against an earlier near-duplicate (kept in its first words)."""
     if not item:
         return
-    for existing in items:
-        if existing == item or _similar(existing, item):
-            counts[existing] = counts.get(existing, 1) + times
-            return
+    earlier = _near_duplicate(items, item)
+    if earlier is not None:
+        counts[earlier] = counts.get(earlier, 1) + times
+        return
     items.append(item)
     if times > 1:
         counts[item] = times
+
+
+def _near_duplicate(items: list[str], item: str) -> str | None:
+    """The first of ``items`` that is ``item`` or :func:`_similar` to it. The same test,
+    inlined with ``item``'s words found once: grouping compares each item with every earlier
+    one, and the calls were 1.9 s of compacting a 100k-entry session."""
+    mine = _word_set(item)
+    size = len(mine)
+    plain = item.strip().lower()
+    for existing in items:
+        if existing == item:
+            return existing
+        theirs = _word_set(existing)
+        if not mine or not theirs:
+            if existing.strip().lower() == plain:
+                return existing
+            continue
+        small, large = sorted((size, len(theirs)))
+        if small >= 0.85 * large and len(mine & theirs) / len(mine | theirs) >= 0.85:
+            return existing
+    return None
