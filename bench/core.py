@@ -373,6 +373,12 @@ def _metrics() -> list[Metric]:
             )
         ),
         Metric(
+            "postgres_sessions_64",
+            "PostgreSQL: appends/s in total, 64 workers on 64 sessions (8 processes, pooled)",
+            "/s",
+            target=Target(">=", 5000),
+        ),
+        Metric(
             "pydantic_ai_turn",
             "pydantic-ai SessionHistory turn",
             "ms",

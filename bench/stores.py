@@ -19,6 +19,11 @@ from pathlib import Path
 WORKERS = 8
 SOLO_APPENDS = 400
 WORKER_APPENDS = 100
+MANY_PROCESSES = 8
+MANY_PER_PROCESS = 8
+"""64 sessions: 8 processes, each with 8 threads on a session each and a shared pool."""
+MANY_POOL = 4
+MANY_APPENDS = 100
 
 
 def backends(workdir: Path) -> dict[str, str]:
@@ -95,7 +100,8 @@ def _appends_per_second(target: str, workers: int, count: int, workdir: Path) ->
 
 def measure_stores(path: Path, workdir: Path, repeat: int = 3) -> dict[str, float]:
     """``<backend>_open_context`` and ``_first_append`` (s), ``<backend>_appends_1`` and
-    ``_appends_8`` (appends/s, after each worker's first append)."""
+    ``_appends_8`` (appends/s, after each worker's first append); for PostgreSQL also
+    ``postgres_sessions_64`` (appends/s in total, 64 workers on 64 sessions)."""
     from contextree.store.transfer import copy_session
 
     results: dict[str, float] = {}
@@ -109,10 +115,68 @@ def measure_stores(path: Path, workdir: Path, repeat: int = 3) -> dict[str, floa
         results[f"{kind}_appends_8"] = _appends_per_second(target, WORKERS, WORKER_APPENDS, workdir)
         if kind == "file":
             Path(target).unlink()
+        if kind == "postgres":
+            results["postgres_sessions_64"] = _many_sessions(base, workdir)
     (workdir / "bench.db").unlink(missing_ok=True)
     for suffix in ("-wal", "-shm"):
         (workdir / f"bench.db{suffix}").unlink(missing_ok=True)
     return results
+
+
+def _many_sessions(base: str, workdir: Path) -> float:
+    """Appends/s in total of 64 workers on 64 new sessions of one database: 8 processes of 8
+    threads, each process's sessions sharing a pool of 4 connections."""
+    go = workdir / f"go-{uuid.uuid4().hex}"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    children = []
+    for _ in range(MANY_PROCESSES):
+        names = [f"many-{uuid.uuid4().hex[:12]}" for _ in range(MANY_PER_PROCESS)]
+        command = [sys.executable, "-m", "bench.stores", "--pooled-worker", base]
+        children.append(
+            subprocess.Popen(
+                [*command, str(MANY_APPENDS), str(go), *names],
+                stdout=subprocess.PIPE,
+                env=env,
+                text=True,
+            )
+        )
+    for child in children:
+        assert child.stdout is not None
+        child.stdout.readline()
+    start = time.perf_counter()
+    go.touch()
+    for child in children:
+        child.communicate()
+        if child.returncode != 0:
+            raise RuntimeError(f"a pooled bench worker on {base} failed")
+    elapsed = time.perf_counter() - start
+    go.unlink()
+    return MANY_PROCESSES * MANY_PER_PROCESS * MANY_APPENDS / elapsed
+
+
+def _pooled_worker(base: str, count: int, go: Path, names: list[str]) -> None:
+    import threading
+
+    from contextree.session.tree import SessionTree
+    from contextree.store.postgres_pool import share_connections
+
+    share_connections(base, max_size=MANY_POOL)
+    trees = [SessionTree.open(f"{base}#{name}", cwd="/bench") for name in names]
+    for tree in trees:  # the session made and its first append paid before the clock runs
+        tree.append_message({"role": "user", "content": "warm-up", "timestamp": 0})
+    print("ready", flush=True)
+    while not go.exists():
+        time.sleep(0.001)
+
+    def append(tree: SessionTree) -> None:
+        for n in range(count):
+            tree.append_message({"role": "user", "content": f"bench {n}", "timestamp": n})
+
+    threads = [threading.Thread(target=append, args=(tree,)) for tree in trees]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def _worker(target: str, count: int, go: Path) -> None:
@@ -132,5 +196,7 @@ def _worker(target: str, count: int, go: Path) -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--worker":
         _worker(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))
+    elif len(sys.argv) > 5 and sys.argv[1] == "--pooled-worker":
+        _pooled_worker(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]), sys.argv[5:])
     else:
         sys.exit("usage: python -m bench.stores --worker TARGET COUNT GOFILE (internal)")

@@ -286,6 +286,8 @@ EXPECTED: dict[str, set[str]] = {
         "StoreTransaction",
         "migrate",
         "parse_session",
+        "share_connections",
+        "stop_sharing",
     },
     "contextree.tokens": {
         "ContextEstimate",

@@ -5,6 +5,7 @@ from contextree.store.index import BadLine, LoadReport, ParsedSession, Record, p
 from contextree.store.jsonl import JsonlFileStore
 from contextree.store.memory import MemoryStore
 from contextree.store.migrations import migrate
+from contextree.store.postgres_pool import share_connections, stop_sharing
 
 __all__ = [
     "BadLine",
@@ -17,4 +18,6 @@ __all__ = [
     "StoreTransaction",
     "migrate",
     "parse_session",
+    "share_connections",
+    "stop_sharing",
 ]

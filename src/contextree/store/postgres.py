@@ -17,12 +17,14 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from contextree.errors import SessionFileError, SessionLockedError
 from contextree.store.masking import mask_passwords, passwords_in
+from contextree.store.postgres_pool import SESSION_SETTINGS, pool_for
 from contextree.store.rows import Row
 from contextree.store.rowstore import (
     INSERT_LINE,
@@ -139,6 +141,8 @@ class PostgresStore(RowStore):
         self._conn: psycopg.Connection[Any] | None = None
         self._listener: psycopg.Connection[Any] | None = None
         self._schema_ready = False
+        self._writer = uuid.uuid4().hex
+        """Marks this store's notifications (see :meth:`wait_for_change`)."""
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -160,9 +164,7 @@ class PostgresStore(RowStore):
             # parallel workers: every statement here reads a few rows through an index, but
             # the table-wide statistics of a byte offset can promise thousands, and starting
             # the workers took 5 ms of an append that needs 0.1.
-            conn.execute(
-                "SET plan_cache_mode = force_custom_plan; SET max_parallel_workers_per_gather = 0"
-            )
+            conn.execute(SESSION_SETTINGS)
             return conn
         except psycopg.Error as exc:
             problem = f"cannot connect to PostgreSQL: {self._driver_text(exc)}"
@@ -172,6 +174,26 @@ class PostgresStore(RowStore):
         if self._conn is None or self._conn.closed:
             self._conn = self._open()
         return self._conn
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """The store's own connection, or one borrowed from the process's pool for this
+        database (:func:`~contextree.store.postgres_pool.share_connections`) for the length
+        of one transaction."""
+        pool = pool_for(self.conninfo)
+        if pool is None:
+            yield self._connect()
+            return
+        from psycopg_pool import PoolTimeout
+
+        try:
+            with pool.connection() as conn:
+                yield conn
+        except PoolTimeout:
+            # Only borrowing waits on the pool: the transaction's own waits are lock timeouts.
+            raise SessionFileError(
+                self.name, f"no pooled connection came free within {pool.timeout:g} s"
+            ) from None
 
     def close(self) -> None:
         """Close the connections (a later call opens new ones)."""
@@ -233,9 +255,13 @@ class PostgresStore(RowStore):
 
     @contextmanager
     def _reading(self) -> Iterator[_Runner | None]:
+        with self._connection() as conn, self._read_transaction(conn) as runner:
+            yield runner
+
+    @contextmanager
+    def _read_transaction(self, conn: psycopg.Connection[Any]) -> Iterator[_Runner | None]:
         import psycopg
 
-        conn = self._connect()
         try:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         except psycopg.Error as exc:
@@ -252,9 +278,15 @@ class PostgresStore(RowStore):
     def _writing(
         self, tail_from: int | None
     ) -> Iterator[tuple[_Runner, tuple[Any, ...] | None, list[Any] | None]]:
+        with self._connection() as conn, self._write_transaction(conn, tail_from) as opened:
+            yield opened
+
+    @contextmanager
+    def _write_transaction(
+        self, conn: psycopg.Connection[Any], tail_from: int | None
+    ) -> Iterator[tuple[_Runner, tuple[Any, ...] | None, list[Any] | None]]:
         import psycopg
 
-        conn = self._connect()
         try:
             self._ensure_schema(conn)
             # One round trip: the transaction, its lock wait limit, the session's lock, the
@@ -271,9 +303,7 @@ class PostgresStore(RowStore):
                 )
                 state = conn.execute(_pg(WRITE_STATE), (self.session,))
                 tail = (
-                    conn.execute(
-                        _pg(TAIL_FROM), (self.session, tail_from), binary=True
-                    )
+                    conn.execute(_pg(TAIL_FROM), (self.session, tail_from), binary=True)
                     if tail_from is not None
                     else None
                 )
@@ -307,7 +337,12 @@ class PostgresStore(RowStore):
 
     def _notify(self, sql: Any, txn: Any) -> None:
         payload = json.dumps(
-            {"session": self.session, "size": txn.size, "generation": txn.generation}
+            {
+                "session": self.session,
+                "size": txn.size,
+                "generation": txn.generation,
+                "writer": self._writer,
+            }
         )
         sql.run("SELECT pg_notify(?, ?)", (CHANNEL, payload))
 
@@ -327,19 +362,18 @@ class PostgresStore(RowStore):
         self.listen()
         listener = self._listener
         assert listener is not None
-        conn = self._conn
-        own = conn.info.backend_pid if conn is not None and not conn.closed else None
         deadline = time.monotonic() + timeout
         while True:
             remaining = max(0.0, deadline - time.monotonic())
             for note in listener.notifies(timeout=remaining, stop_after=1):
-                if note.pid == own:
-                    continue  # our own commit
                 try:
-                    session = json.loads(note.payload).get("session")
+                    payload = json.loads(note.payload)
+                    session, writer = payload.get("session"), payload.get("writer")
                 except (ValueError, AttributeError):
                     continue
-                if session == self.session:
+                # Our own commit is known by our mark, not by the connection: a pooled
+                # connection commits for several stores.
+                if session == self.session and writer != self._writer:
                     return True
             if time.monotonic() >= deadline:
                 return False
