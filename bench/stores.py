@@ -73,18 +73,22 @@ def _first_append(target: str, repeat: int) -> float:
 
 
 def _appends_per_second(target: str, workers: int, count: int, workdir: Path) -> float:
+    command = [sys.executable, "-m", "bench.stores", "--worker", target, str(count)]
+    elapsed = _timed_workers([command] * workers, workdir, target)
+    return workers * count / elapsed
+
+
+def _timed_workers(commands: list[list[str]], workdir: Path, what: str) -> float:
+    """Seconds from the start signal until every worker process is done. Each command gets
+    the start signal's path as its last argument and says "ready" once it has opened its
+    sessions."""
     go = workdir / f"go-{uuid.uuid4().hex}"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     children = [
-        subprocess.Popen(
-            [sys.executable, "-m", "bench.stores", "--worker", target, str(count), str(go)],
-            stdout=subprocess.PIPE,
-            env=env,
-            text=True,
-        )
-        for _ in range(workers)
+        subprocess.Popen([*command, str(go)], stdout=subprocess.PIPE, env=env, text=True)
+        for command in commands
     ]
-    for child in children:  # each says "ready" once it has opened the session
+    for child in children:
         assert child.stdout is not None
         child.stdout.readline()
     start = time.perf_counter()
@@ -92,10 +96,10 @@ def _appends_per_second(target: str, workers: int, count: int, workdir: Path) ->
     for child in children:
         child.communicate()
         if child.returncode != 0:
-            raise RuntimeError(f"a bench worker on {target} failed")
+            raise RuntimeError(f"a bench worker on {what} failed")
     elapsed = time.perf_counter() - start
     go.unlink()
-    return workers * count / elapsed
+    return elapsed
 
 
 def measure_stores(path: Path, workdir: Path, repeat: int = 3) -> dict[str, float]:
@@ -126,35 +130,16 @@ def measure_stores(path: Path, workdir: Path, repeat: int = 3) -> dict[str, floa
 def _many_sessions(base: str, workdir: Path) -> float:
     """Appends/s in total of 64 workers on 64 new sessions of one database: 8 processes of 8
     threads, each process's sessions sharing a pool of 4 connections."""
-    go = workdir / f"go-{uuid.uuid4().hex}"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    children = []
-    for _ in range(MANY_PROCESSES):
-        names = [f"many-{uuid.uuid4().hex[:12]}" for _ in range(MANY_PER_PROCESS)]
-        command = [sys.executable, "-m", "bench.stores", "--pooled-worker", base]
-        children.append(
-            subprocess.Popen(
-                [*command, str(MANY_APPENDS), str(go), *names],
-                stdout=subprocess.PIPE,
-                env=env,
-                text=True,
-            )
-        )
-    for child in children:
-        assert child.stdout is not None
-        child.stdout.readline()
-    start = time.perf_counter()
-    go.touch()
-    for child in children:
-        child.communicate()
-        if child.returncode != 0:
-            raise RuntimeError(f"a pooled bench worker on {base} failed")
-    elapsed = time.perf_counter() - start
-    go.unlink()
+    command = [sys.executable, "-m", "bench.stores", "--pooled-worker", base, str(MANY_APPENDS)]
+    commands = [
+        [*command, ",".join(f"many-{uuid.uuid4().hex[:12]}" for _ in range(MANY_PER_PROCESS))]
+        for _ in range(MANY_PROCESSES)
+    ]
+    elapsed = _timed_workers(commands, workdir, base)
     return MANY_PROCESSES * MANY_PER_PROCESS * MANY_APPENDS / elapsed
 
 
-def _pooled_worker(base: str, count: int, go: Path, names: list[str]) -> None:
+def _pooled_worker(base: str, count: int, names: list[str], go: Path) -> None:
     import threading
 
     from contextree.session.tree import SessionTree
@@ -196,7 +181,8 @@ def _worker(target: str, count: int, go: Path) -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--worker":
         _worker(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))
-    elif len(sys.argv) > 5 and sys.argv[1] == "--pooled-worker":
-        _pooled_worker(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]), sys.argv[5:])
+    elif len(sys.argv) == 6 and sys.argv[1] == "--pooled-worker":
+        names = sys.argv[4].split(",")
+        _pooled_worker(sys.argv[2], int(sys.argv[3]), names, Path(sys.argv[5]))
     else:
         sys.exit("usage: python -m bench.stores --worker TARGET COUNT GOFILE (internal)")
