@@ -181,3 +181,25 @@ def test_no_import_cycle_between_modules_of_a_package() -> None:
 def test_the_known_cycles_still_exist() -> None:
     found = {frozenset(cycle) for cycle in _cycles_inside_packages()}
     assert found >= KNOWN_CYCLES, "a known cycle is gone: remove it from KNOWN_CYCLES"
+
+
+def _private_imports(package: Path) -> list[str]:
+    """``module: name`` for every underscore name a module of ``package`` imports from a
+    sibling module."""
+    found = []
+    prefix = ".".join(("contextree", *package.relative_to(SOURCE).parts))
+    for path in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(prefix + "."):
+                found += [
+                    f"{path.stem}: {alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.startswith("__")
+                ]
+    return found
+
+
+def test_the_offline_summarizer_modules_share_no_private_names() -> None:
+    # Issue 29 point 6: split from one file, its modules imported 143 private names from
+    # each other; what a sibling uses is public (small surfaces, no underscores).
+    assert _private_imports(SOURCE / "compaction" / "offline") == []

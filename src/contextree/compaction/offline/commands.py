@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from contextree.compaction.offline.digest import _COMMAND_CHARS, _ERROR_CHARS, _Command
+from contextree.compaction.offline.digest import COMMAND_CHARS, ERROR_CHARS, Command
 from contextree.compaction.offline.specifics import has_specifics
-from contextree.compaction.offline.text import _add, _clip, _words
+from contextree.compaction.offline.text import add_once, clip, words_of
 
 _EXIT_CODE = re.compile(
     r"(?i)(?:command exited with code|exit(?:ed with)? (?:code|status):?)\s*(-?\d+)"
@@ -16,7 +16,7 @@ _CANCELLED = re.compile(
     r"(?i)\bcommand (?:aborted|cancelled|canceled|timed out)\b|\(command cancelled\)"
 )
 _TRUNCATED = re.compile(r"\[\.\.\. \d+ more characters truncated\]")
-_ERROR_LINE = re.compile(
+ERROR_LINE = re.compile(
     r"Traceback \(most recent call last\)"
     r"|\b[A-Z]\w*(?:Error|Exception)\b|\bError\b"
     r"|\b(?:error|fatal|panic)\b\s*(?:[A-Za-z]+\d+\s*)?:"
@@ -35,19 +35,19 @@ _STRICT_ERROR = re.compile(
 )
 
 _NO_MATCH_PROGRAMS: Final = frozenset({"grep", "rg", "ag", "ack", "diff", "cmp", "test", "["})
-_INSPECTION_PROGRAMS: Final = _words(
+_INSPECTION_PROGRAMS: Final = words_of(
     "grep rg ag ack cat head tail less more ls tree find fd wc echo printf pwd which "
     "whereis type file stat du df date whoami env printenv uname hostname id nl sort uniq "
     "cut jq yq column basename dirname realpath readlink sleep true code open"
 )
-_GIT_INSPECTION: Final = _words(
+_GIT_INSPECTION: Final = words_of(
     "status diff log show branch remote rev-parse blame ls-files grep describe"
 )
 _CD_PREFIX = re.compile(r"cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
 _ENV_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=\S*")
 
 
-def _bash_outcome(command: str, text: str) -> tuple[str, int | None, str | None]:
+def bash_outcome(command: str, text: str) -> tuple[str, int | None, str | None]:
     """(status, exit code, first error line) of one run, read from its output.
 
     pi appends "Command exited with code N" only for a non-zero code, so no such line means
@@ -63,14 +63,14 @@ def _bash_outcome(command: str, text: str) -> tuple[str, int | None, str | None]
         exit_code, status = None, "unknown"
     else:
         return "ok", None, None
-    strict = _error_lines(text, strict=True)
+    strict = error_lines(text, strict=True)
     if status == "unknown":
         return ("failed", None, strict[0]) if strict else ("unknown", None, None)
     if status == "ok":
         return "ok", exit_code, None
     if exit_code == 1 and not strict and _program(command)[0] in _NO_MATCH_PROGRAMS:
         return "ok", exit_code, None  # grep and friends say "no match" with exit code 1
-    errors = strict or _error_lines(text) or _last_lines(text)
+    errors = strict or error_lines(text) or _last_lines(text)
     # A traceback's header says nothing; its last line names the exception.
     errors = sorted(errors, key=lambda line: line.startswith("Traceback"))
     return "failed", exit_code, errors[0] if errors else None
@@ -84,7 +84,7 @@ _COUNTS = re.compile(
 _RESULT_CHARS: Final = 200
 
 
-def _result_line(text: str, *, counts_only: bool = False) -> str | None:
+def result_line(text: str, *, counts_only: bool = False) -> str | None:
     """What a run reported, as it said it: the last line with counts (``41 passed in 0.93s``),
     or the whole output when it is short and names something specific."""
     cuts = list(_TRUNCATED.finditer(text))
@@ -102,7 +102,7 @@ def _result_line(text: str, *, counts_only: bool = False) -> str | None:
     ]
     for line in reversed(lines):
         if _COUNTS.search(line):
-            return _clip(line.strip("=- "), _RESULT_CHARS)
+            return clip(line.strip("=- "), _RESULT_CHARS)
     body = " ".join(lines)
     if (
         not counts_only
@@ -122,26 +122,26 @@ _WRITES = re.compile(
 )
 
 
-def _written_paths(command: str) -> list[str]:
+def written_paths(command: str) -> list[str]:
     """Files a shell command writes: ``sed -i ... file``, ``tee file``, ``> file``."""
     found: list[str] = []
     for line in command.splitlines():
         for match in _WRITES.finditer(line.strip()):
             path = match.group("a") or match.group("b") or match.group("c")
             if path and not path.startswith("/dev/"):
-                _add(found, path)
+                add_once(found, path)
     return found
 
 
-def _error_lines(text: str, limit: int = 3, *, strict: bool = False) -> list[str]:
-    pattern = _STRICT_ERROR if strict else _ERROR_LINE
+def error_lines(text: str, limit: int = 3, *, strict: bool = False) -> list[str]:
+    pattern = _STRICT_ERROR if strict else ERROR_LINE
     found: list[str] = []
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or _EXIT_CODE.search(stripped) or _TRUNCATED.search(stripped):
             continue
         if pattern.search(stripped):
-            _add(found, _clip(stripped, _ERROR_CHARS))
+            add_once(found, clip(stripped, ERROR_CHARS))
             if len(found) >= limit:
                 break
     return found
@@ -160,7 +160,7 @@ def _program(command: str) -> tuple[str, str]:
     return words[0].rsplit("/", 1)[-1], words[1] if len(words) > 1 else ""
 
 
-def _inspection_name(command: str) -> str | None:
+def inspection_name(command: str) -> str | None:
     """A name for a read-only command (grep, ls, git status ...), or None for anything else."""
     if re.search(r"(?<![0-9&>])>{1,2}(?![&>])", command):
         return None  # writes a file
@@ -172,7 +172,7 @@ def _inspection_name(command: str) -> str | None:
     return program if program in _INSPECTION_PROGRAMS else None
 
 
-def _family(command: str) -> str:
+def command_family(command: str) -> str:
     """The first words of a command, so a later ``npm run check | tail`` fixes ``npm run check``
     (``cd x &&`` and ``VAR=value`` prefixes left out)."""
     rest = command.strip()
@@ -188,7 +188,7 @@ def _family(command: str) -> str:
 def _families(command: str) -> set[str]:
     """Every family a successful command vouches for: each step of an ``a && b`` chain ran and
     succeeded."""
-    return {_family(step) for step in re.split(r"\s*&&\s*", command) if step.strip()}
+    return {command_family(step) for step in re.split(r"\s*&&\s*", command) if step.strip()}
 
 
 def _last_lines(text: str) -> list[str]:
@@ -197,30 +197,32 @@ def _last_lines(text: str) -> list[str]:
         if stripped and not (_EXIT_CODE.search(stripped) or _TRUNCATED.search(stripped)):
             if stripped in ("(no output)", "```"):
                 continue
-            return [_clip(stripped, _ERROR_CHARS)]
+            return [clip(stripped, ERROR_CHARS)]
     return []
 
 
-def _command_text(command: str) -> str:
+def command_text(command: str) -> str:
     lines = [line for line in command.strip().splitlines() if line.strip()]
     if not lines:
         return ""
     first = lines[0].strip()
     if len(lines) > 1:
         first += " …"
-    return _clip(first, _COMMAND_CHARS)
+    return clip(first, COMMAND_CHARS)
 
 
-def _resolved_failures(commands: dict[str, _Command]) -> set[str]:
+def resolved_failures(commands: dict[str, Command]) -> set[str]:
     """Failed commands made obsolete by a later run of the same family (``npm run check``
     after ``cd x && npm run check | head``): that later run tells the current state."""
     latest: dict[str, int] = {}
     for command in commands.values():
-        families = _families(command.text) if command.status == "ok" else {_family(command.text)}
+        families = (
+            _families(command.text) if command.status == "ok" else {command_family(command.text)}
+        )
         for family in families:
             latest[family] = max(latest.get(family, -1), command.seq)
     return {
         command.text
         for command in commands.values()
-        if command.status == "failed" and latest[_family(command.text)] > command.seq
+        if command.status == "failed" and latest[command_family(command.text)] > command.seq
     }

@@ -13,65 +13,65 @@ from collections.abc import Sequence
 from typing import Final, cast
 
 from contextree.compaction.offline.commands import (
-    _ERROR_LINE,
-    _bash_outcome,
-    _command_text,
-    _error_lines,
-    _inspection_name,
-    _result_line,
-    _written_paths,
+    ERROR_LINE,
+    bash_outcome,
+    command_text,
+    error_lines,
+    inspection_name,
+    result_line,
+    written_paths,
 )
 from contextree.compaction.offline.digest import (
-    _ERROR_CHARS,
-    _REQUEST_CHARS,
-    _SENTENCE_CHARS,
-    _WAITING,
-    _Command,
-    _Digest,
-    _FileChange,
+    ERROR_CHARS,
+    REQUEST_CHARS,
+    SENTENCE_CHARS,
+    WAITING,
+    Command,
+    Digest,
+    FileChange,
 )
 from contextree.compaction.offline.parts import (
-    _call_command,
-    _call_path,
-    _parse_tool_calls,
-    _Part,
-    _split_parts,
-    _ToolCall,
+    Part,
+    ToolCall,
+    call_command,
+    call_path,
+    parse_tool_calls,
+    split_parts,
 )
-from contextree.compaction.offline.previous import _digest_summary, _merge
+from contextree.compaction.offline.previous import digest_summary, merge_digest
 from contextree.compaction.offline.prose import (
-    _CONSTRAINT,
-    _DONE_WORDS,
-    _FILE_EXTENSIONS,
-    _FIRM_PREFERENCE,
-    _PATH,
-    _PREFERENCE_LINE,
-    _PROSE_ERROR,
-    _RULE_START,
-    _STATUS,
-    _TODO,
-    _USER_DECISION,
-    _answers,
-    _asked,
-    _decision,
-    _listed_rules,
-    _noted_fact,
-    _pending_question,
-    _planned_steps,
-    _reports_done,
+    CONSTRAINT,
+    DONE_WORDS,
+    FILE_EXTENSIONS,
+    FIRM_PREFERENCE,
+    PATH,
+    PREFERENCE_LINE,
+    PROSE_ERROR,
+    RULE_START,
+    STATUS,
+    TODO_STATEMENT,
+    USER_DECISION,
+    answers_question,
+    decision_in,
+    listed_rules,
+    noted_fact,
+    pending_question_in,
+    planned_steps,
+    question_asked,
+    reports_done,
 )
 from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import (
-    _FENCE,
-    _LIST_MARKER,
-    _add,
-    _add_grouped,
-    _clip,
-    _focus_words,
-    _mentions,
-    _one_line,
-    _sentences,
-    _similar,
+    FENCE,
+    LIST_MARKER,
+    add_grouped,
+    add_once,
+    clip,
+    focus_words_of,
+    mentions,
+    one_line,
+    similar,
+    split_sentences,
 )
 from contextree.entries.types import LlmMessage
 
@@ -100,7 +100,7 @@ _NOTED_PER_MESSAGE: Final = 4
 _MIN_REQUEST_WORDS: Final = 3
 
 
-def _as_user(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
+def as_user(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
     """System/developer messages read as the user's: pi's serialization leaves them out, but
     what they say must survive a compaction like the user's own words (issue 25 item 1)."""
     return [
@@ -115,8 +115,8 @@ def _prose_lines(text: str) -> list[str]:
     """The lines of a user's message that are their own words: not code blocks, pasted logs,
     JSON, stack traces or quoted output."""
     lines = []
-    for line in _FENCE.sub("\n", text).splitlines():
-        stripped = _LIST_MARKER.sub("", line).strip()
+    for line in FENCE.sub("\n", text).splitlines():
+        stripped = LIST_MARKER.sub("", line).strip()
         if len(stripped) < 8 or _PASTED.match(stripped):
             continue
         letters = sum(c.isalpha() or c.isspace() for c in stripped)
@@ -134,28 +134,28 @@ _FINISHED = re.compile(
 
 def _reports_finished(text: str) -> bool:
     """Whether the assistant's last message says the work is finished, with no TODO left."""
-    prose = _FENCE.sub("\n", text)
-    if _TODO.search(prose):
+    prose = FENCE.sub("\n", text)
+    if TODO_STATEMENT.search(prose):
         return False
-    sentences = _sentences(prose)
+    sentences = split_sentences(prose)
     return any(_FINISHED.search(sentence) for sentence in sentences[:3])
 
 
-def _digest_conversation(text: str, *, focus: str | None) -> _Digest:
+def digest_conversation(text: str, *, focus: str | None) -> Digest:
     reader = _ConversationReader(focus)
-    for part in _split_parts(text):
+    for part in split_parts(text):
         reader.feed(part)
     return reader.finish()
 
 
 class _ConversationReader:
-    """Walks the parts of one serialized conversation and fills a :class:`_Digest`."""
+    """Walks the parts of one serialized conversation and fills a :class:`Digest`."""
 
     def __init__(self, focus: str | None) -> None:
-        self.digest = _Digest(focus=focus)
-        self.focus_words = _focus_words(focus)
-        self.pending: list[tuple[_ToolCall, str]] = []
-        self.last_calls: list[_ToolCall] = []
+        self.digest = Digest(focus=focus)
+        self.focus_words = focus_words_of(focus)
+        self.pending: list[tuple[ToolCall, str]] = []
+        self.last_calls: list[ToolCall] = []
         self.last_role = ""
         self.last_text = ""
         self.latest_request = ""
@@ -164,7 +164,7 @@ class _ConversationReader:
         self.asked: list[str] = []
         self.seq = 0
 
-    def feed(self, part: _Part) -> None:
+    def feed(self, part: Part) -> None:
         self.digest.active = True
         match part.role:
             case "user":
@@ -192,22 +192,22 @@ class _ConversationReader:
         if text.startswith(("<system-reminder>", "<file ")) or _SLASH_COMMAND.fullmatch(text):
             return
         d = self.digest
-        request = _one_line(text)
+        request = one_line(text)
         scanned = text[:_USER_SCAN_CHARS]
-        rules, rules_at = _listed_rules(scanned)
+        rules, rules_at = listed_rules(scanned)
         if not d.goal:
             # The goal is what the user asks for; a list of rules after it is kept whole
             # under Constraints instead of cut into the goal's length.
-            d.goal = _clip(_one_line(text[:rules_at]) if rules_at else request, _GOAL_CHARS)
-        elif len(request.split()) >= _MIN_REQUEST_WORDS and not _similar(request, d.goal):
+            d.goal = clip(one_line(text[:rules_at]) if rules_at else request, _GOAL_CHARS)
+        elif len(request.split()) >= _MIN_REQUEST_WORDS and not similar(request, d.goal):
             # Near-duplicates ("run the tests again") are counted, not listed again.
-            _add_grouped(d.requests, d.request_counts, self._clip(request, _REQUEST_CHARS))
+            add_grouped(d.requests, d.request_counts, self._clip(request, REQUEST_CHARS))
         self.latest_request = request
         self.last_role = "user"
         self.question_open = False
         for item, preference in rules:
             kept = self._clip(item, _USER_LINE_CHARS)
-            _add(d.preferences if preference else d.constraints, kept)
+            add_once(d.preferences if preference else d.constraints, kept)
         listed = {item for item, _ in rules}
         for line in _prose_lines(scanned):
             if line in listed:
@@ -215,21 +215,21 @@ class _ConversationReader:
             # The user's whole line, verbatim: a sentence alone ("That has to keep working.")
             # loses what "that" is.
             whole = self._clip(line, _USER_LINE_CHARS)
-            sentences = _sentences(line)
-            if line.endswith(":") or (_ERROR_LINE.search(line) and not _RULE_START.match(line)):
+            sentences = split_sentences(line)
+            if line.endswith(":") or (ERROR_LINE.search(line) and not RULE_START.match(line)):
                 continue  # introduces something pasted, or quotes an error message
-            if _USER_DECISION.match(line) and len(line.split()) >= _MIN_REQUEST_WORDS:
+            if USER_DECISION.match(line) and len(line.split()) >= _MIN_REQUEST_WORDS:
                 # The user's own choice is kept whole, in their words, as a decision.
-                _add(d.decisions, f"User: {whole}")
+                add_once(d.decisions, f"User: {whole}")
                 continue
             # A question ("why don't we ...?") asks, it does not set a rule.
-            if any(_CONSTRAINT.search(x) and not x.endswith("?") for x in sentences):
-                _add(d.constraints, whole)
-            elif _PREFERENCE_LINE.search(line):
-                firm = _FIRM_PREFERENCE.search(line) is not None
-                _add(d.constraints if firm else d.preferences, whole)
-        for error in _error_lines(_FENCE.sub("", scanned), strict=True):
-            _add(d.errors, error)
+            if any(CONSTRAINT.search(x) and not x.endswith("?") for x in sentences):
+                add_once(d.constraints, whole)
+            elif PREFERENCE_LINE.search(line):
+                firm = FIRM_PREFERENCE.search(line) is not None
+                add_once(d.constraints if firm else d.preferences, whole)
+        for error in error_lines(FENCE.sub("", scanned), strict=True):
+            add_once(d.errors, error)
         self._user_facts(text)
         self._user_status(scanned)
         self._answered(text)
@@ -243,24 +243,24 @@ class _ConversationReader:
 
         def add(statement: str) -> None:
             if not any(statement in line for line in shown):
-                _add(d.facts, statement)
+                add_once(d.facts, statement)
 
-        whole = _one_line(_FENCE.sub(" ", text))
+        whole = one_line(FENCE.sub(" ", text))
         # A short message is kept whole, unless it asks something (a question is a request).
         short = len(whole) <= _USER_LINE_CHARS and "?" not in whole
         if short and has_specifics(whole) and not _PASTED.match(whole):
             add(whole)
             return
         for line in _prose_lines(text[:_USER_SCAN_CHARS]):
-            for sentence in _sentences(line):
+            for sentence in split_sentences(line):
                 if not sentence.endswith(("?", ":")) and has_specifics(sentence):
                     add(self._clip(sentence, _USER_LINE_CHARS))
 
     def _clip(self, text: str, limit: int) -> str:
         # What the custom instructions ask about is kept whole (issue 25 item 6).
-        if self.focus_words and _mentions(text, self.focus_words):
+        if self.focus_words and mentions(text, self.focus_words):
             return text
-        return _clip(text, limit)
+        return clip(text, limit)
 
     def _user_status(self, text: str) -> None:
         # The user's own account of where the work stands is the latest status too; their
@@ -268,19 +268,19 @@ class _ConversationReader:
         status = [
             sentence
             for line in _prose_lines(text)
-            for sentence in _sentences(line)
-            if _STATUS.search(sentence) and not sentence.endswith("?")
+            for sentence in split_sentences(line)
+            if STATUS.search(sentence) and not sentence.endswith("?")
         ]
         if status:
-            self.digest.status = _clip(" ".join(status), _STATE_CHARS)
+            self.digest.status = clip(" ".join(status), _STATE_CHARS)
 
     def _answered(self, text: str) -> None:
         # A question the user's next message does not take up stays open (issue 25 item 2).
         d = self.digest
-        d.user_said.append(_clip(_one_line(text), _USER_SCAN_CHARS))
+        d.user_said.append(clip(one_line(text), _USER_SCAN_CHARS))
         for question in self.asked:
-            if not _answers(text, question):
-                _add(d.open_questions, _clip(question, _USER_LINE_CHARS))
+            if not answers_question(text, question):
+                add_once(d.open_questions, clip(question, _USER_LINE_CHARS))
         self.asked = []
 
     def _user_bash(self, command: str, output: str) -> None:
@@ -289,7 +289,7 @@ class _ConversationReader:
         self._finish_command(command, output)
 
     def _start_command(self, command: str) -> None:
-        inspection = _inspection_name(command)
+        inspection = inspection_name(command)
         if inspection:
             inspections = self.digest.inspections
             inspections[inspection] = inspections.get(inspection, 0) + 1
@@ -297,14 +297,14 @@ class _ConversationReader:
             self._command(command).runs += 1
 
     def _finish_command(self, command: str, output: str) -> None:
-        status, exit_code, error = _bash_outcome(command, output)
+        status, exit_code, error = bash_outcome(command, output)
         if error:
-            _add(self.digest.errors, error)
-        result = _result_line(output, counts_only=status == "failed")
-        if _inspection_name(command):
+            add_once(self.digest.errors, error)
+        result = result_line(output, counts_only=status == "failed")
+        if inspection_name(command):
             if result:
                 # What a read-only command printed, when short and specific, is a fact learned.
-                _add(self.digest.noted, f"`{_command_text(command)}` printed: {result}")
+                add_once(self.digest.noted, f"`{command_text(command)}` printed: {result}")
             return
         self.seq += 1
         record = self._command(command)
@@ -316,61 +316,63 @@ class _ConversationReader:
             return
         self.last_text = text
         self.last_role = "assistant"
-        self.question_open = _pending_question(text) is not None
-        self.asked = _asked(text)
+        self.question_open = pending_question_in(text) is not None
+        self.asked = question_asked(text)
         d = self.digest
         status: list[str] = []
         noted = 0
-        for sentence in _sentences(_FENCE.sub("\n", text)):
-            decision = _decision(sentence)
+        for sentence in split_sentences(FENCE.sub("\n", text)):
+            decision = decision_in(sentence)
             if decision:
-                _add(d.decisions, decision)
-            elif _STATUS.search(sentence) and not sentence.endswith("?"):
+                add_once(d.decisions, decision)
+            elif STATUS.search(sentence) and not sentence.endswith("?"):
                 status.append(sentence)
-            elif _PROSE_ERROR.search(sentence) and not _DONE_WORDS.search(sentence):
+            elif PROSE_ERROR.search(sentence) and not DONE_WORDS.search(sentence):
                 # What the assistant said about an error: kept as said, not claimed still open
                 # (a later fix may not name it).
-                _add(d.noted, _clip(sentence, _ERROR_CHARS))
+                add_once(d.noted, clip(sentence, ERROR_CHARS))
             elif (
-                noted < _NOTED_PER_MESSAGE and _noted_fact(sentence) and not _TODO.search(sentence)
+                noted < _NOTED_PER_MESSAGE
+                and noted_fact(sentence)
+                and not TODO_STATEMENT.search(sentence)
             ):
-                _add(d.noted, _clip(sentence, _SENTENCE_CHARS))
+                add_once(d.noted, clip(sentence, SENTENCE_CHARS))
                 noted += 1
         if status:
             # The latest statement of where the work stands replaces the earlier one.
-            d.status = _clip(" ".join(status), _STATE_CHARS)
+            d.status = clip(" ".join(status), _STATE_CHARS)
         self._todos(text)
         self._changed_in_prose(text)
         self._notice(text)
 
     def _todos(self, text: str) -> None:
         d = self.digest
-        prose = _FENCE.sub("\n", text)
+        prose = FENCE.sub("\n", text)
         for line in prose.splitlines():
             stripped = line.strip()
-            if stripped and _TODO.search(stripped):
-                _add(d.todos, _clip(stripped.lstrip("-* ").strip(), _TODO_CHARS))
+            if stripped and TODO_STATEMENT.search(stripped):
+                add_once(d.todos, clip(stripped.lstrip("-* ").strip(), _TODO_CHARS))
         # A later message that reports one done closes it; earlier summaries' TODOs are
         # closed the same way when the digests are merged.
-        d.todos = [todo for todo in d.todos if not _reports_done(prose, todo)]
-        for sentence in _sentences(prose):
-            if _DONE_WORDS.search(sentence) and not _TODO.search(sentence):
-                d.done_reports.append(_clip(sentence, _TODO_CHARS))
+        d.todos = [todo for todo in d.todos if not reports_done(prose, todo)]
+        for sentence in split_sentences(prose):
+            if DONE_WORDS.search(sentence) and not TODO_STATEMENT.search(sentence):
+                d.done_reports.append(clip(sentence, _TODO_CHARS))
 
     def _changed_in_prose(self, text: str) -> None:
         # "I updated `docs/api.md`": a file changed without a write/edit call (a shell
         # command, an earlier session, another tool).
-        prose = _FENCE.sub("", text)
+        prose = FENCE.sub("", text)
         for match in _CHANGED_IN_PROSE.finditer(prose):
-            path = _PATH.match(prose, match.end()) or _PATH.match(prose, match.end() + 1)
+            path = PATH.match(prose, match.end()) or PATH.match(prose, match.end() + 1)
             if path:
                 name = path.group(1) or path.group(0)
-                change = self.digest.edits.setdefault(name, _FileChange())
+                change = self.digest.edits.setdefault(name, FileChange())
                 if not change.ops:
                     change.ops["said"] = 1
 
     def _calls(self, text: str) -> None:
-        calls = _parse_tool_calls(text)
+        calls = parse_tool_calls(text)
         if not calls:
             return
         d = self.digest
@@ -380,17 +382,17 @@ class _ConversationReader:
         self.question_open = False
         for call in calls:
             kind = _FILE_TOOLS.get(call.name, "")
-            path = _call_path(call)
-            command = _call_command(call) if call.name == "bash" else ""
+            path = call_path(call)
+            command = call_command(call) if call.name == "bash" else ""
             if kind == "read" and path:
                 d.reads.setdefault(path, None)
             elif kind in ("write", "edit") and path:
-                change = d.edits.setdefault(path, _FileChange())
+                change = d.edits.setdefault(path, FileChange())
                 change.ops[kind] = change.ops.get(kind, 0) + 1
             elif command:
                 self._start_command(command)
-                for written in _written_paths(command):
-                    change = d.edits.setdefault(written, _FileChange())
+                for written in written_paths(command):
+                    change = d.edits.setdefault(written, FileChange())
                     change.ops["bash"] = change.ops.get("bash", 0) + 1
                 kind = "bash"
             else:
@@ -407,55 +409,55 @@ class _ConversationReader:
         call, kind = self.pending.pop(0)
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
         if kind == "bash":
-            self._finish_command(_call_command(call), text)
+            self._finish_command(call_command(call), text)
             return
-        failed = bool(_ERROR_LINE.search(first_line)) and not first_line.startswith("Successfully")
+        failed = bool(ERROR_LINE.search(first_line)) and not first_line.startswith("Successfully")
         if kind == "read":
             # A file's content may well contain "Error"; only a short answer is a failure.
             failed = failed and len(text) < 500
         if kind in ("write", "edit"):
-            change = self.digest.edits[_call_path(call)]
+            change = self.digest.edits[call_path(call)]
             change.failed_last = failed
             if failed:
                 change.failures += 1
-                change.error = _clip(first_line, _ERROR_CHARS)
+                change.error = clip(first_line, ERROR_CHARS)
         if failed:
-            _add(self.digest.errors, _clip(first_line, _ERROR_CHARS))
+            add_once(self.digest.errors, clip(first_line, ERROR_CHARS))
 
-    def _command(self, command: str) -> _Command:
-        key = _command_text(command)
-        return self.digest.commands.setdefault(key, _Command(key))
+    def _command(self, command: str) -> Command:
+        key = command_text(command)
+        return self.digest.commands.setdefault(key, Command(key))
 
     def _notice(self, text: str) -> None:
         d = self.digest
-        for match in _PATH.finditer(_FENCE.sub("", text)):
+        for match in PATH.finditer(FENCE.sub("", text)):
             bare = match.group(1)
             # A bare `name.ext` in backticks is a file only with a file's extension, not
             # `TodoCreate.title` or `os.environ`.
-            if bare is None or bare.rsplit(".", 1)[1].lower() in _FILE_EXTENSIONS:
+            if bare is None or bare.rsplit(".", 1)[1].lower() in FILE_EXTENSIONS:
                 d.mentioned.setdefault(bare or match.group(0), None)
         if self.focus_words:
-            for sentence in _sentences(text):
-                if _mentions(sentence, self.focus_words):
-                    _add(d.focus_notes, _clip(sentence, _SENTENCE_CHARS))
+            for sentence in split_sentences(text):
+                if mentions(sentence, self.focus_words):
+                    add_once(d.focus_notes, clip(sentence, SENTENCE_CHARS))
 
-    def finish(self) -> _Digest:
+    def finish(self) -> Digest:
         d = self.digest
-        latest = _clip(self.latest_request, _REQUEST_CHARS)
+        latest = clip(self.latest_request, REQUEST_CHARS)
         if self.question_open:
-            d.pending_question = _pending_question(self.last_text)
+            d.pending_question = pending_question_in(self.last_text)
         else:
             for question in self.asked:
-                _add(d.open_questions, _clip(question, _USER_LINE_CHARS))
+                add_once(d.open_questions, clip(question, _USER_LINE_CHARS))
         if self.last_text:
-            d.last_state = _clip(_one_line(self.last_text), _STATE_CHARS)
+            d.last_state = clip(one_line(self.last_text), _STATE_CHARS)
         if self.last_role != "result":
             d.last_output = None
         elif d.last_output is not None:
-            d.last_output = _clip(_one_line(d.last_output), 300)
+            d.last_output = clip(one_line(d.last_output), 300)
         # Whether the latest request is finished is read from the assistant's last words
         # ("Sorting is in.", "Done: ..."); otherwise it stays in progress until the user moves
-        # on to another one (see _merge).
+        # on to another one (see merge_digest).
         # A question may follow the report ("Sorting is in. ... Should I add it?").
         finished = self.last_role == "assistant" and _reports_finished(self.last_text)
         d.finished = bool(latest) and finished
@@ -464,7 +466,7 @@ class _ConversationReader:
         elif latest:
             d.in_progress.append(latest)
         if d.pending_question:
-            d.in_progress.append(_WAITING)
+            d.in_progress.append(WAITING)
             d.next_steps.append("Wait for the user's answer to the pending question.")
         elif self.last_role == "user" and latest:
             d.next_steps.append(f"Respond to the latest user request: {latest}")
@@ -472,14 +474,14 @@ class _ConversationReader:
             d.last_action = "; ".join(call.describe() for call in self.last_calls[:3])
             d.next_steps.append("Check the result of the last action, then continue the work.")
         elif self.last_role == "assistant":
-            for step in _planned_steps(self.last_text):
-                _add(d.next_steps, step)
+            for step in planned_steps(self.last_text):
+                add_once(d.next_steps, step)
             if not d.next_steps and latest and not finished:
                 d.next_steps.append(
                     "Check whether the latest request is complete and finish it if not."
                 )
         d.focus_notes = d.focus_notes[-12:]
-        merged = _Digest()
+        merged = Digest()
         for body in self.embedded:
-            merged = _merge(merged, _digest_summary(body))
-        return _merge(merged, d) if self.embedded else d
+            merged = merge_digest(merged, digest_summary(body))
+        return merge_digest(merged, d) if self.embedded else d

@@ -1,7 +1,7 @@
 """What the offline summarizer knows about a conversation: the digest and the line vocabulary.
 
 A conversation (``conversation.py``) and an earlier summary (``previous.py``) are both read into a
-:class:`_Digest`; ``items.py`` and ``render.py`` write it out. The labels and generated next steps
+:class:`Digest`; ``items.py`` and ``render.py`` write it out. The labels and generated next steps
 below are written by one side and recognized by the other, so they live here.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-_WAITING: Final = "Waiting for the user's answer to the pending question"
-_GENERATED_STEPS: Final = (
+WAITING: Final = "Waiting for the user's answer to the pending question"
+GENERATED_STEPS: Final = (
     "Wait for the user's answer",
     "Respond to the latest user request",
     "Check the result of the last action",
@@ -20,26 +20,26 @@ _GENERATED_STEPS: Final = (
     "Re-read `",
 )
 
-_REQUESTS_LABEL: Final = "Later requests from the user:"
-_ASKED: Final = " (asked {n} times)"
-_QUESTION_LABEL: Final = "**Pending question to the user** (verbatim):"
-_STATE_LABEL: Final = "**Last assistant state**:"
-_CONTEXT_LABEL: Final = "**Context**:"
-_ACTION_LABEL: Final = "**Last action before the cut**:"
-_OUTPUT_LABEL: Final = "**Latest tool output** (excerpt):"
-_STATUS_LABEL: Final = "**Current status**:"
-_NOTED_LABEL: Final = "Noted during the work:"
-_UNANSWERED_LABEL: Final = "**Unanswered question to the user**:"
-_LEFT_OUT: Final = "_{n} of the user's statements left out for the budget._"
+REQUESTS_LABEL: Final = "Later requests from the user:"
+ASKED: Final = " (asked {n} times)"
+QUESTION_LABEL: Final = "**Pending question to the user** (verbatim):"
+STATE_LABEL: Final = "**Last assistant state**:"
+CONTEXT_LABEL: Final = "**Context**:"
+ACTION_LABEL: Final = "**Last action before the cut**:"
+OUTPUT_LABEL: Final = "**Latest tool output** (excerpt):"
+STATUS_LABEL: Final = "**Current status**:"
+NOTED_LABEL: Final = "Noted during the work:"
+UNANSWERED_LABEL: Final = "**Unanswered question to the user**:"
+LEFT_OUT: Final = "_{n} of the user's statements left out for the budget._"
 
-_REQUEST_CHARS: Final = 240
-_SENTENCE_CHARS: Final = 240
-_COMMAND_CHARS: Final = 160
-_ERROR_CHARS: Final = 240
+REQUEST_CHARS: Final = 240
+SENTENCE_CHARS: Final = 240
+COMMAND_CHARS: Final = 160
+ERROR_CHARS: Final = 240
 
 
 @dataclass
-class _Command:
+class Command:
     """One distinct shell command and the outcome of its latest run."""
 
     text: str
@@ -79,7 +79,7 @@ class _Command:
 
 
 @dataclass
-class _FileChange:
+class FileChange:
     ops: dict[str, int] = field(default_factory=dict)
     failures: int = 0
     failed_last: bool = False
@@ -87,7 +87,7 @@ class _FileChange:
 
 
 @dataclass
-class _Digest:
+class Digest:
     """Facts in the order they happened; lists hold one-line texts without list markers."""
 
     goal: str = ""
@@ -111,8 +111,8 @@ class _Digest:
     left_out: int = 0
     """User statements an earlier summary left out for its budget."""
     reads: dict[str, None] = field(default_factory=dict)
-    edits: dict[str, _FileChange] = field(default_factory=dict)
-    commands: dict[str, _Command] = field(default_factory=dict)
+    edits: dict[str, FileChange] = field(default_factory=dict)
+    commands: dict[str, Command] = field(default_factory=dict)
     tools: dict[str, int] = field(default_factory=dict)
     inspections: dict[str, int] = field(default_factory=dict)
     """Read-only shell commands (grep, ls, git status ...) counted by program."""

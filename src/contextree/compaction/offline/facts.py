@@ -13,18 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from contextree.compaction.offline.commands import _resolved_failures
-from contextree.compaction.offline.conversation import _as_user, _digest_conversation
+from contextree.compaction.offline.commands import resolved_failures
+from contextree.compaction.offline.conversation import as_user, digest_conversation
 from contextree.compaction.offline.digest import (
-    _QUESTION_LABEL,
-    _STATUS_LABEL,
-    _UNANSWERED_LABEL,
-    _Digest,
+    QUESTION_LABEL,
+    STATUS_LABEL,
+    UNANSWERED_LABEL,
+    Digest,
 )
-from contextree.compaction.offline.items import _build_items, _Item
-from contextree.compaction.offline.previous import _digest_summary, _merge
-from contextree.compaction.offline.render import _FULL_LAYOUT, _fit, _Layout
-from contextree.compaction.offline.text import _clip, _estimate_tokens, _fit_text
+from contextree.compaction.offline.items import Item, build_items
+from contextree.compaction.offline.previous import digest_summary, merge_digest
+from contextree.compaction.offline.render import FULL_LAYOUT, Layout, fit_layout
+from contextree.compaction.offline.text import clip, estimate_tokens, fit_text
 from contextree.compaction.serialize import serialize_conversation
 from contextree.context.convert import convert_to_llm
 from contextree.entries.types import AgentMessage
@@ -42,11 +42,11 @@ RECORDED_FACTS_HEADING: Final = "## Recorded Facts (contextree)"
 """The heading of the section :func:`render_key_facts` writes; read back as its sub-sections."""
 _MAX_FILES: Final = 20
 _ITEM_CHARS: Final = 300
-_RECORDED_LAYOUT: Final[_Layout] = tuple(
+_RECORDED_LAYOUT: Final[Layout] = tuple(
     # The offline summary's sections, one level down under the recorded-facts heading (its
     # "Progress" parent heading dropped: the sub-sections stand on their own).
     ("### " + heading.lstrip("# "), style, keys)
-    for heading, style, keys in _FULL_LAYOUT
+    for heading, style, keys in FULL_LAYOUT
     if keys
 )
 _SAID_MIN_CHARS: Final = 24
@@ -78,11 +78,11 @@ class HandoffFacts:
     """Earlier questions to the user that no later message took up."""
 
 
-def _digest(messages: Sequence[AgentMessage], previous_summary: str | None) -> _Digest:
-    conversation = serialize_conversation(_as_user(convert_to_llm(messages)), keep_tail=True)
-    digest = _digest_conversation(conversation, focus=None)
+def _digest(messages: Sequence[AgentMessage], previous_summary: str | None) -> Digest:
+    conversation = serialize_conversation(as_user(convert_to_llm(messages)), keep_tail=True)
+    digest = digest_conversation(conversation, focus=None)
     if previous_summary and previous_summary.strip():
-        digest = _merge(_digest_summary(previous_summary), digest)
+        digest = merge_digest(digest_summary(previous_summary), digest)
     return digest
 
 
@@ -91,7 +91,7 @@ def extract_facts(
 ) -> HandoffFacts:
     """The facts of ``messages`` (pi AgentMessages), carried over from ``previous_summary``."""
     d = _digest(messages, previous_summary)
-    resolved = _resolved_failures(d.commands)
+    resolved = resolved_failures(d.commands)
     errors = [
         f"`{command.text}` failed ({command.status_note()})"
         + (f": {command.error}" if command.error else "")
@@ -131,15 +131,15 @@ def render_key_facts(facts: HandoffFacts, *, budget_tokens: int) -> str:
 
     def section(heading: str, items: Sequence[str]) -> None:
         if items:
-            lines = "\n".join(f"- {_clip(' '.join(item.split()), _ITEM_CHARS)}" for item in items)
+            lines = "\n".join(f"- {clip(' '.join(item.split()), _ITEM_CHARS)}" for item in items)
             blocks.append(f"### {heading}\n{lines}")
 
     section("Constraints & Preferences", facts.constraints)
-    status = [f"{_STATUS_LABEL} {facts.status}"] if facts.status else []
+    status = [f"{STATUS_LABEL} {facts.status}"] if facts.status else []
     section("Key Facts", [*status, *facts.facts])
-    questions = [f"{_UNANSWERED_LABEL} {q}" for q in facts.open_questions]
+    questions = [f"{UNANSWERED_LABEL} {q}" for q in facts.open_questions]
     if facts.pending_question:
-        questions.insert(0, f"{_QUESTION_LABEL} {facts.pending_question}")
+        questions.insert(0, f"{QUESTION_LABEL} {facts.pending_question}")
     section("Open Questions", questions)
     section("Open TODOs", facts.todos)
     section("Blocked", facts.open_errors)
@@ -151,7 +151,7 @@ def render_key_facts(facts: HandoffFacts, *, budget_tokens: int) -> str:
     if not blocks:
         return ""
     text = RECORDED_FACTS_HEADING + "\n\n" + "\n\n".join(blocks)
-    fitted = _fit_text(text, budget_tokens)
+    fitted = fit_text(text, budget_tokens)
     return fitted if fitted.count("\n") > 0 else ""
 
 
@@ -175,15 +175,15 @@ class RecordedFacts:
         model summary keeps at least what the offline one keeps), least important dropped
         first to fit ``budget_tokens``, leaving out the lines ``said`` (the model's text)
         already holds word for word. ``""`` when nothing is left."""
-        items = _build_items(self._digest)
+        items = build_items(self._digest)
         spoken = " ".join(said.split()).casefold()
         if spoken:
             items = {k: [i for i in group if not _said(i, spoken)] for k, group in items.items()}
-        room = budget_tokens - _estimate_tokens(RECORDED_FACTS_HEADING) - 1
-        body = _fit(self._layout, items, room, left_out=self._digest.left_out)
+        room = budget_tokens - estimate_tokens(RECORDED_FACTS_HEADING) - 1
+        body = fit_layout(self._layout, items, room, left_out=self._digest.left_out)
         if not body.strip():
             return ""
-        fitted = _fit_text(f"{RECORDED_FACTS_HEADING}\n\n{body}", budget_tokens)
+        fitted = fit_text(f"{RECORDED_FACTS_HEADING}\n\n{body}", budget_tokens)
         return fitted if fitted.count("\n") > 0 else ""
 
 
@@ -204,6 +204,6 @@ def record_facts(
     return recorded.render(budget_tokens=budget_tokens, said=said)
 
 
-def _said(item: _Item, spoken: str) -> bool:
+def _said(item: Item, spoken: str) -> bool:
     text = " ".join(item.text.split()).casefold()
     return len(text) >= _SAID_MIN_CHARS and text in spoken

@@ -5,24 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from contextree.compaction.offline.commands import _family, _resolved_failures
+from contextree.compaction.offline.commands import command_family, resolved_failures
 from contextree.compaction.offline.digest import (
-    _ACTION_LABEL,
-    _ASKED,
-    _CONTEXT_LABEL,
-    _NOTED_LABEL,
-    _OUTPUT_LABEL,
-    _QUESTION_LABEL,
-    _REQUESTS_LABEL,
-    _STATE_LABEL,
-    _STATUS_LABEL,
-    _UNANSWERED_LABEL,
-    _Command,
-    _Digest,
-    _FileChange,
+    ACTION_LABEL,
+    ASKED,
+    CONTEXT_LABEL,
+    NOTED_LABEL,
+    OUTPUT_LABEL,
+    QUESTION_LABEL,
+    REQUESTS_LABEL,
+    STATE_LABEL,
+    STATUS_LABEL,
+    UNANSWERED_LABEL,
+    Command,
+    Digest,
+    FileChange,
 )
 from contextree.compaction.offline.specifics import specific_count
-from contextree.compaction.offline.text import _add, _focus_words, _mentions, _one_line, _plural
+from contextree.compaction.offline.text import add_once, focus_words_of, mentions, one_line, plural
 
 _PATHS_PER_LINE: Final = 10
 _SHOWN_COMMANDS: Final = 10
@@ -30,7 +30,7 @@ _SHOWN_COMMANDS: Final = 10
 
 
 @dataclass(frozen=True)
-class _Item:
+class Item:
     text: str
     priority: int
     """Higher is kept longer; items with ``must`` are never dropped."""
@@ -51,7 +51,7 @@ class _Item:
 
 class _ItemBuilder:
     def __init__(self, focus_words: tuple[str, ...]) -> None:
-        self.items: dict[str, list[_Item]] = {}
+        self.items: dict[str, list[Item]] = {}
         self.focus_words = focus_words
         self.count = 0
 
@@ -68,19 +68,19 @@ class _ItemBuilder:
         user: bool = False,
     ) -> None:
         self.count += 1
-        focus = bool(self.focus_words) and _mentions(text, self.focus_words)
+        focus = bool(self.focus_words) and mentions(text, self.focus_words)
         if focus and not must:
             priority = min(priority + 25, 99)
-        item = _Item(text, priority, self.count, must, clip_to, plain, label, user, focus)
+        item = Item(text, priority, self.count, must, clip_to, plain, label, user, focus)
         self.items.setdefault(key, []).append(item)
 
 
-def _build_items(d: _Digest) -> dict[str, list[_Item]]:
-    b = _ItemBuilder(_focus_words(d.focus))
+def build_items(d: Digest) -> dict[str, list[Item]]:
+    b = _ItemBuilder(focus_words_of(d.focus))
     if d.goal:
         b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
     if d.status and not any(d.status in fact for fact in d.facts):
-        b.add("status", f"{_STATUS_LABEL} {d.status}", 95)
+        b.add("status", f"{STATUS_LABEL} {d.status}", 95)
     for index, request in enumerate(d.requests):
         times = d.request_counts.get(request, 1)
         if index == len(d.requests) - 1:
@@ -90,10 +90,10 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
         else:
             # A request made again and again matters more than one made once.
             priority = 30 + _recency(index, len(d.requests)) + 5 * min(times - 1, 4)
-        text = request + (_ASKED.format(n=times) if times > 1 else "")
+        text = request + (ASKED.format(n=times) if times > 1 else "")
         if any(text in fact for fact in d.facts):
             continue  # the whole request is kept as a statement of fact
-        b.add("requests", text, priority, label=_REQUESTS_LABEL, user=True)
+        b.add("requests", text, priority, label=REQUESTS_LABEL, user=True)
     for constraint in d.constraints:
         b.add("constraints", constraint, 100, must=True, clip_to=160)
     for index, preference in enumerate(d.preferences):
@@ -106,12 +106,12 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
         b.add("facts", fact, 80 + 5 * min(specific_count(fact), 3), user=True)
     for index, note in enumerate(d.noted):
         priority = 45 + 5 * min(specific_count(note), 3) + _recency(index, len(d.noted))
-        b.add("facts", note, priority, label=_NOTED_LABEL)
+        b.add("facts", note, priority, label=NOTED_LABEL)
     if d.pending_question:
         b.add("question", _question_text(d.pending_question), 100, must=True)
     for question in d.open_questions:
         if not (d.pending_question and question in d.pending_question):
-            b.add("questions", f"{_UNANSWERED_LABEL} {question}", 88)
+            b.add("questions", f"{UNANSWERED_LABEL} {question}", 88)
 
     for note in d.done_notes:
         b.add("done", f"[x] {note}", 45)
@@ -121,8 +121,8 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
     for start in range(0, len(read_only), _PATHS_PER_LINE):
         chunk = read_only[start : start + _PATHS_PER_LINE]
         b.add("done", "[x] Read " + ", ".join(f"`{path}`" for path in chunk), 100, must=True)
-    resolved = _resolved_failures(d.commands)
-    routine: list[_Command] = []
+    resolved = resolved_failures(d.commands)
+    routine: list[Command] = []
     by_recency = sorted(d.commands.values(), key=lambda command: command.seq)
     rank = {command.text: index for index, command in enumerate(by_recency)}
     # Listed in the order of their latest runs, so the last line is the latest outcome (also
@@ -136,9 +136,7 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
             note = f"{command.status_note()}{passed}; superseded by a later run"
             b.add("done", f"[x] Ran `{command.text}`{runs} ({note}){result}", 30 + bonus)
         elif command.status != "failed":
-            earlier = (
-                f"; {_plural(command.failures, 'earlier failure')}" if command.failures else ""
-            )
+            earlier = f"; {plural(command.failures, 'earlier failure')}" if command.failures else ""
             if not earlier and rank[command.text] < len(rank) - _SHOWN_COMMANDS:
                 routine.append(command)  # an older clean run: counted, not listed
                 continue
@@ -148,17 +146,17 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
     if routine:
         families: dict[str, int] = {}
         for command in routine:
-            family = _family(command.text)
+            family = command_family(command.text)
             families[family] = families.get(family, 0) + command.runs
         top = sorted(families.items(), key=lambda item: -item[1])[:6]
         shown = ", ".join(f"`{name}` ×{n}" if n > 1 else f"`{name}`" for name, n in top)
         more = f" and {len(families) - len(top)} more" if len(families) > len(top) else ""
-        runs_text = _plural(sum(c.runs for c in routine), "earlier command")
+        runs_text = plural(sum(c.runs for c in routine), "earlier command")
         b.add("done", f"[x] Ran {runs_text} without errors ({shown}{more})", 40)
     if d.inspections:
         total = sum(d.inspections.values())
         counts = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in d.inspections.items())
-        b.add("done", f"[x] Ran {_plural(total, 'read-only command')} ({counts})", 45)
+        b.add("done", f"[x] Ran {plural(total, 'read-only command')} ({counts})", 45)
     if d.tools:
         used = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in d.tools.items())
         b.add("done", f"[x] Other tools used: {used}", 15)
@@ -169,7 +167,7 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
         # An open TODO survives every round until history reports it done.
         b.add("todos", todo, 100, must=True, clip_to=200)
     if d.last_action:
-        b.add("in_progress", f"[ ] {_ACTION_LABEL} {d.last_action}", 60)
+        b.add("in_progress", f"[ ] {ACTION_LABEL} {d.last_action}", 60)
 
     blocked_errors: list[str] = []
     for command in d.commands.values():
@@ -194,24 +192,24 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
     steps = list(d.next_steps)
     failing = [c for c in d.commands.values() if c.status == "failed" and c.text not in resolved]
     for command in sorted(failing, key=lambda c: c.seq)[-3:]:
-        _add(steps, f"Fix the failure of `{command.text}` and run it again.")
+        add_once(steps, f"Fix the failure of `{command.text}` and run it again.")
     for path, change in d.edits.items():
         if change.failed_last:
-            _add(steps, f"Re-read `{path}` and redo the edit that failed.")
+            add_once(steps, f"Re-read `{path}` and redo the edit that failed.")
     for index, step in enumerate(steps):
         b.add("next", step, 75 if index < 3 else 65)
 
     if d.focus:
         b.add("focus", f"**Focus** (requested for this summary): {d.focus}", 100, must=True)
     for line in d.extra_context:
-        b.add("context", f"{_CONTEXT_LABEL} {line}", 85)
+        b.add("context", f"{CONTEXT_LABEL} {line}", 85)
     state = d.last_state or ""
-    if d.pending_question and state.endswith(_one_line(d.pending_question)):
-        state = state[: -len(_one_line(d.pending_question))].strip()
+    if d.pending_question and state.endswith(one_line(d.pending_question)):
+        state = state[: -len(one_line(d.pending_question))].strip()
     if state:
         # Words that report the work finished belong with the finished work in a branch
         # summary, not under In Progress.
-        b.add("state_done" if d.finished else "state", f"{_STATE_LABEL} {state}", 65)
+        b.add("state_done" if d.finished else "state", f"{STATE_LABEL} {state}", 65)
     # An error of a command that a later run fixed is history, not state: the latest outcome
     # wins.
     fixed = {c.error for c in d.commands.values() if c.error and c.text in resolved}
@@ -237,11 +235,11 @@ def _build_items(d: _Digest) -> dict[str, list[_Item]]:
         # Carried whole: a model's table or paragraph is one fact, not a bullet per line.
         b.add(f"carried:{heading}", body, 55, plain=True)
     if d.last_output:
-        b.add("output", f"{_OUTPUT_LABEL} {d.last_output}", 10)
+        b.add("output", f"{OUTPUT_LABEL} {d.last_output}", 10)
     return b.items
 
 
-def _earlier_passes(command: _Command) -> str:
+def _earlier_passes(command: Command) -> str:
     # A run that passed before the latest failed: the history is not "failed twice".
     if not command.passes:
         return ""
@@ -255,7 +253,7 @@ def _recency(index: int, count: int) -> int:
     return 8 if index >= count - 15 else 0
 
 
-def _ops_note(change: _FileChange) -> str:
+def _ops_note(change: FileChange) -> str:
     ops = ", ".join(f"{op} ×{n}" if n > 1 else op for op, n in change.ops.items())
     failed = f"; {change.failures} failed" if change.failures else ""
     return f" ({ops}{failed})" if ops or failed else ""
@@ -263,6 +261,6 @@ def _ops_note(change: _FileChange) -> str:
 
 def _question_text(question: str) -> str:
     if "\n" not in question:
-        return f"{_QUESTION_LABEL} {question}"
+        return f"{QUESTION_LABEL} {question}"
     quoted = "\n".join(f"> {line}" if line else ">" for line in question.splitlines())
-    return f"{_QUESTION_LABEL}\n{quoted}"
+    return f"{QUESTION_LABEL}\n{quoted}"

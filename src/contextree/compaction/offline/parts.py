@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from contextree.compaction.offline.digest import _COMMAND_CHARS
-from contextree.compaction.offline.text import _clip
+from contextree.compaction.offline.digest import COMMAND_CHARS
+from contextree.compaction.offline.text import clip
 
 _ROLES: Final = "User|Assistant thinking|Assistant tool calls|Assistant|Tool result"
 _ROLE_KEYS: Final = {
@@ -28,36 +28,36 @@ _JSON = json.JSONDecoder()
 
 
 @dataclass(frozen=True)
-class _Part:
+class Part:
     role: str
     text: str
 
 
 @dataclass(frozen=True)
-class _ToolCall:
+class ToolCall:
     name: str
     args: dict[str, object]
 
     def describe(self) -> str:
-        target = _call_path(self) or _call_command(self)
-        return f"{self.name} `{_clip(target, _COMMAND_CHARS)}`" if target else self.name
+        target = call_path(self) or call_command(self)
+        return f"{self.name} `{clip(target, COMMAND_CHARS)}`" if target else self.name
 
 
-def _split_parts(conversation: str) -> list[_Part]:
-    parts: list[_Part] = []
+def split_parts(conversation: str) -> list[Part]:
+    parts: list[Part] = []
     for chunk in _PART_BOUNDARY.split(conversation):
         head = _PART_HEAD.match(chunk)
         if head:
-            parts.append(_Part(_ROLE_KEYS[head.group(1)], chunk[head.end() :]))
+            parts.append(Part(_ROLE_KEYS[head.group(1)], chunk[head.end() :]))
         elif chunk.strip():
             # Text before the first marker: not pi's format, read it as the user's words.
-            parts.append(_Part("user", chunk))
+            parts.append(Part("user", chunk))
     return parts
 
 
-def _parse_tool_calls(text: str) -> list[_ToolCall]:
+def parse_tool_calls(text: str) -> list[ToolCall]:
     """``name(k=JSON, k2=JSON); name2()`` as rendered by §7.1; stops at the first oddity."""
-    calls: list[_ToolCall] = []
+    calls: list[ToolCall] = []
     pos = 0
     while True:
         name = _CALL_NAME.match(text, pos)
@@ -68,23 +68,23 @@ def _parse_tool_calls(text: str) -> list[_ToolCall]:
         while pos < len(text) and text[pos] != ")":
             key = _CALL_KEY.match(text, pos)
             if key is None:
-                calls.append(_ToolCall(name.group(1), args))
+                calls.append(ToolCall(name.group(1), args))
                 return calls
             try:
                 args[key.group(1)], pos = _JSON.raw_decode(text, key.end())
             except json.JSONDecodeError:
-                calls.append(_ToolCall(name.group(1), args))
+                calls.append(ToolCall(name.group(1), args))
                 return calls
             if text.startswith(", ", pos):
                 pos += 2
-        calls.append(_ToolCall(name.group(1), args))
+        calls.append(ToolCall(name.group(1), args))
         pos += 1
         if not text.startswith("; ", pos):
             return calls
         pos += 2
 
 
-def _call_path(call: _ToolCall) -> str:
+def call_path(call: ToolCall) -> str:
     for key in ("path", "file_path", "filePath"):
         value = call.args.get(key)
         if isinstance(value, str) and value:
@@ -92,7 +92,7 @@ def _call_path(call: _ToolCall) -> str:
     return ""
 
 
-def _call_command(call: _ToolCall) -> str:
+def call_command(call: ToolCall) -> str:
     for key in ("command", "cmd"):
         value = call.args.get(key)
         if isinstance(value, str) and value.strip():

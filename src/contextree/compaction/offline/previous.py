@@ -11,35 +11,35 @@ from typing import Final
 
 from contextree.compaction.file_ops import parse_files_tag
 from contextree.compaction.offline.digest import (
-    _ACTION_LABEL,
-    _CONTEXT_LABEL,
-    _GENERATED_STEPS,
-    _NOTED_LABEL,
-    _OUTPUT_LABEL,
-    _QUESTION_LABEL,
-    _REQUEST_CHARS,
-    _REQUESTS_LABEL,
-    _STATE_LABEL,
-    _STATUS_LABEL,
-    _UNANSWERED_LABEL,
-    _WAITING,
-    _Command,
-    _Digest,
-    _FileChange,
+    ACTION_LABEL,
+    CONTEXT_LABEL,
+    GENERATED_STEPS,
+    NOTED_LABEL,
+    OUTPUT_LABEL,
+    QUESTION_LABEL,
+    REQUEST_CHARS,
+    REQUESTS_LABEL,
+    STATE_LABEL,
+    STATUS_LABEL,
+    UNANSWERED_LABEL,
+    WAITING,
+    Command,
+    Digest,
+    FileChange,
 )
 from contextree.compaction.offline.prose import (
-    _CONSTRAINT,
-    _FIRM_PREFERENCE,
-    _answers,
-    _reports_done,
+    CONSTRAINT,
+    FIRM_PREFERENCE,
+    answers_question,
+    reports_done,
 )
 from contextree.compaction.offline.text import (
-    _add,
-    _add_grouped,
-    _clip,
-    _one_line,
-    _similar,
-    _union,
+    add_grouped,
+    add_once,
+    clip,
+    one_line,
+    similar,
+    union,
 )
 
 _TAG_BLOCK = re.compile(r"<(read-files|modified-files|files)>\n?(.*?)\n?</\1>\s*", re.S)
@@ -87,9 +87,9 @@ _BACKTICKED = re.compile(r"`([^`]+)`")
 _EMPTY_SUMMARIES: Final = ("No prior history.", "No content to summarize", "No summary generated")
 
 
-def _digest_summary(text: str) -> _Digest:
+def digest_summary(text: str) -> Digest:
     """Read an earlier summary: our own lines become structure again, other lines stay verbatim."""
-    d = _Digest()
+    d = Digest()
     body = _TAG_BLOCK.sub(lambda match: _collect_tag(d, match), text)
     body = _TURN_CONTEXT.sub("\n", body)
     sections = _split_sections(body)
@@ -101,24 +101,24 @@ def _digest_summary(text: str) -> _Digest:
             continue
         noted = False
         for item in _group_items(lines):
-            if key == "facts" and item.strip() == _NOTED_LABEL:
+            if key == "facts" and item.strip() == NOTED_LABEL:
                 noted = True  # the assistant's statements and tool outputs follow
             elif key == "facts" and _ITEM_MARKER.match(item):
                 fact = _ITEM_MARKER.sub("", item, count=1)
-                _add(d.noted if noted else d.facts, fact)
+                add_once(d.noted if noted else d.facts, fact)
             else:
                 _read_item(d, key, item)
     return d
 
 
-def _collect_tag(d: _Digest, match: re.Match[str]) -> str:
+def _collect_tag(d: Digest, match: re.Match[str]) -> str:
     if match.group(1) == "files":
         # oh-my-pi 18: one tag, a folded directory tree with (Read)/(Write)/(RW) marks.
         read, modified = parse_files_tag(match.group(2))
         for path in read:
             d.reads.setdefault(path, None)
         for path in modified:
-            d.edits.setdefault(path, _FileChange())
+            d.edits.setdefault(path, FileChange())
         return ""
     # The fork writes "\n" between names as two characters (§8), so split on both.
     for raw in re.split(r"\n|\\n", match.group(2)):
@@ -128,7 +128,7 @@ def _collect_tag(d: _Digest, match: re.Match[str]) -> str:
         if match.group(1) == "read-files":
             d.reads.setdefault(path, None)
         else:
-            d.edits.setdefault(path, _FileChange())
+            d.edits.setdefault(path, FileChange())
     return ""
 
 
@@ -214,39 +214,39 @@ def _group_items(lines: list[str]) -> list[str]:
     return items
 
 
-def _read_item(d: _Digest, key: str, item: str) -> None:
+def _read_item(d: Digest, key: str, item: str) -> None:
     text = _ITEM_MARKER.sub("", item, count=1)
     if text.startswith(("**Focus**", "**Related to focus**")):
         return  # they belong to the request that asked for a focus
     if left_out := _LEFT_OUT_LINE.match(text.strip()):
         d.left_out += int(left_out.group(1))
         return
-    if text.startswith(_STATUS_LABEL):
-        d.status = text[len(_STATUS_LABEL) :].strip()
+    if text.startswith(STATUS_LABEL):
+        d.status = text[len(STATUS_LABEL) :].strip()
         return
-    if text.startswith(_UNANSWERED_LABEL):
-        _add(d.open_questions, text[len(_UNANSWERED_LABEL) :].strip())
+    if text.startswith(UNANSWERED_LABEL):
+        add_once(d.open_questions, text[len(UNANSWERED_LABEL) :].strip())
         return
-    if text.startswith(_CONTEXT_LABEL):
-        _add(d.extra_context, text[len(_CONTEXT_LABEL) :].strip())
+    if text.startswith(CONTEXT_LABEL):
+        add_once(d.extra_context, text[len(CONTEXT_LABEL) :].strip())
         return
-    if text.startswith(_QUESTION_LABEL):
-        question = text[len(_QUESTION_LABEL) :].lstrip(" \n")
+    if text.startswith(QUESTION_LABEL):
+        question = text[len(QUESTION_LABEL) :].lstrip(" \n")
         lines = [re.sub(r"^\s*> ?", "", line) for line in question.splitlines()]
         d.pending_question = "\n".join(lines) if "\n" in question else question
         return
-    for label in (_STATE_LABEL, _ACTION_LABEL, _OUTPUT_LABEL):
+    for label in (STATE_LABEL, ACTION_LABEL, OUTPUT_LABEL):
         if text.startswith(label):
             value = text[len(label) :].strip()
-            if label == _STATE_LABEL:
+            if label == STATE_LABEL:
                 d.last_state = value
-            elif label == _ACTION_LABEL:
+            elif label == ACTION_LABEL:
                 d.last_action = value
             else:
                 d.last_output = value
             return
     if text.startswith("**Error**: "):
-        _add(d.errors, text.split(": ", 1)[1])
+        add_once(d.errors, text.split(": ", 1)[1])
         return
     if text.startswith("**Paths mentioned**: "):
         for path in _BACKTICKED.findall(text):
@@ -256,60 +256,60 @@ def _read_item(d: _Digest, key: str, item: str) -> None:
         case "goal":
             _read_goal_item(d, item, text)
         case "request":
-            _read_request(d, _clip(_one_line(text), _REQUEST_CHARS))
+            _read_request(d, clip(one_line(text), REQUEST_CHARS))
         case "constraints":
-            _add(d.constraints, text)
+            add_once(d.constraints, text)
         case "done":
             _read_done_item(d, text)
         case "in_progress":
-            _add(d.in_progress, text)
+            add_once(d.in_progress, text)
         case "todos":
-            _add(d.todos, text)
+            add_once(d.todos, text)
         case "blocked":
             _read_blocked_item(d, text)
         case "decisions":
-            _add(d.decisions, text)
+            add_once(d.decisions, text)
         case "next":
-            _add(d.next_steps, text)
+            add_once(d.next_steps, text)
         case "suffix":
             _read_suffix_item(d, item, text)
         case _:
-            _add(d.critical, text)
+            add_once(d.critical, text)
 
 
-def _read_suffix_item(d: _Digest, item: str, text: str) -> None:
+def _read_suffix_item(d: Digest, item: str, text: str) -> None:
     # Our turn-prefix summary puts several kinds of lines under "Context for Suffix".
     if item.startswith("- [ ] "):
-        _add(d.in_progress, text)
-    elif text.startswith(_GENERATED_STEPS):
-        _add(d.next_steps, text)
-    elif _CONSTRAINT.search(text) or _FIRM_PREFERENCE.search(text):
-        _add(d.constraints, text)
+        add_once(d.in_progress, text)
+    elif text.startswith(GENERATED_STEPS):
+        add_once(d.next_steps, text)
+    elif CONSTRAINT.search(text) or FIRM_PREFERENCE.search(text):
+        add_once(d.constraints, text)
     else:
-        _add(d.critical, text)
+        add_once(d.critical, text)
 
 
 _ASKED_SUFFIX = re.compile(r" \(asked (\d+) times\)$")
 
 
-def _read_request(d: _Digest, text: str) -> None:
+def _read_request(d: Digest, text: str) -> None:
     asked = _ASKED_SUFFIX.search(text)
     if asked:
         text = text[: asked.start()]
-    _add_grouped(d.requests, d.request_counts, text, int(asked.group(1)) if asked else 1)
+    add_grouped(d.requests, d.request_counts, text, int(asked.group(1)) if asked else 1)
 
 
-def _read_goal_item(d: _Digest, item: str, text: str) -> None:
-    if item == _REQUESTS_LABEL or d.requests or _ITEM_MARKER.match(item):
-        if item != _REQUESTS_LABEL:
+def _read_goal_item(d: Digest, item: str, text: str) -> None:
+    if item == REQUESTS_LABEL or d.requests or _ITEM_MARKER.match(item):
+        if item != REQUESTS_LABEL:
             _read_request(d, text)
         return
     d.goal = f"{d.goal}\n{item}" if d.goal else item
 
 
-def _read_done_item(d: _Digest, text: str) -> None:
+def _read_done_item(d: Digest, text: str) -> None:
     if modified := _MODIFIED_LINE.match(text):
-        change = d.edits.setdefault(modified.group("path"), _FileChange())
+        change = d.edits.setdefault(modified.group("path"), FileChange())
         for op in (modified.group("ops") or "").split(";")[0].split(", "):
             name, _, count = op.strip().partition(" ×")
             if name:
@@ -320,7 +320,7 @@ def _read_done_item(d: _Digest, text: str) -> None:
         for path in _BACKTICKED.findall(read.group("paths")):
             d.reads.setdefault(path, None)
     elif ran := _RAN_LINE.match(text):
-        command = d.commands.setdefault(ran.group("cmd"), _Command(ran.group("cmd")))
+        command = d.commands.setdefault(ran.group("cmd"), Command(ran.group("cmd")))
         # Lines are in the order of their latest runs: keep that order.
         command.seq = max((c.seq for c in d.commands.values()), default=0) + 1
         command.runs += int(ran.group("runs") or 1)
@@ -345,9 +345,9 @@ def _read_done_item(d: _Digest, text: str) -> None:
     elif _FAILED_LINE.match(text) or _EDIT_FAILED_LINE.match(text):
         _read_blocked_item(d, text)  # a turn-prefix summary lists failures under Early Progress
     elif text.startswith("**"):
-        _add(d.decisions, text)
+        add_once(d.decisions, text)
     else:
-        _add(d.done_notes, text)
+        add_once(d.done_notes, text)
 
 
 def _read_counts(counts: dict[str, int], text: str) -> None:
@@ -356,80 +356,80 @@ def _read_counts(counts: dict[str, int], text: str) -> None:
         counts[name] = counts.get(name, 0) + (int(count) if count.isdigit() else 1)
 
 
-def _read_blocked_item(d: _Digest, text: str) -> None:
+def _read_blocked_item(d: Digest, text: str) -> None:
     if failed := _FAILED_LINE.match(text):
-        command = d.commands.setdefault(failed.group("cmd"), _Command(failed.group("cmd")))
+        command = d.commands.setdefault(failed.group("cmd"), Command(failed.group("cmd")))
         command.runs += 1
         code = re.match(r"exit (-?\d+)(?:;|$)", failed.group("note"))
         command.finish("failed", int(code.group(1)) if code else None, failed.group("error"))
     elif edit := _EDIT_FAILED_LINE.match(text):
         # The Done line already counted the failure; this line only says it is unresolved.
-        change = d.edits.setdefault(edit.group("path"), _FileChange())
+        change = d.edits.setdefault(edit.group("path"), FileChange())
         change.failed_last, change.error = True, edit.group("error")
     else:
-        _add(d.blocked_notes, text)
+        add_once(d.blocked_notes, text)
 
 
-def _next_steps(old: _Digest, new: _Digest) -> list[str]:
+def _next_steps(old: Digest, new: Digest) -> list[str]:
     """The new concrete steps, then the earlier ones later history did not report done, then
     the steps we generate from the state ("Respond to the latest user request ...")."""
     done = " ".join(new.done_reports)
-    concrete = [step for step in new.next_steps if not step.startswith(_GENERATED_STEPS)]
-    generated = [step for step in new.next_steps if step.startswith(_GENERATED_STEPS)]
+    concrete = [step for step in new.next_steps if not step.startswith(GENERATED_STEPS)]
+    generated = [step for step in new.next_steps if step.startswith(GENERATED_STEPS)]
     new_requests = (1 if new.goal else 0) + len(new.requests)
     if new_requests > _STALE_PLAN_REQUESTS:
         # The user has asked for many other things since: the earlier plan is history, and
         # stale steps would send a colleague back to finished work.
-        return _union(concrete, generated)
+        return union(concrete, generated)
     earlier = [
         step
         for step in old.next_steps
-        if not step.startswith(_GENERATED_STEPS) and not _reports_done(done, step)
+        if not step.startswith(GENERATED_STEPS) and not reports_done(done, step)
     ]
-    return _union(concrete, earlier, generated)
+    return union(concrete, earlier, generated)
 
 
 _STALE_PLAN_REQUESTS: Final = 3
 """More new user requests than this since an earlier summary drop its next steps."""
 
 
-def _merge(old: _Digest, new: _Digest) -> _Digest:
+def merge_digest(old: Digest, new: Digest) -> Digest:
     """``old`` (an earlier summary) updated with ``new``: facts are united, older first, and
     the newest state wins for work in progress, next steps and the pending question."""
     user_moved_on = bool(new.goal)
-    merged = _Digest(
+    merged = Digest(
         goal=old.goal or new.goal,
         requests=list(old.requests),
         request_counts=dict(old.request_counts),
-        constraints=_union(old.constraints, new.constraints),
-        preferences=_union(old.preferences, new.preferences),
-        facts=_union(old.facts, new.facts),
-        noted=_union(old.noted, new.noted),
+        constraints=union(old.constraints, new.constraints),
+        preferences=union(old.preferences, new.preferences),
+        facts=union(old.facts, new.facts),
+        noted=union(old.noted, new.noted),
         # The latest statement of where the work stands wins.
         status=new.status or old.status,
-        open_questions=_union(
+        open_questions=union(
             [
                 q
                 for q in old.open_questions
-                if not any(_answers(u, q, next_message=False) for u in new.user_said)
+                if not any(answers_question(u, q, next_message=False) for u in new.user_said)
             ],
             new.open_questions,
         ),
         left_out=old.left_out + new.left_out,
         reads={**old.reads, **new.reads},
-        errors=_union(old.errors, new.errors),
-        decisions=_union(old.decisions, new.decisions),
+        errors=union(old.errors, new.errors),
+        decisions=union(old.decisions, new.decisions),
         todos=[
             todo
-            for todo in _union(old.todos, new.todos)
-            if todo in new.todos or not _reports_done(" ".join(new.done_reports), todo)
+            for todo in union(old.todos, new.todos)
+            if todo in new.todos or not reports_done(" ".join(new.done_reports), todo)
         ],
-        blocked_notes=_union(old.blocked_notes, new.blocked_notes),
+        blocked_notes=union(old.blocked_notes, new.blocked_notes),
         next_steps=_next_steps(old, new) if new.active else old.next_steps,
-        critical=_union(old.critical, new.critical),
+        critical=union(old.critical, new.critical),
         focus_notes=new.focus_notes,
         mentioned={**old.mentioned, **new.mentioned},
-        extra_context=_union(old.extra_context, new.extra_context),
+        extra_context=union(old.extra_context, new.extra_context),
         carried=[
             *old.carried,
             *(c for c in new.carried if c[0] not in {h for h, _ in old.carried}),
@@ -442,28 +442,28 @@ def _merge(old: _Digest, new: _Digest) -> _Digest:
         last_output=new.last_output if new.active else old.last_output,
         active=old.active or new.active,
     )
-    later = [new.goal] if old.goal and new.goal and not _similar(new.goal, old.goal) else []
+    later = [new.goal] if old.goal and new.goal and not similar(new.goal, old.goal) else []
     for request in [*later, *new.requests]:
-        _add_grouped(
+        add_grouped(
             merged.requests, merged.request_counts, request, new.request_counts.get(request, 1)
         )
-    finished = [item for item in old.in_progress if not item.startswith(_WAITING)]
-    merged.done_notes = _union(old.done_notes, finished if user_moved_on else [], new.done_notes)
+    finished = [item for item in old.in_progress if not item.startswith(WAITING)]
+    merged.done_notes = union(old.done_notes, finished if user_moved_on else [], new.done_notes)
     if user_moved_on:
         merged.in_progress = new.in_progress
     elif new.active:
-        merged.in_progress = _union(finished, new.in_progress)
+        merged.in_progress = union(finished, new.in_progress)
     else:
         merged.in_progress = old.in_progress
     for path, change in [*old.edits.items(), *new.edits.items()]:
-        target = merged.edits.setdefault(path, _FileChange())
+        target = merged.edits.setdefault(path, FileChange())
         for op, count in change.ops.items():
             target.ops[op] = target.ops.get(op, 0) + count
         target.failures += change.failures
         target.failed_last, target.error = change.failed_last, change.error
     offset = max((command.seq for command in old.commands.values()), default=0)
     for key, command in [*old.commands.items(), *new.commands.items()]:
-        target_command = merged.commands.setdefault(key, _Command(key))
+        target_command = merged.commands.setdefault(key, Command(key))
         target_command.runs += command.runs
         target_command.failures += command.failures
         target_command.status = command.status

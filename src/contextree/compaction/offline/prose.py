@@ -6,22 +6,22 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from contextree.compaction.offline.digest import _SENTENCE_CHARS
+from contextree.compaction.offline.digest import SENTENCE_CHARS
 from contextree.compaction.offline.specifics import has_specifics
-from contextree.compaction.offline.text import _FENCE, _LIST_MARKER, _add, _clip, _sentences
+from contextree.compaction.offline.text import FENCE, LIST_MARKER, add_once, clip, split_sentences
 
 # Imperatives at the start of a sentence, or obligations anywhere in it. "I don't know why"
 # is a complaint, not a rule, so "don't" only counts at the start.
-_CONSTRAINT = re.compile(
+CONSTRAINT = re.compile(
     r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?(?:don'?t|do not|never|always|avoid|"
     r"make sure|ensure|only)\b"
     r"|\b(?:must|mustn'?t|shall not|never|not allowed|no need to)\b"
     r"|\b(?:you|we) (?:should(?:n'?t)?|need to|have to)\b"
 )
-_RULE_START = re.compile(
+RULE_START = re.compile(
     r"(?i)^(?:please\s+)?(?:don'?t|do not|never|always|avoid|make sure|ensure|only|must)\b"
 )
-_PREFERENCE_LINE = re.compile(
+PREFERENCE_LINE = re.compile(
     r"(?i)\b(?:I|we)\s+(?:prefer|want|would like|'d like|would rather|'d rather)\b"
     r"|^(?:please\s+)?(?:use|keep|prefer|stick to|stick with)\b"
     r"|\b(?:you|we)\s+should\b|\binstead of\b|\brather than\b"
@@ -38,13 +38,13 @@ _RULES_HEADING = re.compile(
     r"guidelines?|conventions?)\b[^:\n]{0,30}:[*_\s]*$"
 )
 """A line that introduces a list of rules ("Constraints:", "**Preferences:**")."""
-_FIRM_PREFERENCE = re.compile(r"(?i), not\b|, no\b|\binstead of\b|\brather than\b")
+FIRM_PREFERENCE = re.compile(r"(?i), not\b|, no\b|\binstead of\b|\brather than\b")
 _DECISION = re.compile(
     r"(?i)\b(?:decided|decide to|decision|instead of|rather than|because|root cause|"
     r"the (?:issue|problem|bug|fix) (?:is|was)|going with|opted|chose|switch(?:ed|ing)? to|"
     r"the approach)\b"
 )
-_USER_DECISION = re.compile(
+USER_DECISION = re.compile(
     r"(?i)^(?:ok(?:ay)?|right|fine|so|then|alright)?[,.!]?\s*(?:let's\s+|we'll\s+|we will\s+)?"
     r"(?:go with|go for|switch to|settle on|decided\b|decision\b|change of plan\b|"
     r"we(?:'ve| have)? decided\b|the decision is\b)"
@@ -62,20 +62,20 @@ _PLAN_SENTENCE = re.compile(
     r"(?i)^(?:next|then|after that|finally)\b|\b(?:still need to|next step|remaining work|"
     r"left to do|todo)\b"
 )
-_TODO = re.compile(
+TODO_STATEMENT = re.compile(
     r"(?i)^(?:[-*]\s+|\d+[.)]\s+)?(?:\*\*)?(?:TODO|FIXME)\b|\b(?:still need to|still have to|"
     r"not done yet|left to do|remaining work|haven't (?:yet )?(?:done|migrated|updated|fixed))\b"
     # "X is not wired up yet", "nobody has started Y yet": unfinished work without a keyword.
     r"|\b(?:not|isn't|aren't|hasn't|haven't|wasn't|weren't|no one|nobody)\b[^.?!]{0,60}\byet\b"
 )
 _PLAN_PREFIX = re.compile(r"(?i)^(?:next|then|after that|finally)\b[,:]?\s*")
-_PATH = re.compile(
+PATH = re.compile(
     r"(?<![\w/.:@-])(?:~/|\.{1,2}/|/)?(?:[\w@+-][\w.@+-]*/)+[\w.@+-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}\b"
     r"|`([\w.@+-]+\.[A-Za-z][A-Za-z0-9]{0,7})`"
 )
 
 # fmt: off
-_FILE_EXTENSIONS: Final = frozenset({
+FILE_EXTENSIONS: Final = frozenset({
     "py", "pyi", "ipynb", "js", "mjs", "cjs", "ts", "tsx", "jsx", "json", "jsonl", "md", "rst",
     "txt", "toml", "yaml", "yml", "cfg", "ini", "conf", "env", "sh", "bash", "zsh", "ps1", "rs",
     "go", "java", "kt", "kts", "scala", "swift", "c", "h", "cc", "cpp", "hpp", "cs", "rb",
@@ -87,7 +87,7 @@ _FILE_EXTENSIONS: Final = frozenset({
 """Extensions that make a bare backticked ``name.ext`` a file name."""
 
 
-def _listed_rules(text: str) -> tuple[list[tuple[str, bool]], int | None]:
+def listed_rules(text: str) -> tuple[list[tuple[str, bool]], int | None]:
     """The list items under a rules heading of a user's message, each with whether it is a
     preference rather than a constraint, and where the first heading starts (or ``None``).
 
@@ -103,8 +103,8 @@ def _listed_rules(text: str) -> tuple[list[tuple[str, bool]], int | None]:
         if heading:
             first = offset if first is None else first
             preference = heading.group("kind").lower().startswith(("preference", "guideline"))
-        elif preference is not None and _LIST_MARKER.match(line):
-            item = _LIST_MARKER.sub("", line).strip()
+        elif preference is not None and LIST_MARKER.match(line):
+            item = LIST_MARKER.sub("", line).strip()
             if item:
                 rules.append((item, preference))
         elif stripped and preference is not None:
@@ -113,16 +113,18 @@ def _listed_rules(text: str) -> tuple[list[tuple[str, bool]], int | None]:
     return rules, first
 
 
-def _pending_question(text: str) -> str | None:
+def pending_question_in(text: str) -> str | None:
     """The end of an assistant message that asks the user something, verbatim."""
     paragraphs = [p for p in re.split(r"\n[ \t]*\n", text.strip()) if p.strip()]
     for index in range(len(paragraphs) - 1, max(len(paragraphs) - 4, -1), -1):
-        prose = _FENCE.sub("", paragraphs[index])
+        prose = FENCE.sub("", paragraphs[index])
         if re.search(r"\?(?:[\s)\"'*_`]|$)", prose):
             tail = "\n\n".join(paragraphs[index:])
             if len(tail) <= 1200:
                 return tail
-            asked = [s for s in _sentences(paragraphs[index]) if s.rstrip("*_`\"') ").endswith("?")]
+            asked = [
+                s for s in split_sentences(paragraphs[index]) if s.rstrip("*_`\"') ").endswith("?")
+            ]
             return " ".join(asked) or paragraphs[index]
     return None
 
@@ -148,27 +150,27 @@ def _is_step(text: str) -> bool:
     )
 
 
-def _planned_steps(text: str, limit: int = 5) -> list[str]:
+def planned_steps(text: str, limit: int = 5) -> list[str]:
     steps: list[str] = []
     in_plan = False
-    for line in _FENCE.sub("\n", text).splitlines():
+    for line in FENCE.sub("\n", text).splitlines():
         stripped = line.strip()
         if not stripped:
             continue
-        item = _LIST_MARKER.match(stripped)
+        item = LIST_MARKER.match(stripped)
         if item and in_plan:
             if _is_step(stripped[item.end() :]):
-                _add(steps, _clip(stripped[item.end() :], _SENTENCE_CHARS))
+                add_once(steps, clip(stripped[item.end() :], SENTENCE_CHARS))
             continue
         in_plan = bool(_PLAN_INTRO.search(stripped)) and not item
         if not in_plan:
-            for sentence in _sentences(stripped):
+            for sentence in split_sentences(stripped):
                 if _PLAN_SENTENCE.search(sentence) and _is_step(_PLAN_PREFIX.sub("", sentence)):
-                    _add(steps, _clip(sentence, _SENTENCE_CHARS))
+                    add_once(steps, clip(sentence, SENTENCE_CHARS))
     return steps[:limit]
 
 
-def _decision(sentence: str) -> str | None:
+def decision_in(sentence: str) -> str | None:
     """The sentence, as written (bold marks aside), when it settles a choice: a search for
     the decision finds it in the summary."""
     sentence = sentence.replace("**", "").strip()
@@ -180,10 +182,10 @@ def _decision(sentence: str) -> str | None:
     strong = _DECISION.search(sentence) is not None
     if not strong and not _INTENT.match(sentence):
         return None
-    return _clip(sentence, _SENTENCE_CHARS)
+    return clip(sentence, SENTENCE_CHARS)
 
 
-_DONE_WORDS = re.compile(
+DONE_WORDS = re.compile(
     r"(?i)\b(?:done|finished|completed|migrated|fixed|resolved|implemented|added|updated|"
     r"removed|converted|moved)\b"
 )
@@ -197,20 +199,20 @@ def _stems(text: str) -> set[str]:
     return {w.lower().strip(".,;:!?")[:6] for w in _WORD.findall(text)} - {""}
 
 
-def _reports_done(text: str, todo: str) -> bool:
+def reports_done(text: str, todo: str) -> bool:
     """Whether a sentence of ``text`` (other than a TODO itself) says the TODO is done."""
     wanted = _stems(todo) - _TODO_WORDS
     if not wanted:
         return False
-    for sentence in _sentences(text):
-        if _TODO.search(sentence) or not _DONE_WORDS.search(sentence):
+    for sentence in split_sentences(text):
+        if TODO_STATEMENT.search(sentence) or not DONE_WORDS.search(sentence):
             continue
         if len(wanted & _stems(sentence)) >= max(2, (2 * len(wanted) + 2) // 3):
             return True
     return False
 
 
-_STATUS = re.compile(
+STATUS = re.compile(
     r"(?i)\b(?:status|progress|current task|currently working on|next up|next (?:is|step is)|"
     r"remaining|steps? \d+(?:\s*[-–]\s*\d+)?)\b"
     r"|\b\d+\s*(?:/|of)\s*\d+\s+(?:steps?|parts?|tasks?|items?|stages?|phases?|done|complete|"
@@ -222,7 +224,7 @@ _STATEMENT = re.compile(
     r"sits?|has|have|needs?|requires?|must|never|only|will not|won't)\b|[=:]\s"
 )
 """A declarative sentence: says what something is, has or must be."""
-_PROSE_ERROR = re.compile(
+PROSE_ERROR = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception)\b|(?i:\b(?:fails?|failed|failing|crashes|errors?) "
     r"(?:with|on)\b)"
 )
@@ -251,7 +253,7 @@ _QUESTION_STOPWORDS = frozenset(
 )
 
 
-def _noted_fact(sentence: str) -> bool:
+def noted_fact(sentence: str) -> bool:
     """Whether an assistant's sentence states something specific (a host, a version, a date,
     a URL ...) rather than narrating what it does next."""
     if (
@@ -263,15 +265,15 @@ def _noted_fact(sentence: str) -> bool:
     return _STATEMENT.search(sentence) is not None and has_specifics(sentence)
 
 
-def _asked(text: str) -> list[str]:
+def question_asked(text: str) -> list[str]:
     """The questions an assistant message ends with (its last paragraphs), verbatim."""
-    tail = _pending_question(text)
+    tail = pending_question_in(text)
     if tail is None:
         return []
-    return [s for s in _sentences(tail) if s.rstrip("*_`\"') ").endswith("?")]
+    return [s for s in split_sentences(tail) if s.rstrip("*_`\"') ").endswith("?")]
 
 
-def _answers(reply: str, question: str, *, next_message: bool = True) -> bool:
+def answers_question(reply: str, question: str, *, next_message: bool = True) -> bool:
     """Whether the user's ``reply`` answers ``question``: as the very next message it may
     just say yes or no; any reply may take up what the question is about (two of its words,
     or its only one)."""

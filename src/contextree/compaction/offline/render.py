@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from contextree.compaction.offline.commands import _resolved_failures
-from contextree.compaction.offline.digest import _LEFT_OUT, _Digest
-from contextree.compaction.offline.items import _build_items, _Item
+from contextree.compaction.offline.commands import resolved_failures
+from contextree.compaction.offline.digest import LEFT_OUT, Digest
+from contextree.compaction.offline.items import Item, build_items
 from contextree.compaction.offline.prompt import SummaryKind
-from contextree.compaction.offline.text import _clip, _estimate_tokens, _plural
+from contextree.compaction.offline.text import clip, estimate_tokens, plural
 
-_Layout = tuple[tuple[str, str, tuple[str, ...]], ...]
+Layout = tuple[tuple[str, str, tuple[str, ...]], ...]
 """(heading, list style, logical keys); a heading with no keys introduces the next one."""
 
 _CRITICAL_KEYS: Final = (
@@ -29,7 +29,7 @@ _CRITICAL_KEYS: Final = (
     "paths",
     "output",
 )
-_FULL_LAYOUT: Final[_Layout] = (
+FULL_LAYOUT: Final[Layout] = (
     # pi's sections, ordered by what a colleague needs first: when even the essentials exceed
     # the budget, the text is cut from the end, so the list of finished work goes before the
     # goal, the user's rules, the decisions, the next steps or the open work.
@@ -48,7 +48,7 @@ _FULL_LAYOUT: Final[_Layout] = (
     ("### Done", "-", ("done",)),
     ("## Critical Context", "-", _CRITICAL_KEYS),
 )
-_BRANCH_LAYOUT: Final[_Layout] = (
+_BRANCH_LAYOUT: Final[Layout] = (
     ("## Goal", "-", ("goal", "status", "requests")),
     ("## Constraints & Preferences", "-", ("constraints", "focus", "context")),
     ("## Key Facts", "-", ("facts",)),
@@ -60,7 +60,7 @@ _BRANCH_LAYOUT: Final[_Layout] = (
     ("## Key Decisions", "-", ("decisions",)),
     ("## Next Steps", "1.", ("next", "question", "questions")),
 )
-_TURN_PREFIX_LAYOUT: Final[_Layout] = (
+_TURN_PREFIX_LAYOUT: Final[Layout] = (
     ("## Original Request", "-", ("goal", "status", "requests")),
     ("## Early Progress", "-", ("done", "blocked", "decisions", "todos")),
     (
@@ -87,16 +87,16 @@ _TURN_PREFIX_LAYOUT: Final[_Layout] = (
 )
 
 
-def _render(d: _Digest, *, kind: SummaryKind, budget_tokens: int) -> str:
-    layout = {"branch": _BRANCH_LAYOUT, "turn_prefix": _TURN_PREFIX_LAYOUT}.get(kind, _FULL_LAYOUT)
+def render_digest(d: Digest, *, kind: SummaryKind, budget_tokens: int) -> str:
+    layout = {"branch": _BRANCH_LAYOUT, "turn_prefix": _TURN_PREFIX_LAYOUT}.get(kind, FULL_LAYOUT)
     # Sections of an earlier summary under headings of its own follow ours, as they were.
     layout += tuple((heading, "", (f"carried:{heading}",)) for heading, _ in d.carried)
-    items = _build_items(d)
-    return _fit(layout, items, budget_tokens, left_out=d.left_out)
+    items = build_items(d)
+    return fit_layout(layout, items, budget_tokens, left_out=d.left_out)
 
 
-def _fit(
-    layout: _Layout, items: dict[str, list[_Item]], budget_tokens: int, *, left_out: int = 0
+def fit_layout(
+    layout: Layout, items: dict[str, list[Item]], budget_tokens: int, *, left_out: int = 0
 ) -> str:
     shown = [item for keys in layout for key in keys[2] for item in items.get(key, [])]
     dropped: set[int] = set()
@@ -113,27 +113,27 @@ def _fit(
         (item for item in shown if not item.must), key=lambda item: (item.priority, item.order)
     )
     next_candidate = 0
-    while _estimate_tokens(text) > budget_tokens and next_candidate < len(candidates):
-        excess = (_estimate_tokens(text) - budget_tokens) * 4
+    while estimate_tokens(text) > budget_tokens and next_candidate < len(candidates):
+        excess = (estimate_tokens(text) - budget_tokens) * 4
         freed = 0
         while next_candidate < len(candidates) and freed < excess:
             dropped.add(candidates[next_candidate].order)
             freed += len(candidates[next_candidate].text) + 3
             next_candidate += 1
         text = render()
-    if _estimate_tokens(text) > budget_tokens:
+    if estimate_tokens(text) > budget_tokens:
         # Only essentials are left; shorten their prose (never a path) and accept the rest.
         for item in shown:
             long = item.clip_to is not None and len(item.text) > item.clip_to
             if item.must and long and not item.focus and item.clip_to is not None:
-                clipped[item.order] = _clip(item.text, item.clip_to)
+                clipped[item.order] = clip(item.text, item.clip_to)
         text = render()
     return text
 
 
 def _render_layout(
-    layout: _Layout,
-    items: dict[str, list[_Item]],
+    layout: Layout,
+    items: dict[str, list[Item]],
     dropped: set[int],
     clipped: dict[int, str],
     *,
@@ -165,7 +165,7 @@ def _render_layout(
                 marker = f"{number}. " if style == "1." else "- "
                 lines.append(marker + text.replace("\n", "\n" + " " * len(marker)))
         if index == 0 and left_out:
-            lines.append(_LEFT_OUT.format(n=left_out))
+            lines.append(LEFT_OUT.format(n=left_out))
         if not lines:
             continue  # an empty section says nothing; its parent heading waits for content
         blocks.append(f"{pending_heading}{heading}\n" + "\n".join(lines))
@@ -173,52 +173,52 @@ def _render_layout(
     return "\n\n".join(blocks)
 
 
-def _short_summary(digest: _Digest) -> str:
+def short_summary(digest: Digest) -> str:
     """Two or three first-person sentences about the changes (the short display summary)."""
     sentences: list[str] = []
     modified = list(digest.edits)
     if modified:
         names = [f"`{path}`" for path in modified[:4]]
         if len(modified) > 4:
-            names.append(_plural(len(modified) - 4, "more file"))
+            names.append(plural(len(modified) - 4, "more file"))
         sentences.append(f"I modified {_join_names(names)}.")
     elif digest.reads:
         names = [f"`{path}`" for path in list(digest.reads)[:3]]
         sentences.append(f"I made no file changes; I read {_join_names(names)}.")
     else:
         sentences.append("I made no file changes.")
-    resolved = _resolved_failures(digest.commands)
+    resolved = resolved_failures(digest.commands)
     failing = [
         command
         for command in digest.commands.values()
         if command.status == "failed" and command.text not in resolved
     ]
     if failing:
-        runs = [f"`{_clip(c.text, 60)}` ({c.status_note()})" for c in failing[:3]]
+        runs = [f"`{clip(c.text, 60)}` ({c.status_note()})" for c in failing[:3]]
         verb = "fails" if len(runs) == 1 else "fail"
         sentences.append(f"I ran {_join_names(runs)}, which still {verb}.")
     elif digest.commands:
         sentences.append(_commands_sentence(digest))
     if digest.pending_question:
         question = " ".join(digest.pending_question.split())
-        sentences.append(f"I asked the user: {_clip(question, 200)}")
+        sentences.append(f"I asked the user: {clip(question, 200)}")
     elif digest.in_progress:
-        sentences.append(f"I have not finished: {_clip(digest.in_progress[-1], 160)}.")
+        sentences.append(f"I have not finished: {clip(digest.in_progress[-1], 160)}.")
     return " ".join(sentences[:3])
 
 
-def _commands_sentence(digest: _Digest) -> str:
+def _commands_sentence(digest: Digest) -> str:
     """What the commands did, only as far as the history says: "without errors" only when no
     run failed, and the latest run's outcome as it was reported."""
     commands = list(digest.commands.values())
-    ran = f"I ran {_plural(len(commands), 'command')}"
+    ran = f"I ran {plural(len(commands), 'command')}"
     latest = max(commands, key=lambda command: command.seq)
-    outcome = f"`{_clip(latest.text, 60)}` ({latest.outcome()})"
+    outcome = f"`{clip(latest.text, 60)}` ({latest.outcome()})"
     failed = sum(command.failures for command in commands)
     if not failed and all(command.status == "ok" for command in commands):
         return f"{ran} without errors; the last was {outcome}."
     if failed:
-        fixed = _plural(failed, "failed run")
+        fixed = plural(failed, "failed run")
         return f"{ran}; {fixed} were followed by passing runs, the last {outcome}."
     return f"{ran}; the last was {outcome}."
 

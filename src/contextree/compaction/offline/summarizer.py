@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from contextree.compaction.offline.conversation import _as_user, _digest_conversation
-from contextree.compaction.offline.previous import _digest_summary, _merge
+from contextree.compaction.offline.conversation import as_user, digest_conversation
+from contextree.compaction.offline.previous import digest_summary, merge_digest
 from contextree.compaction.offline.prompt import SUMMARY_KINDS, SummaryKind, parse_summary_prompt
-from contextree.compaction.offline.render import _render, _short_summary
-from contextree.compaction.offline.text import _estimate_tokens, _fit_text
+from contextree.compaction.offline.render import render_digest, short_summary
+from contextree.compaction.offline.text import estimate_tokens, fit_text
 from contextree.compaction.serialize import serialize_conversation
 from contextree.context.convert import convert_to_llm
 from contextree.entries.types import AgentMessage, is_text_content
@@ -69,8 +69,8 @@ class OfflineSummarizer:
             budget_tokens=request.max_tokens,
         )
         usage = make_usage(
-            input=_estimate_tokens(request.system_prompt) + _estimate_tokens(prompt),
-            output=_estimate_tokens(summary),
+            input=estimate_tokens(request.system_prompt) + estimate_tokens(prompt),
+            output=estimate_tokens(summary),
         )
         return Completion(
             content=[{"type": "text", "text": summary}],
@@ -96,7 +96,7 @@ class OfflineSummarizer:
         of a command is never lost to pi's 2,000-character cut. The result is at most
         ``budget_tokens`` (chars/4). See :meth:`summarize` for the other arguments.
         """
-        conversation = serialize_conversation(_as_user(convert_to_llm(messages)), keep_tail=True)
+        conversation = serialize_conversation(as_user(convert_to_llm(messages)), keep_tail=True)
         return self.summarize(
             conversation,
             kind=kind,
@@ -133,25 +133,25 @@ class OfflineSummarizer:
         if kind not in SUMMARY_KINDS:
             raise ValueError(f'unknown summary kind "{kind}"; expected one of: {SUMMARY_KINDS}')
         focus_text = focus.strip() if focus and focus.strip() else None
-        digest = _digest_conversation(conversation_text, focus=focus_text)
+        digest = digest_conversation(conversation_text, focus=focus_text)
         if previous_summary and previous_summary.strip() and kind != "turn_prefix":
-            digest = _merge(_digest_summary(previous_summary), digest)
+            digest = merge_digest(digest_summary(previous_summary), digest)
         context = [line.strip() for line in extra_context if line.strip()]
         if context:
             # A hook gives its context for this call; older context lines are replaced.
             digest.extra_context = context
         budget = self._budget(conversation_text, previous_summary, budget_tokens)
         if kind == "short":
-            return _fit_text(_short_summary(digest), budget)
+            return fit_text(short_summary(digest), budget)
         # The layout drops lines by importance; the essentials it never drops are cut last
         # here, so the budget holds for every input.
-        return _fit_text(_render(digest, kind=kind, budget_tokens=budget), budget)
+        return fit_text(render_digest(digest, kind=kind, budget_tokens=budget), budget)
 
     def _budget(self, conversation: str, previous: str | None, limit: int | None) -> int:
         # The previous summary already stands for older history at most max_fraction of its
         # size, so it is carried at its own size; only the new messages are scaled.
-        new_share = math.floor(self.max_fraction * _estimate_tokens(conversation))
-        carried = _estimate_tokens(previous) if previous else 0
+        new_share = math.floor(self.max_fraction * estimate_tokens(conversation))
+        carried = estimate_tokens(previous) if previous else 0
         budget = min(max(self.min_tokens, new_share + carried), self.max_tokens_cap)
         if limit is not None and limit > 0:
             budget = min(budget, limit)

@@ -11,31 +11,31 @@ from typing import Final
 from contextree.tokens.estimate import utf16_len
 
 
-def _words(text: str) -> frozenset[str]:
+def words_of(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
-_LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _FOCUS_WORD = re.compile(r"[a-z0-9_./-]{4,}")
-_STOPWORDS: Final = _words(
+_STOPWORDS: Final = words_of(
     "the and for with that this from into about keep focus more less only also please "
     "should must what when where which their there them they have been were will would "
     "could make sure summary summarize context details important especially"
 )
 
 
-def _sentences(text: str) -> list[str]:
+def split_sentences(text: str) -> list[str]:
     found: list[str] = []
-    for raw in _SENTENCE_SPLIT.split(_FENCE.sub("\n", text)):
-        sentence = _LIST_MARKER.sub("", raw.strip()).strip()
+    for raw in _SENTENCE_SPLIT.split(FENCE.sub("\n", text)):
+        sentence = LIST_MARKER.sub("", raw.strip()).strip()
         if len(sentence) >= 8:
             found.append(sentence)
     return found
 
 
-def _focus_words(focus: str | None) -> tuple[str, ...]:
+def focus_words_of(focus: str | None) -> tuple[str, ...]:
     if not focus:
         return ()
     words: dict[str, None] = {}
@@ -45,16 +45,16 @@ def _focus_words(focus: str | None) -> tuple[str, ...]:
     return tuple(words)
 
 
-def _mentions(text: str, words: tuple[str, ...]) -> bool:
+def mentions(text: str, words: tuple[str, ...]) -> bool:
     lowered = text.lower()
     return any(word in lowered for word in words)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
     """``text`` cut at a word boundary before ``limit`` with a ``[…]`` marker, never inside a
     backtick span (which is where paths and commands are)."""
     if len(text) <= limit:
@@ -69,28 +69,28 @@ def _clip(text: str, limit: int) -> str:
     return text[:cut].rstrip() + " […]"
 
 
-def _add(items: list[str], item: str) -> None:
+def add_once(items: list[str], item: str) -> None:
     if item and item not in items:
         items.append(item)
 
 
-def _union(*lists: Iterable[str]) -> list[str]:
+def union(*lists: Iterable[str]) -> list[str]:
     merged: list[str] = []
     for items in lists:
         for item in items:
-            _add(merged, item)
+            add_once(merged, item)
     return merged
 
 
-def _plural(n: int, noun: str) -> str:
+def plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _estimate_tokens(text: str) -> int:
+def estimate_tokens(text: str) -> int:
     return math.ceil(utf16_len(text) / 4)
 
 
-def _fit_text(text: str, budget_tokens: int) -> str:
+def fit_text(text: str, budget_tokens: int) -> str:
     """``text`` within ``budget_tokens`` (chars/4): whole lines from the top while they fit,
     then as much of the next line as fits, marked as cut."""
     limit = max(budget_tokens, 0) * 4
@@ -124,7 +124,7 @@ def _word_set(text: str) -> frozenset[str]:
     return frozenset(_SIMILAR_WORD.findall(text.lower()))
 
 
-def _similar(a: str, b: str, threshold: float = 0.85) -> bool:
+def similar(a: str, b: str, threshold: float = 0.85) -> bool:
     """Whether two lines say nearly the same (word sets overlap by ``threshold``, Jaccard)."""
     left, right = _word_set(a), _word_set(b)
     if not left or not right:
@@ -135,7 +135,7 @@ def _similar(a: str, b: str, threshold: float = 0.85) -> bool:
     return len(left & right) / len(left | right) >= threshold
 
 
-def _add_grouped(items: list[str], counts: dict[str, int], item: str, times: int = 1) -> None:
+def add_grouped(items: list[str], counts: dict[str, int], item: str, times: int = 1) -> None:
     """Add ``item``, or count it against an earlier near-duplicate (kept in its first words)."""
     if not item:
         return
@@ -149,7 +149,7 @@ def _add_grouped(items: list[str], counts: dict[str, int], item: str, times: int
 
 
 def _near_duplicate(items: list[str], item: str) -> str | None:
-    """The first of ``items`` that is ``item`` or :func:`_similar` to it. The same test,
+    """The first of ``items`` that is ``item`` or :func:`similar` to it. The same test,
     inlined with ``item``'s words found once: grouping compares each item with every earlier
     one, and the calls were 1.9 s of compacting a 100k-entry session."""
     mine = _word_set(item)
