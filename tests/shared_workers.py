@@ -79,7 +79,9 @@ class MeetingClient:
 
 
 def run_workers(
-    work: Callable[..., Any], calls: list[tuple[Any, ...]], meeting: Meeting,
+    work: Callable[..., Any],
+    calls: list[tuple[Any, ...]],
+    meeting: Meeting,
     meanwhile: Callable[[], None],
 ) -> list[Any]:
     """Run ``work(*args)`` in one forked process per ``calls`` item; once all reached the
