@@ -18,6 +18,11 @@
    pi, the ``label`` entry is appended at the leaf, so the leaf ends on that entry (it carries
    no message, so the context is the same) and the move is then on disk;
 8. ``session_tree`` hooks are told where the leaf went.
+
+The steps are functions of their own (``_plan``: 1-2, ``_run_before_hooks``: 3, ``_summarize``:
+4, ``_write``: 5-7, ``_finish``: 8), as in :mod:`contextree.compaction.run`. No lock is held
+during the model call; on a shared session the summary's write re-checks under the store's
+write lock whether another worker left the same summary meanwhile (docs/stores.md).
 """
 
 from __future__ import annotations
@@ -225,30 +230,7 @@ async def navigate_tree(
     if summary is None:
         return plan.unchanged(aborted=True)
     written = _write(tree, plan, choice, summary)
-    has_summary = written.summary_entry is not None
-    new_leaf_id = tree.leaf_id
-    await hooks.emit(
-        TREE,
-        SessionTreeEvent(
-            new_leaf_id=new_leaf_id,
-            old_leaf_id=plan.old_leaf_id,
-            summary_entry=written.summary_entry,
-            from_extension=written.from_extension if has_summary else None,
-        ),
-    )
-    leaf_entry_id = None
-    if persist and not has_summary and new_leaf_id != plan.old_leaf_id:
-        leaf_entry_id = persist_leaf(tree)  # decision 8: the move must survive the process
-    return NavigationResult(
-        editor_text=written.editor_text,
-        summary_entry=written.summary_entry,
-        new_leaf_id=new_leaf_id,
-        old_leaf_id=plan.old_leaf_id,
-        from_extension=written.from_extension and has_summary,
-        label_entry_id=written.label_entry_id,
-        leaf_entry_id=leaf_entry_id,
-        summarized_elsewhere=written.elsewhere,
-    )
+    return await _finish(tree, plan, written, hooks, persist=persist)
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,6 +417,36 @@ def _write(tree: SessionTree, plan: _Plan, choice: _Choice, summary: _Summary) -
     label_id = tree.append_label(summary_id, label) if label else None
     return _Written(
         editor_text, tree.get_entry(summary_id), label_id, from_extension=summary.from_extension
+    )
+
+
+async def _finish(
+    tree: SessionTree, plan: _Plan, written: _Written, hooks: HookRegistry, *, persist: bool
+) -> NavigationResult:
+    """Step 8: ``session_tree`` hooks, the ``contextree.leaf`` record, the result."""
+    has_summary = written.summary_entry is not None
+    new_leaf_id = tree.leaf_id
+    await hooks.emit(
+        TREE,
+        SessionTreeEvent(
+            new_leaf_id=new_leaf_id,
+            old_leaf_id=plan.old_leaf_id,
+            summary_entry=written.summary_entry,
+            from_extension=written.from_extension if has_summary else None,
+        ),
+    )
+    leaf_entry_id = None
+    if persist and not has_summary and new_leaf_id != plan.old_leaf_id:
+        leaf_entry_id = persist_leaf(tree)  # decision 8: the move must survive the process
+    return NavigationResult(
+        editor_text=written.editor_text,
+        summary_entry=written.summary_entry,
+        new_leaf_id=new_leaf_id,
+        old_leaf_id=plan.old_leaf_id,
+        from_extension=written.from_extension and has_summary,
+        label_entry_id=written.label_entry_id,
+        leaf_entry_id=leaf_entry_id,
+        summarized_elsewhere=written.elsewhere,
     )
 
 
