@@ -20,6 +20,7 @@ from contextree.llm.scripted import ScriptedClient
 from contextree.session.tree import SessionTree
 from core_helpers import assistant, user
 from sample_session import settings
+from shared_workers import Meeting, MeetingClient, lock_is_free, run_workers
 
 STORES = ["file", "sqlite", "postgres"]
 
@@ -108,3 +109,31 @@ def test_a_lone_compaction_is_unchanged(target: str) -> None:
     outcome = asyncio.run(_compact_while(tree, _nothing))
     assert isinstance(outcome, CompactionOutcome)
     assert outcome.entry["parentId"] == leaf
+
+
+# --- separate processes ------------------------------------------------------------------------
+
+
+def _compacting_worker(target: str, meeting: Meeting) -> str:
+    tree = SessionTree.open(target, create=False)
+    client = MeetingClient(meeting, "## Goal\nThe steps so far.")
+    done = asyncio.run(compact_session(tree, client, settings=settings(400)))
+    return done.reason if isinstance(done, NothingToCompact) else "compacted"
+
+
+def test_two_processes_compacting_at_once_leave_one_compaction(target: str) -> None:
+    _shared_session(target)
+    meeting = Meeting(workers=2)
+    added: list[str] = []
+
+    def while_both_summarize() -> None:
+        assert lock_is_free(target)
+        added.append(SessionTree.open(target).append_message(user("Also: keep the API.")))
+
+    outcomes = run_workers(
+        _compacting_worker, [(target, meeting)] * 2, meeting, while_both_summarize
+    )
+    assert sorted(outcomes) == ["compacted", "compacted_elsewhere"]
+    (winner,) = _compactions(target)
+    assert winner["parentId"] == added[0]
+    assert SessionTree.open(target, create=False).leaf_id == winner["id"]

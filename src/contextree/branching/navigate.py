@@ -18,6 +18,11 @@
    pi, the ``label`` entry is appended at the leaf, so the leaf ends on that entry (it carries
    no message, so the context is the same) and the move is then on disk;
 8. ``session_tree`` hooks are told where the leaf went.
+
+The steps are functions of their own (``_plan``: 1-2, ``_run_before_hooks``: 3, ``_summarize``:
+4, ``_write``: 5-7, ``_finish``: 8), as in :mod:`contextree.compaction.run`. No lock is held
+during the model call; on a shared session the summary's write re-checks under the store's
+write lock whether another worker left the same summary meanwhile (docs/stores.md).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from contextree.hooks.events import BeforeTreeEvent, SessionTreeEvent
 from contextree.hooks.registry import BEFORE_TREE, TREE, HookRegistry
 from contextree.hooks.results import before_tree_result, hook_summary
 from contextree.llm.base import ModelClient
+from contextree.session.rebase import SummarizedElsewhereError, WriteMark
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import BranchSummarySettings
 
@@ -96,6 +102,9 @@ class NavigationResult:
     """The summary came from a ``session_before_tree`` hook."""
     label_entry_id: str | None = None
     """The ``label`` entry written, if a label was given."""
+    summarized_elsewhere: bool = False
+    """Another worker left a summary of the same branch at the same place while the model was
+    summarizing: nothing was written, and ``summary_entry`` is theirs (the leaf follows it)."""
     leaf_entry_id: str | None = None
     """The ``contextree.leaf`` entry written by ``persist=True`` (:func:`persist_leaf`), if any."""
 
@@ -111,6 +120,7 @@ class NavigationResult:
             "editorText": self.editor_text,
             "summaryEntryId": summary.get("id") if summary is not None else None,
             "summary": summary.get("summary") if summary is not None else None,
+            "summarizedElsewhere": self.summarized_elsewhere,
         }
 
 
@@ -200,7 +210,88 @@ async def navigate_tree(
         ParentCycleError: the new position's parent chain loops (pi would hang on a file
             with an entry written there); nothing was written.
         BranchSummaryError: the summary call failed; nothing was written.
+
+    On a session other workers share, the summary call runs without the write lock; the
+    summary is written under it, and when another worker left a summary of the same branch
+    at the same place meanwhile, this one writes nothing and follows theirs
+    (``summarized_elsewhere``; see :meth:`SessionTree.branch_with_summary`).
     """
+    opts = resolve_options(options, keywords)
+    if settings is not None:
+        opts = replace(opts, branch_reserve_tokens=settings.reserve_tokens)
+    plan = _plan(tree, target_id, summarize=summarize, client=client, opts=opts, label=label)
+    if isinstance(plan, NavigationResult):
+        return plan
+    hooks = hooks or HookRegistry()
+    choice = await _run_before_hooks(plan, hooks)
+    if choice is None:
+        return plan.unchanged(aborted=False)
+    summary = await _summarize(plan, choice, client)
+    if summary is None:
+        return plan.unchanged(aborted=True)
+    written = _write(tree, plan, choice, summary)
+    return await _finish(tree, plan, written, hooks, persist=persist)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a move will do, read before any hook or model runs."""
+
+    target: Entry
+    old_leaf_id: str | None
+    preparation: TreePreparation
+    opts: SummaryOptions
+    mark: WriteMark
+    """Taken before the branch was read: what other writers append later is news when the
+    summary is written (a shared session)."""
+
+    def unchanged(self, *, aborted: bool) -> NavigationResult:
+        """Nothing written, the leaf where it was."""
+        return NavigationResult(
+            cancelled=True,
+            aborted=aborted,
+            new_leaf_id=self.old_leaf_id,
+            old_leaf_id=self.old_leaf_id,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    """The run's settings once ``session_before_tree`` hooks had their say."""
+
+    supplied: Any
+    """A hook's summary (used instead of the model), or ``None``."""
+    custom_instructions: str | None
+    replace_instructions: bool
+    label: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Summary:
+    text: str | None
+    details: Any = None
+    from_extension: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Written:
+    editor_text: str | None
+    summary_entry: Entry | None = None
+    label_entry_id: str | None = None
+    from_extension: bool = False
+    elsewhere: bool = False
+
+
+def _plan(
+    tree: SessionTree,
+    target_id: str,
+    *,
+    summarize: bool,
+    client: ModelClient | None,
+    opts: SummaryOptions,
+    label: str | None,
+) -> _Plan | NavigationResult:
+    """Steps 1-2: the target, the abandoned entries; a result when there is nothing to do."""
     old_leaf_id = tree.leaf_id
     if target_id == old_leaf_id:
         return NavigationResult(new_leaf_id=old_leaf_id, old_leaf_id=old_leaf_id)
@@ -213,12 +304,7 @@ async def navigate_tree(
     position, _ = _position(tree, target, target_id)
     if position is not None:
         tree.ensure_acyclic(position)
-    opts = resolve_options(options, keywords)
-    if settings is not None:
-        opts = replace(opts, branch_reserve_tokens=settings.reserve_tokens)
-    custom_instructions = opts.custom_instructions
-    replace_instructions = opts.replace_instructions
-    hooks = hooks or HookRegistry()
+    mark = tree.write_mark()
     collection = collect_entries_for_branch_summary(tree, old_leaf_id, target_id)
     preparation = TreePreparation(
         target_id=target_id,
@@ -226,107 +312,141 @@ async def navigate_tree(
         common_ancestor_id=collection.common_ancestor_id,
         entries_to_summarize=collection.entries,
         user_wants_summary=summarize,
-        custom_instructions=custom_instructions,
-        replace_instructions=replace_instructions,
+        custom_instructions=opts.custom_instructions,
+        replace_instructions=opts.replace_instructions,
         label=label,
     )
-    unchanged = NavigationResult(cancelled=True, new_leaf_id=old_leaf_id, old_leaf_id=old_leaf_id)
-    aborted = NavigationResult(
-        cancelled=True, aborted=True, new_leaf_id=old_leaf_id, old_leaf_id=old_leaf_id
+    return _Plan(target, old_leaf_id, preparation, opts, mark)
+
+
+async def _run_before_hooks(plan: _Plan, hooks: HookRegistry) -> _Choice | None:
+    """Step 3: ``session_before_tree`` hooks; ``None`` when one cancels."""
+    preparation = plan.preparation
+    choice = _Choice(
+        None,
+        preparation.custom_instructions,
+        preparation.replace_instructions,
+        preparation.label,
     )
-
-    supplied: Any = None
     decided = await hooks.run_before(BEFORE_TREE, BeforeTreeEvent(preparation))
-    if decided is not None:
-        decision = before_tree_result(decided)
-        if decision.cancel:
-            return unchanged
-        if summarize:
-            supplied = decision.summary
-        # None: not overridden; "" (a dict's explicit null): cleared.
-        if decision.custom_instructions is not None:
-            custom_instructions = decision.custom_instructions or None
-        if decision.replace_instructions is not None:
-            replace_instructions = decision.replace_instructions
-        if decision.label is not None:
-            label = decision.label or None
+    if decided is None:
+        return choice
+    decision = before_tree_result(decided)
+    if decision.cancel:
+        return None
+    if preparation.user_wants_summary:
+        choice = replace(choice, supplied=decision.summary)
+    # None: not overridden; "" (a dict's explicit null): cleared.
+    if decision.custom_instructions is not None:
+        choice = replace(choice, custom_instructions=decision.custom_instructions or None)
+    if decision.replace_instructions is not None:
+        choice = replace(choice, replace_instructions=decision.replace_instructions)
+    if decision.label is not None:
+        choice = replace(choice, label=decision.label or None)
+    return choice
 
-    summary_text: str | None = None
-    details: Any = None
-    from_extension = False
-    if supplied:
-        summary_text, details = _hook_summary(supplied)
-        from_extension = True
-    elif summarize and any(not _is_leaf_marker(e) for e in collection.entries):
-        assert client is not None
-        window = opts.context_window
-        if window is None:
-            from contextree.llm.registry import context_window as lookup_window
 
-            window = lookup_window(client.name)
-        try:
-            result = await generate_branch_summary(
-                collection.entries,
-                client,
-                context_window=window,
-                reserve_tokens=opts.branch_reserve_tokens,
-                custom_instructions=custom_instructions,
-                replace_instructions=replace_instructions,
-                prompts_dir=opts.prompts_dir,
-                estimator=opts.estimator,
-                redactor=opts.redactor,
-            )
-        except asyncio.CancelledError:
-            # pi aborts only the summary call and reports the move as cancelled. The
-            # cancellation is handled here, so this task is not left "cancelling".
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            return aborted
-        if result.aborted:
-            return aborted
-        if result.error is not None:
-            raise BranchSummaryError(result.error)
-        summary_text, details = result.summary, result.details
+async def _summarize(plan: _Plan, choice: _Choice, client: ModelClient | None) -> _Summary | None:
+    """Step 4: the summary (a hook's, the model's, or none); ``None`` when the call was
+    cancelled or aborted. No lock is held here: the call may take seconds."""
+    if choice.supplied:
+        text, details = _hook_summary(choice.supplied)
+        return _Summary(text, details, from_extension=True)
+    entries = plan.preparation.entries_to_summarize
+    if not plan.preparation.user_wants_summary or all(_is_leaf_marker(e) for e in entries):
+        return _Summary(None)
+    assert client is not None
+    opts = plan.opts
+    window = opts.context_window
+    if window is None:
+        from contextree.llm.registry import context_window as lookup_window
 
-    new_position, editor_text = _position(tree, target, target_id)
-    summary_entry: Entry | None = None
-    label_entry_id: str | None = None
-    if summary_text:
-        summary_id = tree.branch_with_summary(new_position, summary_text, details, from_extension)
-        summary_entry = tree.get_entry(summary_id)
-        if label:
-            label_entry_id = tree.append_label(summary_id, label)
-    else:
+        window = lookup_window(client.name)
+    try:
+        result = await generate_branch_summary(
+            entries,
+            client,
+            context_window=window,
+            reserve_tokens=opts.branch_reserve_tokens,
+            custom_instructions=choice.custom_instructions,
+            replace_instructions=choice.replace_instructions,
+            prompts_dir=opts.prompts_dir,
+            estimator=opts.estimator,
+            redactor=opts.redactor,
+        )
+    except asyncio.CancelledError:
+        # pi aborts only the summary call and reports the move as cancelled. The
+        # cancellation is handled here, so this task is not left "cancelling".
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        return None
+    if result.aborted:
+        return None
+    if result.error is not None:
+        raise BranchSummaryError(result.error)
+    return _Summary(result.summary, result.details)
+
+
+def _write(tree: SessionTree, plan: _Plan, choice: _Choice, summary: _Summary) -> _Written:
+    """Steps 5-7: move the leaf, append the summary and the label (each under the lock)."""
+    target_id = plan.preparation.target_id
+    new_position, editor_text = _position(tree, plan.target, target_id)
+    label = choice.label
+    if not summary.text:
         if new_position is None:
             tree.reset_leaf()
         else:
             tree.branch(new_position)
-        if label:
-            label_entry_id = tree.append_label(target_id, label)
+        label_id = tree.append_label(target_id, label) if label else None
+        return _Written(editor_text, label_entry_id=label_id)
+    try:
+        summary_id = tree.branch_with_summary(
+            new_position,
+            summary.text,
+            summary.details,
+            summary.from_extension,
+            planned_at=plan.mark,
+        )
+    except SummarizedElsewhereError as lost:
+        # Another worker made this move (and paid for it) while we waited for the model:
+        # the leaf now follows theirs and nothing of ours is written.
+        theirs = tree.get_entry(lost.entry_id)
+        from_hook = bool(theirs.get("fromHook")) if theirs is not None else False
+        return _Written(editor_text, theirs, from_extension=from_hook, elsewhere=True)
+    label_id = tree.append_label(summary_id, label) if label else None
+    return _Written(
+        editor_text, tree.get_entry(summary_id), label_id, from_extension=summary.from_extension
+    )
 
-    has_summary = summary_entry is not None
+
+async def _finish(
+    tree: SessionTree, plan: _Plan, written: _Written, hooks: HookRegistry, *, persist: bool
+) -> NavigationResult:
+    """Step 8: ``session_tree`` hooks, the ``contextree.leaf`` record, the result."""
+    has_summary = written.summary_entry is not None
     new_leaf_id = tree.leaf_id
     await hooks.emit(
         TREE,
         SessionTreeEvent(
             new_leaf_id=new_leaf_id,
-            old_leaf_id=old_leaf_id,
-            summary_entry=summary_entry,
-            from_extension=from_extension if has_summary else None,
+            old_leaf_id=plan.old_leaf_id,
+            summary_entry=written.summary_entry,
+            from_extension=written.from_extension if has_summary else None,
         ),
     )
     leaf_entry_id = None
-    if persist and not has_summary and new_leaf_id != old_leaf_id:
+    if persist and not has_summary and new_leaf_id != plan.old_leaf_id:
         leaf_entry_id = persist_leaf(tree)  # decision 8: the move must survive the process
     return NavigationResult(
-        editor_text=editor_text,
-        summary_entry=summary_entry,
+        editor_text=written.editor_text,
+        summary_entry=written.summary_entry,
         new_leaf_id=new_leaf_id,
-        old_leaf_id=old_leaf_id,
-        from_extension=from_extension and has_summary,
-        label_entry_id=label_entry_id,
+        old_leaf_id=plan.old_leaf_id,
+        from_extension=written.from_extension and has_summary,
+        label_entry_id=written.label_entry_id,
         leaf_entry_id=leaf_entry_id,
+        summarized_elsewhere=written.elsewhere,
     )
 
 
@@ -338,6 +458,8 @@ def persist_leaf(tree: SessionTree) -> str | None:
     is before the first entry). Custom entries never reach the context. Returns the new
     entry's id, or ``None`` when a reload already lands on the leaf and nothing was written.
     """
+    # What other writers appended counts: after their lines a reload would land elsewhere.
+    tree.refresh()
     last: str | None = None
     for record in tree.records():
         last = record.id

@@ -140,6 +140,12 @@ def _print_result(console: Console, result: NavigationResult) -> None:
         console.print(printable(result.editor_text), markup=False, highlight=False, soft_wrap=True)
     if result.summary_entry is not None:
         summary_id = escaped(str(result.summary_entry.get("id")))
+        if result.summarized_elsewhere:
+            console.print(
+                Text(
+                    "Another worker summarized this branch here meanwhile; following it.", "ct.meta"
+                )
+            )
         console.print(Text(f"Branch summary {summary_id}:", "ct.branch_summary"))
         console.print(
             printable(str(result.summary_entry.get("summary", ""))),

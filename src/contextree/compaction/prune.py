@@ -303,6 +303,10 @@ def prune_session(
 
     A host that prunes before every model call passes the same ``decider`` each time (it
     then estimates only what is new; ``estimator`` is the decider's own).
+
+    On a session other workers share, a tool result another worker pruned (or changed)
+    between the decision and the rewrite is left as they wrote it, and the decision returned
+    lists only what this call pruned; what they appended meanwhile is kept.
     """
     path = tree.get_branch_view()
     stamp = now()  # one time for the cache and the stamp
@@ -310,6 +314,25 @@ def prune_session(
         decision = decider.decide(path, settings, at_ms=stamp)
     else:
         decision = decide_prune(path, settings, estimator=estimator, at_ms=stamp)
-    if decision.candidates and not dry_run:
-        tree.rewrite_entries(apply_prune(decision, now=lambda: stamp))
-    return decision
+    if not decision.candidates or dry_run:
+        return decision
+    done = tree.rewrite_entries(
+        apply_prune(decision, now=lambda: stamp),
+        planned_from=[c.entry for c in decision.candidates],
+    )
+    return _only(decision, set(done))
+
+
+def _only(decision: PruneDecision, done: set[str]) -> PruneDecision:
+    """``decision`` narrowed to the entries rewritten (others were changed elsewhere)."""
+    kept = [c for c in decision.candidates if c.entry.get("id") in done]
+    if len(kept) == len(decision.candidates):
+        return decision
+    if not kept:
+        return PruneDecision(
+            held_for_cache=decision.held_for_cache,
+            cache=decision.cache,
+            reason="another worker pruned or changed these tool results meanwhile",
+        )
+    saved = sum(c.saving for c in kept)
+    return PruneDecision(kept, saved, decision.held_for_cache, decision.cache)

@@ -30,7 +30,13 @@ from contextree.errors import (
     ParentCycleError,
     TreeError,
 )
-from contextree.session.rebase import CompactedElsewhereError, WriteMark, newest_below
+from contextree.session.rebase import (
+    CompactedElsewhereError,
+    SummarizedElsewhereError,
+    WriteMark,
+    newest_below,
+    same_summary,
+)
 from contextree.store.base import SessionStore, StoreTransaction
 from contextree.store.index import (
     BadLine,
@@ -736,7 +742,8 @@ class SessionTree:
             entry["preserveData"] = preserve_data
         if planned_at is None:
             return self.append_entry(entry)
-        self._write([Record.from_entry(entry)], planned_at=planned_at)
+        mark = planned_at
+        self._write([Record.from_entry(entry)], check=lambda r: self._follow_others(r, mark))
         return str(entry["id"])
 
     def write_mark(self) -> WriteMark:
@@ -793,8 +800,18 @@ class SessionTree:
         summary: str,
         details: Any = None,
         from_extension: bool = False,
+        *,
+        planned_at: WriteMark | None = None,
     ) -> str:
-        """Move the leaf to ``branch_from_id`` and append a ``branch_summary`` there."""
+        """Move the leaf to ``branch_from_id`` and append a ``branch_summary`` there.
+
+        ``planned_at`` (:meth:`write_mark`, taken at the leaf being left, before the branch
+        was read) makes the append safe on a session other writers share: the entry records
+        that leaf (``abandonedLeafId``), and when another writer appended a summary of the
+        same branch at the same place meanwhile, nothing is written: the leaf moves to the
+        newest entry below theirs and
+        :class:`~contextree.session.rebase.SummarizedElsewhereError` names it.
+        """
         if branch_from_id is not None and self._index.get(branch_from_id) is None:
             raise EntryNotFoundError(branch_from_id)
         self.leaf_id = branch_from_id
@@ -805,18 +822,36 @@ class SessionTree:
             entry["details"] = details
         entry["fromHook"] = from_extension
         entry["fromExtension"] = from_extension
-        return self.append_entry(entry)
+        if planned_at is None or planned_at.leaf_id is None:
+            return self.append_entry(entry)
+        mark = planned_at
+        entry["abandonedLeafId"] = mark.leaf_id
+        self._write([Record.from_entry(entry)], check=lambda r: self._summary_elsewhere(r, mark))
+        return str(entry["id"])
 
     # -- rewriting ------------------------------------------------------------------------------
 
-    def rewrite_entries(self, replacements: Sequence[Entry]) -> None:
-        """Replace entries (matched by id) with new versions in one atomic rewrite."""
+    def rewrite_entries(
+        self, replacements: Sequence[Entry], *, planned_from: Sequence[Entry] | None = None
+    ) -> list[str]:
+        """Replace entries (matched by id) with new versions in one atomic rewrite; returns
+        the ids replaced.
+
+        ``planned_from`` (the entries as they were read when the replacements were made)
+        makes the rewrite safe on a session other writers share: an entry another writer
+        changed since (pruned it, say) is left as they wrote it, and when none is left
+        nothing is written. What others appended meanwhile is always kept.
+        """
         by_new_id = {e.get("id"): e for e in replacements}
         with self.store.transaction() as txn:
             self._sync(txn)
             for key in by_new_id:
                 if not isinstance(key, str) or key not in self._index.by_id:
                     raise EntryNotFoundError(str(key))
+            if planned_from is not None:
+                by_new_id = self._unchanged_since(by_new_id, planned_from)
+                if not by_new_id:
+                    return []
             replacements_by_id = {str(k): Record.from_entry(e) for k, e in by_new_id.items()}
             self._refuse_new_cycles(replacements_by_id)
             for key, entry in by_new_id.items():
@@ -833,6 +868,19 @@ class SessionTree:
             self._forget_branches()
             self._reaches_root = {}
             self._replace_all(txn, [])
+        return [str(key) for key in by_new_id]
+
+    def _unchanged_since(
+        self, by_new_id: dict[Any, Entry], planned_from: Sequence[Entry]
+    ) -> dict[Any, Entry]:
+        """The replacements whose entry is still as it was read when they were made."""
+        read = {e.get("id"): e for e in planned_from}
+        by_id = self._index.by_id
+        return {
+            key: entry
+            for key, entry in by_new_id.items()
+            if key not in read or by_id[str(key)].entry == read[key]
+        }
 
     def _refuse_new_cycles(self, replacements: dict[str, Record]) -> None:
         """Raise :class:`ParentCycleError` when a replacement's new ``parentId`` would make
@@ -877,12 +925,14 @@ class SessionTree:
         """True when a migration is waiting for the next write."""
         return self._needs_rewrite
 
-    def _write(self, new: list[Record], *, planned_at: WriteMark | None = None) -> None:
+    def _write(self, new: list[Record], *, check: Callable[[Record], None] | None = None) -> None:
+        """Append ``new`` under the write lock; ``check`` sees the first record once the
+        others' lines are taken in (it may re-parent it, or raise to write nothing)."""
         self._walk_before_locking(new)
         with self.store.transaction() as txn:
             self._sync(txn)
-            if planned_at is not None:
-                self._follow_others(new[0], planned_at)
+            if check is not None:
+                check(new[0])
             self._refuse_cycles(new)
             if self._needs_rewrite or txn.size == 0:
                 self._replace_all(txn, new)
@@ -899,15 +949,7 @@ class SessionTree:
         ``mark``; raise CompactedElsewhereError (leaf moved) when that holds a compaction."""
         if first.parent_id != mark.leaf_id:
             return  # the leaf was moved on purpose since the plan
-        if mark.loads == self._loads:
-            news: list[Record | BadLine] = self._taken_in[mark.taken_in :]
-        else:
-            # Another writer rewrote the session: its lines were read afresh, so what came
-            # after the leaf in the file is what may have arrived meanwhile.
-            leaf = self._index.get(mark.leaf_id) if mark.leaf_id is not None else None
-            after = leaf.line if leaf is not None and leaf.line is not None else 0
-            news = [r for r in self._index.items if r.line is not None and r.line > after]
-        tip, compaction = newest_below(news, mark.leaf_id)
+        tip, compaction = newest_below(self._news_since(mark), mark.leaf_id)
         if compaction is not None:
             self.leaf_id = tip
             raise CompactedElsewhereError(compaction, str(tip))
@@ -916,6 +958,26 @@ class SessionTree:
             if first.cached is not None:
                 first.cached["parentId"] = tip
             self.leaf_id = tip
+
+    def _summary_elsewhere(self, first: Record, mark: WriteMark) -> None:
+        """Raise SummarizedElsewhereError (leaf moved) when another writer appended a summary
+        of the branch left at ``mark`` where ``first`` would go, since ``mark``."""
+        news = self._news_since(mark)
+        theirs = same_summary(news, first.parent_id, mark.leaf_id)
+        if theirs is not None:
+            tip, _ = newest_below(news, theirs)
+            self.leaf_id = tip
+            raise SummarizedElsewhereError(theirs, str(tip))
+
+    def _news_since(self, mark: WriteMark) -> list[Record | BadLine]:
+        """Other writers' lines taken in since ``mark`` (under the write lock)."""
+        if mark.loads == self._loads:
+            return self._taken_in[mark.taken_in :]
+        # Another writer rewrote the session: its lines were read afresh, so what came after
+        # the planned leaf in the file is what may have arrived meanwhile.
+        leaf = self._index.get(mark.leaf_id) if mark.leaf_id is not None else None
+        after = leaf.line if leaf is not None and leaf.line is not None else 0
+        return [r for r in self._index.items if r.line is not None and r.line > after]
 
     def _walk_before_locking(self, new: list[Record]) -> None:
         """Do a first write's whole-file work before taking the lock: complete the index and
