@@ -85,7 +85,16 @@ EXPECTED: dict[str, set[str]] = {
         "record_facts",
         "render_key_facts",
     },
-    "contextree.report": {"ReportEvent", "SessionSeries", "TurnPoint", "build_series"},
+    "contextree.report": {
+        "EventMoney",
+        "ReportEvent",
+        "SessionSeries",
+        "TurnPoint",
+        "build_series",
+        "event_money",
+        "series_html",
+        "session_model",
+    },
     "contextree.eval": {
         "DEFAULT_RATIOS",
         "PROBE_KINDS",

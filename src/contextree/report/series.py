@@ -20,7 +20,7 @@ from contextree.entries.types import (
 from contextree.tokens.estimate import estimate_tokens
 from contextree.tokens.usage import calculate_prompt_tokens
 
-__all__ = ["ReportEvent", "SessionSeries", "TurnPoint", "build_series"]
+__all__ = ["EventKind", "ReportEvent", "SessionSeries", "TurnPoint", "build_series"]
 
 EventKind = Literal["compaction", "prune", "branchSummary"]
 
@@ -63,6 +63,14 @@ class SessionSeries:
     def tokens_saved(self) -> int:
         """Sum of what every event saved."""
         return sum(event.tokens_saved for event in self.events)
+
+    @property
+    def event_counts(self) -> dict[EventKind, int]:
+        """How many events of each kind (every kind present, 0 when none)."""
+        counts: dict[EventKind, int] = {"compaction": 0, "prune": 0, "branchSummary": 0}
+        for event in self.events:
+            counts[event.kind] += 1
+        return counts
 
 
 def _int(value: object) -> int | None:

@@ -27,7 +27,7 @@ from contextree.store.index import SessionHead, parse_head
 from contextree.store.missing import missing_session
 from contextree.store.url import is_store_url, open_store
 
-__all__ = ["Transfer", "copy_session", "read_chunks"]
+__all__ = ["Transfer", "copy_session", "read_chunks", "write_file"]
 
 _HEAD_LIMIT: Final = 16 << 20
 """How far into the source the header is looked for (leading junk lines included)."""
@@ -114,6 +114,46 @@ def _refuse_symlink(target: str | Path) -> None:
         f"is a symbolic link to {points_to}{dangling}; nothing was written (pass "
         "--follow-symlinks to write through it)",
     )
+
+
+def write_file(
+    target: str | Path, data: bytes, *, overwrite: bool = False, follow_symlinks: bool = False
+) -> Path:
+    """Write ``data`` to the file ``target`` atomically (a temporary file in the same folder,
+    fsynced, renamed over it), as ``export`` writes a session: an existing file is replaced
+    only with ``overwrite``, a symbolic link is refused unless ``follow_symlinks`` (then its
+    target is written). Returns the path written; raises
+    :class:`~contextree.errors.SessionFileError` saying why nothing was written."""
+    import tempfile
+
+    from contextree.store.jsonl import fsync_dir
+
+    if not follow_symlinks:
+        _refuse_symlink(target)
+    path = Path(os.path.realpath(target)) if follow_symlinks else Path(target)
+    if path.is_dir():
+        raise SessionFileError(str(target), "is a directory; nothing was written")
+    if path.exists() and not overwrite:
+        raise SessionFileError(
+            str(target), "exists; nothing was written (pass --force to replace it)"
+        )
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise SessionFileError(str(target), f"cannot write here: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o644)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    fsync_dir(folder)
+    return path
 
 
 def copy_session(
