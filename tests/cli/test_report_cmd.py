@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 from cli_env import invoke, ok
 from pi_fixtures import pi_fixture
@@ -129,3 +131,18 @@ def test_money_saved_at_a_known_price_and_none_without(tmp_path: Path) -> None:
     assert all(e["usdPerRequest"] is None for e in unknown["events"])
     text = ok("report", session, "--model", "nobody:no-such-model").stdout
     assert "no price known for nobody:no-such-model" in text
+
+
+def test_report_of_a_postgres_session(postgres: Any, tmp_path: Path) -> None:
+    from contextree.store.transfer import copy_session
+
+    url = f"{postgres.url}#report-{uuid.uuid4().hex[:8]}"
+    copy_session(pi_fixture("before-compaction.jsonl"), url)
+    from_file = json.loads(
+        ok("report", pi_fixture("before-compaction.jsonl"), "--format", "json").stdout
+    )
+    from_db = json.loads(
+        ok("report", url, "--format", "json", "--html", tmp_path / "p.html").stdout
+    )
+    assert from_db["turns"] == from_file["turns"] and from_db["events"] == from_file["events"]
+    assert (tmp_path / "p.html").read_text(encoding="utf-8").count("stroke-dasharray") == 2
