@@ -126,3 +126,37 @@ def test_expect_100_continue_is_answered_before_the_body() -> None:
             reply = read_reply(sock)
         assert interim.startswith(b"HTTP/1.1 100 Continue")
         assert status_of(reply) == 200
+
+
+def test_a_flood_of_slow_heads_cannot_shut_out_a_client_with_the_token() -> None:
+    """More slow heads than ``max_pending``: each newcomer takes the place of the longest
+    waiting one, so the flood delays nobody who sends a whole head."""
+    config = {"max_connections": SLOTS, "max_pending": 8, "token": TOKEN, "header_timeout": 60}
+    with (
+        serving_at(ScriptedClient(default="S"), **config) as (host, port, url),
+        connections(host, port, 32) as slow,
+    ):
+        for sock in slow:
+            sock.sendall(b"POST /summarize HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")
+        wait_for(lambda: status_of(read_reply(slow[0])) == 503)  # the first were pushed out
+        assert json_post(url, token=TOKEN) == (200, {"summary": "S"})
+        assert json_post(url) == (401, {"error": "missing or wrong bearer token"})
+
+
+def test_a_summary_request_without_the_token_is_refused_while_every_slot_is_busy() -> None:
+    """401, not 503: it is refused before a slot is taken, so such requests, however many or
+    slow to read their reply, never hold one."""
+    model = GatedModel()
+    with serving_at(model, max_connections=1, token=TOKEN) as (host, port, url):
+        busy = threading.Thread(target=json_post, args=(url,), kwargs={"token": TOKEN})
+        busy.start()
+        wait_for(lambda: model.waiting == 1)
+        try:
+            with connections(host, port, 8) as strangers:
+                for sock in strangers:
+                    sock.sendall(post_request(b"", length=1000))
+                assert [status_of(read_reply(sock)) for sock in strangers] == [401] * 8
+        finally:
+            model.gate.set()
+            busy.join()
+        assert json_post(url, token=TOKEN) == (200, {"summary": "S"})

@@ -3,14 +3,18 @@ one test per class, and the chat path that stored one read from a ``.env``."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 import pytest
 
+from contextree.compaction.run import compact_session
 from contextree.security import DEFAULT_REDACTOR
+from contextree.session.tree import SessionTree
 from fakes.fake_llm import FakeLLMServer
-from reliability.common import FAKE_KEY
+from reliability import faults
+from reliability.common import FAKE_KEY, assistant_call, tool_result, user
 from reliability.fuzzing import run_cli
 
 # Assembled, so that no scanner mistakes this file for a leak.
@@ -98,3 +102,32 @@ def test_a_dot_env_read_in_chat_is_redacted_before_it_is_stored_or_sent(
     # The request after the tool ran carries the stored (redacted) tool result.
     assert len(fake_llm.requests) == 2
     assert all(secret.encode() not in request.raw for request in fake_llm.requests)
+
+
+def test_no_missed_class_reaches_the_summarizer(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    """A session written before these rules (or by another tool) holds the secrets raw; the
+    summary request made from it must not."""
+    secrets = {
+        "DB_PASS=hunter2-Summary-One": "hunter2-Summary-One",
+        "pwd=hunter2-Summary-Two": "hunter2-Summary-Two",
+        f"AccountName=a;AccountKey={AZURE_KEY};": AZURE_KEY,
+        "sshpass -p hunter2-Summary-Three ssh host": "hunter2-Summary-Three",
+        f"{AWS_ID}\n{AWS_SECRET}": AWS_SECRET,
+        f"twilio {TWILIO}": TWILIO,
+        f"key sk\u2011{OPENAI}": OPENAI,
+    }
+    tree = SessionTree.open(tmp_path / "s.jsonl", cwd="/work")
+    tree.append_message(user("What is in the environment?"))
+    tree.append_message(assistant_call("c1", "cat .env"))
+    tree.append_message(tool_result("c1", "\n".join(secrets) + "\n" + "padding line\n" * 400))
+    tree.append_message(user("Thanks, now fix it."))
+    tree.append_message(assistant_call("c2", "cat deploy.yml"))
+    tree.append_message(tool_result("c2", "steps:\n" + "  - run: make\n" * 200))
+    fake_llm.enqueue_text(faults.SUMMARY)
+    fake_llm.enqueue_text("Deploy fix.")
+    client = faults.make_client("openai", fake_llm.url)
+    asyncio.run(compact_session(tree, client, settings=faults.SETTINGS))
+    assert fake_llm.requests
+    sent = "\n".join(r.raw.decode("utf-8", "replace") for r in fake_llm.requests)
+    assert [s for s in secrets.values() if s in sent] == []
+    assert "DB_PASS=[REDACTED:assigned_password]" in sent  # the tool result was summarized

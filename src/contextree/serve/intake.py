@@ -5,8 +5,11 @@ one line every few seconds then holds a thread (and one of ``max_connections`` s
 long as it likes: 64 of them took every slot. Here one thread watches every connection that
 has not sent its whole head yet (request line and headers, up to the blank line) with a
 selector; each must finish within ``header_timeout`` seconds in total or gets 408, a head over
-``max_head_bytes`` gets 431, and more than ``max_pending`` such connections get 503. Only a
-complete head is handed to a worker, which then reads the body under its own deadline.
+``max_head_bytes`` gets 431. When ``max_pending`` connections are waiting, a new one takes the
+place of the one that has waited longest (503): a flood of slow heads can delay, but never shut
+out, a client that sends its head at once - which, read on arrival, needs no place at all. Only
+a complete head is handed on (``on_head`` may still refuse it, e.g. without the token), and the
+worker then reads the body under its own deadline.
 """
 
 from __future__ import annotations
@@ -124,8 +127,8 @@ class Intake:
             for key, _ in self._selector.select(self._wait()):
                 if key.fileobj is self._wake_read:
                     self._take_incoming()
-                else:
-                    self._receive(self._pending[key.fileobj])  # type: ignore[index]
+                elif pending := self._pending.get(key.fileobj):  # type: ignore[call-overload]
+                    self._receive(pending)  # (unless pushed out earlier in this round)
             self._expire()
 
     def _wait(self) -> float:
@@ -141,11 +144,6 @@ class Intake:
         with self._lock:
             incoming, self._incoming = self._incoming, []
         for sock, address, received, kept_alive in incoming:
-            if len(self._pending) >= self._max_pending:
-                send_and_close(
-                    sock, json_reply(HTTPStatus.SERVICE_UNAVAILABLE, "too many connections")
-                )
-                continue
             deadline = time.monotonic() + self._header_timeout
             pending = _Pending(sock, address, deadline, kept_alive)
             pending.data += received
@@ -155,6 +153,20 @@ class Intake:
             sock.setblocking(False)
             self._pending[sock] = pending
             self._selector.register(sock, selectors.EVENT_READ)
+            self._receive(pending)  # a head sent at once is handed on before it needs a place
+            if len(self._pending) > self._max_pending:
+                self._evict_oldest()
+
+    def _evict_oldest(self) -> None:
+        # Every deadline is arrival + header_timeout, so the earliest is the longest waiting.
+        oldest = min(self._pending.values(), key=lambda p: p.deadline)
+        self._drop(oldest)
+        if oldest.kept_alive and not oldest.data:
+            oldest.sock.close()
+            return
+        send_and_close(
+            oldest.sock, json_reply(HTTPStatus.SERVICE_UNAVAILABLE, "too many connections")
+        )
 
     def _receive(self, pending: _Pending) -> None:
         try:

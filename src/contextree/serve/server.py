@@ -8,8 +8,10 @@ beyond the loopback interface.
 
 Slow clients: request heads are collected by :class:`~contextree.serve.intake.Intake` without a
 worker (a total deadline, ``header_timeout``); a worker slot is taken only for a complete head,
-and a request without the right token is answered 401 before its body is read, so only
-authenticated requests (every request, without ``--token``) hold a slot while a body arrives.
+and a summary request without the right token is answered 401 by the intake itself, so with
+``--token`` only authenticated requests hold a slot while a body arrives or a model answers.
+Without ``--token`` (loopback only) every request counts as authenticated: a local client that
+trickles a body can hold a slot for up to ``read_timeout``.
 The body has a total deadline too: ``read_timeout``, or less when it is small, at
 ``min_body_rate`` bytes per second after a grace of a few seconds (408 either way).
 """
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import http.client
+import io
 import json
 import logging
 import socket
@@ -131,14 +135,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _authorized(self) -> bool:
         token = self.server.config.token
-        if token is None:
-            return True
-        # The scheme is case-insensitive (RFC 9110 §11.1); the token is compared in constant
-        # time.
-        scheme, _, given = self.headers.get("Authorization", "").strip().partition(" ")
-        if scheme.lower() != "bearer":
-            return False
-        return hmac.compare_digest(given.strip().encode(), token.encode())
+        return token is None or _token_matches(self.headers.get("Authorization", ""), token)
 
     def _is_json(self) -> bool:
         # Only JSON bodies: a web page can POST a form or text/plain across origins without
@@ -196,7 +193,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.NOT_FOUND, f"no such endpoint {self.path}")
             return
         if not self._authorized():
-            self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token")
+            self._error(HTTPStatus.UNAUTHORIZED, _NO_TOKEN)
             return
         if not self._is_json():
             self._error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
@@ -246,6 +243,36 @@ _MAX_HEAD_BYTES: Final = 256 * 1024
 100 headers) answer anything under it."""
 
 
+_NO_TOKEN: Final = "missing or wrong bearer token"
+
+
+def _token_matches(authorization: str, token: str) -> bool:
+    """Whether an ``Authorization`` header value carries ``token`` as a bearer token (the
+    scheme is case-insensitive, RFC 9110 §11.1; the token is compared in constant time)."""
+    scheme, _, given = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def _head_may_take_a_slot(head: bytes, token: str | None) -> bool:
+    """False for a summary request without the token: it is answered 401 by the intake, so
+    with ``--token`` only authenticated requests ever hold a worker slot. Anything else (health,
+    unknown paths, heads http.server will reject) is answered by a worker without reading a
+    body, which holds a slot for no longer than writing a short reply."""
+    if token is None:
+        return True
+    request_line, _, rest = head.partition(b"\n")
+    parts = request_line.split()
+    if len(parts) < 2 or parts[0] != b"POST" or parts[1].decode("latin-1") not in SUMMARIZE_PATHS:
+        return True
+    try:
+        headers = http.client.parse_headers(io.BytesIO(rest))
+    except (http.client.HTTPException, ValueError):
+        return True  # malformed: the worker's parser answers it with 400 or 431
+    return _token_matches(headers.get("Authorization", ""), token)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     # The accept queue: http.server's 5 reset 15-33 of 50 simultaneous clients.
@@ -270,6 +297,9 @@ class _Server(ThreadingHTTPServer):
         self._intake.add(request, client_address)
 
     def _start_worker(self, sock: socket.socket, address: Any, head: bytes) -> None:
+        if not _head_may_take_a_slot(head, self.config.token):
+            send_and_close(sock, json_reply(HTTPStatus.UNAUTHORIZED, _NO_TOKEN))
+            return
         if not self._slots.acquire(blocking=False):
             send_and_close(sock, json_reply(HTTPStatus.SERVICE_UNAVAILABLE, "too many connections"))
             return
