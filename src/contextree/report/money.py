@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contextree.entries.types import entry_message, is_assistant_message
 from contextree.report.series import ReportEvent, SessionSeries
 from contextree.settings.prices import ModelPrice
 
@@ -35,8 +36,8 @@ class EventMoney:
 def session_model(path: Sequence[Mapping[str, Any]]) -> str | None:
     """``provider:model`` of the last assistant reply on ``path`` (``None``: no reply)."""
     for entry in reversed(path):
-        message = entry.get("message")
-        if isinstance(message, Mapping) and message.get("role") == "assistant":
+        message = entry_message(entry)
+        if message is not None and is_assistant_message(message):
             model, provider = message.get("model"), message.get("provider")
             if isinstance(model, str) and model:
                 return f"{provider}:{model}" if isinstance(provider, str) and provider else model
