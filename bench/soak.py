@@ -71,10 +71,15 @@ class SoakResult:
     store: str
     acknowledged: int = 0
     kills: int = 0
+    kills_by_role: dict[str, int] = field(default_factory=dict)
     restarts: int = 0
     compactions: int = 0
     navigations: int = 0
+    compactions_yielded: int = 0
+    """Compactions that found the other compactor's entry written meanwhile and stopped."""
     entries: int = 0
+    unacknowledged: int = 0
+    """Entries held that no worker reported: written by a worker killed before it could."""
     lost: int = 0
     duplicates: int = 0
     broken_links: int = 0
@@ -164,7 +169,8 @@ def _compact_worker(target: str, log: Path, stop: Path, rng: random.Random) -> N
             done = asyncio.run(compact_session(tree, OfflineSummarizer(), settings=settings))
         finally:
             _close(tree)
-        word = "compacted" if isinstance(done, CompactionOutcome) else "nothing"
+        # NothingToCompact's reason: "compacted_elsewhere" is a race lost to the other compactor.
+        word = "compacted" if isinstance(done, CompactionOutcome) else done.reason
         os.write(out, f"{word}\n".encode())
         time.sleep(rng.uniform(0.2, 1.0))
 
@@ -189,10 +195,11 @@ def _navigate_worker(target: str, log: Path, stop: Path, rng: random.Random) -> 
                 continue
             target_id = rng.choice(recent)
             assert target_id is not None
-            asyncio.run(navigate_tree(tree, target_id, summarize=True, client=OfflineSummarizer()))
+            client = OfflineSummarizer()
+            moved = asyncio.run(navigate_tree(tree, target_id, summarize=True, client=client))
         finally:
             _close(tree)
-        os.write(out, b"navigated\n")
+        os.write(out, b"navigated\n" if moved.summary_entry is not None else b"moved\n")
 
 
 def worker_main(role: str, target: str, worker: int, log: Path, stop: Path, pause: float) -> None:
@@ -278,9 +285,10 @@ class _Crew:
                 self.problems.append(f"{role} worker {index} exited with {code}:\n{tail}")
 
 
-def _supervise(crew: _Crew, config: SoakConfig, rng: random.Random) -> int:
-    """Run the crew for ``config.duration`` seconds, killing one at random now and then."""
-    kills = 0
+def _supervise(crew: _Crew, config: SoakConfig, rng: random.Random) -> Counter[str]:
+    """Run the crew for ``config.duration`` seconds, killing one at random now and then;
+    returns the kills per role."""
+    kills: Counter[str] = Counter()
     crew.start_all()
     end = time.monotonic() + config.duration
     next_kill = time.monotonic() + config.kill_interval * rng.uniform(0.5, 1.5)
@@ -289,8 +297,9 @@ def _supervise(crew: _Crew, config: SoakConfig, rng: random.Random) -> int:
             time.sleep(0.05)
             crew.restart_exited()
             if time.monotonic() >= next_kill:
-                crew.kill(rng.choice(sorted(crew.procs)))
-                kills += 1
+                victim = rng.choice(sorted(crew.procs))
+                crew.kill(victim)
+                kills[victim[0]] += 1
                 next_kill = time.monotonic() + config.kill_interval * rng.uniform(0.5, 1.5)
     finally:
         crew.finish()
@@ -358,6 +367,9 @@ def verify(target: str, work: Path, result: SoakResult, appenders: int) -> None:
     others = list(work.glob("compact-*.log")) + list(work.glob("navigate-*.log"))
     result.compactions = _count_lines(others, b"compacted")
     result.navigations = _count_lines(others, b"navigated")
+    result.compactions_yielded = _count_lines(others, b"compacted_elsewhere")
+    reported = 1 + result.acknowledged + result.compactions + result.navigations
+    result.unacknowledged = result.entries - reported
 
 
 def soak_store(name: str, target: str, work: Path, config: SoakConfig) -> SoakResult:
@@ -371,7 +383,8 @@ def soak_store(name: str, target: str, work: Path, config: SoakConfig) -> SoakRe
     tree.append_message({"role": "user", "content": "soak start", "timestamp": 0})
     _close(tree)
     crew = _Crew(target, work, config)
-    result.kills = _supervise(crew, config, random.Random(config.seed))
+    kills = _supervise(crew, config, random.Random(config.seed))
+    result.kills, result.kills_by_role = sum(kills.values()), dict(kills)
     result.restarts = crew.restarts
     result.problems += crew.problems
     result.worker_errors = len(crew.problems)
@@ -422,10 +435,11 @@ def run(
 
 COLUMNS = (
     ("appends acknowledged", "acknowledged"),
-    ("kills", "kills"),
+    ("kills (a/c/n)", "kills"),
     ("compactions", "compactions"),
     ("navigations", "navigations"),
     ("entries", "entries"),
+    ("not acknowledged", "unacknowledged"),
     ("lost", "lost"),
     ("duplicates", "duplicates"),
     ("broken links", "broken_links"),
@@ -448,11 +462,14 @@ def render(results: list[SoakResult], config: SoakConfig) -> Any:
             table.add_row(result.store, *["-"] * len(COLUMNS), f"skipped: {result.skipped}")
             continue
         cells = [f"{getattr(result, key):,}" for _, key in COLUMNS]
+        roles = result.kills_by_role
+        cells[1] += " (" + "/".join(str(roles.get(role, 0)) for role in ROLES) + ")"
         verdict = "[green]PASS[/]" if result.ok else "[bold red]FAIL[/]"
         table.add_row(result.store, *cells, f"{verdict} ({result.seconds:.0f} s)")
     table.caption = (
         f"{config.appenders} appenders, {config.compactors} compactors, {config.navigators} "
-        f"navigator; {config.duration:.0f} s per store, a kill every ~{config.kill_interval} s; "
+        f"navigator; {config.duration:.0f} s per store, a kill every ~{config.kill_interval} s "
+        "(kills of appenders / compactors / the navigator); "
         f"{os.cpu_count()} CPUs; seed {config.seed}"
     )
     table.caption_justify = "left"
