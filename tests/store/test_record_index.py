@@ -251,3 +251,18 @@ def test_an_interrupted_step_back_leaves_the_index_as_it_was(
     assert tree.get_entry("00000000") is not None
     assert [(r.id, r.line) for r in tree.records()] == [(f"{n:08x}", n + 2) for n in range(6)]
     assert tree._index.next_line == 8
+
+
+def test_reading_newest_first_decodes_only_as_far_back_as_read(
+    chunk_bytes: Callable[[int], None],
+) -> None:
+    data, chain = _long_session(400)
+    chunk_bytes(4096)
+    tree = SessionTree.in_memory(data)
+    newest = [record.id for _, record in zip(range(3), tree.records_newest_first(), strict=False)]
+    assert newest == chain.ids()[-1:-4:-1]
+    assert not tree._index.complete and len(tree._index.items) < 100
+    # Read to the end, it steps back chunk by chunk and gives every record once.
+    everything = [record.id for record in tree.records_newest_first()]
+    assert everything == chain.ids()[::-1]
+    assert tree._index.complete

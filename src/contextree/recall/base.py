@@ -8,7 +8,11 @@ from typing import Protocol
 
 from contextree.recall.documents import Document
 
-__all__ = ["Hit", "IndexBackend", "IndexState"]
+__all__ = ["TIP_KEY", "Hit", "IndexBackend", "IndexState"]
+
+TIP_KEY = "tip"
+"""The scope key of the latest leaf's scope, kept across appends so that the next query can
+extend it instead of walking the path again (see :mod:`contextree.recall.scope`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +74,12 @@ class IndexBackend(Protocol):
         ...
 
     def save_scope(self, key: str, state: IndexState, scope: bytes) -> None:
-        """Keep ``scope`` under ``key`` for ``state``; scopes of other states are dropped."""
+        """Keep ``scope`` under ``key`` for ``state``; scopes of other states are dropped, but
+        the one under :data:`TIP_KEY` stays while the identity does."""
+        ...
+
+    def load_tip(self, identity: str) -> tuple[int, bytes] | None:
+        """The size and scope stored under :data:`TIP_KEY` for ``identity`` (any size)."""
         ...
 
     def search(

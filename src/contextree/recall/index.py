@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from contextree.entries.types import Entry
+from contextree.recall.appended import lines_since
 from contextree.recall.base import Hit, IndexBackend, IndexState
 from contextree.recall.build import documents_in_background
 from contextree.recall.documents import Document, entry_document
 from contextree.recall.scan import ScanBackend
 from contextree.recall.sqlite_fts import TOKENIZER, SqliteFtsBackend, fts5_available
+from contextree.store.index import Record
 
 if TYPE_CHECKING:
     from contextree.recall.scope import SearchScope
@@ -208,16 +210,11 @@ class RecallIndex:
             return SyncReport(False, 0, "fresh")
         if tree.known_size < state.size:
             return self._rebuild(tree, "rewritten")
-        # Appended since: the records after the last one indexed (found from the end).
-        new: list[Entry] = []
-        for record in tree.records_newest_first():
-            if state.last_id is not None and record.id == state.last_id:
-                break
-            new.append(record.entry)
-        else:
-            if state.last_id is not None:
-                return self._rebuild(tree, "rewritten")
-        new.reverse()
+        # Appended since: the lines after the bytes indexed (read from the end).
+        appended = lines_since(tree, state.size, state.last_id)
+        if appended is None:
+            return self._rebuild(tree, "rewritten")
+        new = [item.entry for item in appended if type(item) is Record]
         documents = self._documents(new, state.count)
         last = new[-1].get("id") if new else state.last_id
         count = state.count + len(new)

@@ -13,7 +13,7 @@ from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from contextree.errors import SessionFileError
-from contextree.recall.base import Hit, IndexState
+from contextree.recall.base import TIP_KEY, Hit, IndexState
 from contextree.recall.documents import Document
 
 if TYPE_CHECKING:
@@ -143,13 +143,25 @@ class PostgresFtsBackend:
         ).fetchone()
         return bytes(found[0]) if found is not None else None
 
+    def load_tip(self, identity: str) -> tuple[int, bytes] | None:
+        row = self._conn.execute("SELECT to_regclass('ct_recall_scope') IS NOT NULL").fetchone()
+        if row is None or not row[0]:
+            return None  # an index made before scopes were kept
+        found = self._conn.execute(
+            "SELECT size, scope FROM ct_recall_scope WHERE session = %s AND key = %s "
+            "AND identity = %s",
+            (self._session, TIP_KEY, identity),
+        ).fetchone()
+        return (int(found[0]), bytes(found[1])) if found is not None else None
+
     def save_scope(self, key: str, state: IndexState, scope: bytes) -> None:
         self._ensure()
         conn, session = self._conn, self._session
         with conn.transaction():
             conn.execute(
-                "DELETE FROM ct_recall_scope WHERE session = %s AND (identity != %s OR size != %s)",
-                (session, state.identity, state.size),
+                "DELETE FROM ct_recall_scope WHERE session = %s "
+                "AND (identity != %s OR (size != %s AND key != %s))",
+                (session, state.identity, state.size, TIP_KEY),
             )
             conn.execute(
                 "INSERT INTO ct_recall_scope (session, key, identity, size, scope) "

@@ -10,7 +10,7 @@ import re
 from collections.abc import Container, Iterable, Sequence
 from typing import Final
 
-from contextree.recall.base import Hit, IndexState
+from contextree.recall.base import TIP_KEY, Hit, IndexState
 from contextree.recall.documents import Document
 
 __all__ = ["ScanBackend", "snippet_around"]
@@ -64,8 +64,18 @@ class ScanBackend:
         kept = self._scopes.get(key)
         return kept[1] if kept is not None and kept[0] == state else None
 
+    def load_tip(self, identity: str) -> tuple[int, bytes] | None:
+        kept = self._scopes.get(TIP_KEY)
+        if kept is None or kept[0].identity != identity:
+            return None
+        return kept[0].size, kept[1]
+
     def save_scope(self, key: str, state: IndexState, scope: bytes) -> None:
-        self._scopes = {k: v for k, v in self._scopes.items() if v[0] == state}
+        self._scopes = {
+            k: v
+            for k, v in self._scopes.items()
+            if v[0] == state or (k == TIP_KEY and v[0].identity == state.identity)
+        }
         self._scopes[key] = (state, scope)
 
     def search(

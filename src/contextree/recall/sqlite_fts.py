@@ -21,7 +21,7 @@ from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final
 
-from contextree.recall.base import Hit, IndexState
+from contextree.recall.base import TIP_KEY, Hit, IndexState
 from contextree.recall.documents import Document
 
 __all__ = ["TOKENIZER", "SqliteFtsBackend", "fts5_available", "fts_phrase"]
@@ -149,12 +149,24 @@ class SqliteFtsBackend:
             return None  # an index made before scopes were kept
         return bytes(row[0]) if row is not None else None
 
+    def load_tip(self, identity: str) -> tuple[int, bytes] | None:
+        try:
+            row = self._conn.execute(
+                "SELECT size, scope FROM ct_recall_scope WHERE session = ? AND key = ? "
+                "AND identity = ?",
+                (self._session, TIP_KEY, identity),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return None  # an index made before scopes were kept
+        return (int(row[0]), bytes(row[1])) if row is not None else None
+
     def save_scope(self, key: str, state: IndexState, scope: bytes) -> None:
         with self._writing():
             self._ensure()
             self._conn.execute(
-                "DELETE FROM ct_recall_scope WHERE session = ? AND (identity != ? OR size != ?)",
-                (self._session, state.identity, state.size),
+                "DELETE FROM ct_recall_scope WHERE session = ? "
+                "AND (identity != ? OR (size != ? AND key != ?))",
+                (self._session, state.identity, state.size, TIP_KEY),
             )
             self._conn.execute(
                 "INSERT OR REPLACE INTO ct_recall_scope (session, key, identity, size, scope) "

@@ -382,9 +382,14 @@ class SessionTree:
     def records_newest_first(self) -> Iterator[Record]:
         """Entry records from the last in file order back (a reader of what was appended since
         it last looked stops early)."""
-        for item in reversed(self._index.complete_all().items):
+        for item in self._index.newest_first():
             if type(item) is Record:
                 yield item
+
+    def lines_newest_first(self) -> Iterator[Record | BadLine]:
+        """Records and unusable lines from the last line back, read lazily like
+        :meth:`records_newest_first`."""
+        return self._index.newest_first()
 
     @property
     def known_size(self) -> int:

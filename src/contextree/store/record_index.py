@@ -17,7 +17,7 @@ numbered from the end (the last line is -1) and renumbered from the start on com
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from operator import attrgetter
 
 from contextree.entries.codec import replacements
@@ -113,6 +113,24 @@ class RecordIndex:
             if self.complete:
                 return None
             self._step_back()
+
+    def newest_first(self) -> Iterator[Record | BadLine]:
+        """Items from the last line back, decoding further back only as far as the caller reads
+        (a reader of what was appended since it last looked stops after a few lines).
+
+        Nothing else may read through the index while the iterator is in use: a lookup that
+        decodes further back would shift the positions it walks."""
+        position = len(self.items)
+        while True:
+            items = self.items
+            while position > 0:
+                position -= 1
+                yield items[position]
+            if self.complete:
+                return
+            before = len(items)
+            self._step_back()
+            position = len(self.items) - before
 
     def complete_all(self) -> RecordIndex:
         """Decode everything not decoded yet and finish the report; returns ``self``."""
