@@ -7,7 +7,10 @@ command-line call, and the incremental update after one append.
   with the index built (scope, search and snippets);
 - ``recall_cli``: ``python -m contextree recall FILE QUERY`` in a fresh process, index built,
   median of three, wall time; ``recall_cli_cpu`` its CPU time (user + system), the figure to
-  read on a machine shared with other work;
+  read on a machine shared with other work. Python may write its bytecode (as an installed
+  package has it: ``pip install`` compiles every module), and one call first warms that up;
+- ``recall_cli_appended``: the same, each call just after another process appended an entry
+  (the index takes in the new line; the kept scope is extended over it);
 - ``recall_append``: after each of :data:`APPENDS` appends, the ``sync`` that indexes it (mean);
 - ``recall_db_mb``: the index file's size;
 - ``*_cpu``: the CPU time of build, query and update (on a machine shared with other work the
@@ -77,6 +80,10 @@ def measure_recall(path: Path, workdir: Path, appends: int = APPENDS) -> dict[st
         times.append(time.perf_counter() - start)
         cpus.append(time.process_time() - cpu)
     cli, cli_cpu = _cli_seconds(copy, cache)
+    appended: list[float] = []
+    for n in range(3):
+        tree.append_message({"role": "user", "content": f"another worker {n}", "timestamp": n})
+        appended.append(_cli_seconds(copy, cache, repeat=1, warm=False)[0])
     syncs, sync_cpus = [], []
     for n in range(appends):
         tree.append_message(
@@ -98,6 +105,7 @@ def measure_recall(path: Path, workdir: Path, appends: int = APPENDS) -> dict[st
         "recall_query": statistics.median(times) * 1000,
         "recall_cli": cli,
         "recall_cli_cpu": cli_cpu,
+        "recall_cli_appended": statistics.median(appended),
         "recall_build_plain": plain,
         "recall_append": statistics.fmean(syncs) * 1000,
         "recall_db_mb": size / 1e6,
@@ -119,13 +127,20 @@ def _plain_build(tree: Any, cache: Path) -> float:
     return seconds
 
 
-def _cli_seconds(path: Path, cache: Path, repeat: int = 3) -> tuple[float, float]:
-    """Median wall and CPU seconds of the command (the index is up to date)."""
+def _cli_seconds(
+    path: Path, cache: Path, repeat: int = 3, *, warm: bool = True
+) -> tuple[float, float]:
+    """Median wall and CPU seconds of the command."""
     import resource
 
     src = Path(__file__).resolve().parent.parent / "src"
     env = {**os.environ, "CONTEXTREE_RECALL_INDEX_DIR": str(cache), "PYTHONPATH": str(src)}
+    # An installed package has its bytecode (pip compiles it); a source checkout gets it on the
+    # first run unless the environment forbids writing it, which would time the compiler.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     command = [sys.executable, "-m", "contextree", "recall", str(path), QUERIES[0]]
+    if warm:
+        subprocess.run(command, env=env, capture_output=True, check=True)
     walls, cpus = [], []
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -20,6 +20,7 @@ def test_rows_and_targets() -> None:
     assert rows["recall_build"].target == Target("<", 3, "100k")
     assert rows["recall_query"].target == Target("<", 50, "100k")
     assert rows["recall_cli"].target == Target("<", 0.5, "100k")
+    assert rows["recall_cli_appended"].target == Target("<", 0.5, "100k")
     assert rows["recall_append"].target == Target("<", 1)
 
 
@@ -39,6 +40,7 @@ def test_measure_recall_runs(tmp_path: Path) -> None:
         "recall_query",
         "recall_cli",
         "recall_cli_cpu",
+        "recall_cli_appended",
         "recall_append",
         "recall_db_mb",
     }
