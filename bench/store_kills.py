@@ -204,7 +204,8 @@ def _verify(url: str, acked: list[str], outcome: Outcome) -> None:
     outcome.acknowledged = len(acked)
     outcome.lost = len(set(acked) - ids)
     outcome.duplicates = sum(n - 1 for n in counts.values()) + len(acked) - len(set(acked))
-    outcome.broken_links = sum(1 for e in entries if e.get("parentId") not in (None, *ids))
+    parents = (e.get("parentId") for e in entries)
+    outcome.broken_links = sum(1 for parent in parents if parent is not None and parent not in ids)
     outcome.failures = [str(finding) for finding in check_session(tree).errors][:5]
 
 
