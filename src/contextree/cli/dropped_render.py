@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from contextree.cli.dropped_counts import dropped_summary
 from contextree.cli.preview import entry_kind, entry_preview, plural
 from contextree.compaction.cost import CostReport
 from contextree.compaction.dropped import DroppedFromView, dropped_from_view
@@ -17,35 +18,6 @@ from contextree.entries.types import Entry
 from contextree.session.tree import SessionTree
 
 __all__ = ["dropped_entries", "dropped_summary", "dry_run_view", "outcome_view"]
-
-
-def _ids(ids: Sequence[str], limit: int = 12) -> str:
-    shown = ", ".join(ids[:limit])
-    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
-
-
-def dropped_summary(dropped: DroppedFromView) -> RenderableType:
-    """Counts of what left the view; the user messages the summary does not carry, by id."""
-    lines = [
-        Text(
-            f"Out of the model's view: {plural(len(dropped.folded), 'message')} folded, "
-            f"{plural(len(dropped.tool_outputs), 'tool output')}, "
-            f"{plural(len(dropped.user_messages), 'user message')}.",
-            "ct.meta",
-        )
-    ]
-    missing = dropped.user_not_in_summary
-    if missing:
-        lines.append(
-            Text(
-                f"{plural(len(missing), 'user message')} not in the summary: {_ids(missing)} "
-                "(contextree recall / expand get them back).",
-                "ct.warning",
-            )
-        )
-    elif missing is not None and dropped.user_messages:
-        lines.append(Text("Every folded user message is in the summary.", "ct.meta"))
-    return Group(*lines)
 
 
 def dropped_entries(dropped: DroppedFromView, path: Sequence[Entry]) -> RenderableType:

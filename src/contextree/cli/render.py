@@ -465,7 +465,7 @@ def compaction_outcome(outcome: Any, *, show_summary: bool) -> RenderableType:
     table.add_row("first kept entry", result.first_kept_entry_id)
     parts: list[RenderableType] = [table]
     if outcome.dropped is not None:
-        from contextree.cli.dropped_render import dropped_summary
+        from contextree.cli.dropped_counts import dropped_summary
 
         parts.append(dropped_summary(outcome.dropped))
     if show_summary:

@@ -10,20 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from contextree.errors import SessionFileError
+from contextree.store.sqlite_file import missing_database
 from contextree.store.url import parse_target
 
 __all__ = ["missing_database", "missing_session"]
-
-
-def missing_database(path: str | Path, shown: str) -> SessionFileError | None:
-    """The error when the SQLite database file ``path`` is not there, or ``None`` when it is
-    a file. ``shown`` (the URL as given) names it: it holds the path."""
-    file = Path(path)
-    if file.is_dir():
-        return SessionFileError(shown, "is a directory, not an SQLite database")
-    if not file.is_file():
-        return SessionFileError(shown, "no such SQLite database")
-    return None
 
 
 def missing_session(target: str | Path) -> SessionFileError:

@@ -202,7 +202,7 @@ class SqliteStore(RowStore):
 def list_sqlite_sessions(path: str | Path, shown: str | None = None) -> list[tuple[str, int, int]]:
     """``(session, lines, bytes)`` of every session in the SQLite database at ``path``
     (``shown`` in messages, default ``path``: the URL as given)."""
-    from contextree.store.missing import missing_database
+    from contextree.store.sqlite_file import missing_database
 
     file = Path(path)
     shown = shown or str(file)
