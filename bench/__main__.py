@@ -9,25 +9,19 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.importable import ensure_importable
+
 if TYPE_CHECKING:
     from rich.table import Table
 
     from bench.core import Report
 
 
-def _ensure_importable() -> None:
-    """Run from a source checkout without installing: put ``src`` on the path."""
-    try:
-        import contextree  # noqa: F401
-    except ImportError:
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-
-
 def render(report: Report) -> Table:
     """The results as a rich table: one row per metric, one column per session size."""
     from rich.table import Table
 
-    from bench.core import _fmt
+    from bench.metrics import fmt as _fmt
 
     sizes = list(report.sessions)
     table = Table(title="contextree benchmarks", title_justify="left")
@@ -74,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
 
-    _ensure_importable()
+    ensure_importable()
     from rich.console import Console
 
     from bench.core import run

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from bench.core import Metric, Target
+from bench.metrics import Metric, Target
 
 __all__ = ["TURNS", "langchain_metrics", "measure_langchain_turn"]
 

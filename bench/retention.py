@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from bench.__main__ import _ensure_importable
+from bench.importable import ensure_importable
 
-_ensure_importable()
+ensure_importable()
 
 from contextree.compaction.offline import OfflineSummarizer  # noqa: E402
 from contextree.eval import run_eval  # noqa: E402

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.__main__ import _ensure_importable
+from bench.importable import ensure_importable
 
-_ensure_importable()
+ensure_importable()
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402

@@ -203,3 +203,7 @@ def test_the_offline_summarizer_modules_share_no_private_names() -> None:
     # Issue 29 point 6: split from one file, its modules imported 143 private names from
     # each other; what a sibling uses is public (small surfaces, no underscores).
     assert _private_imports(SOURCE / "compaction" / "offline") == []
+
+
+def test_no_import_cycle_between_the_benchmark_modules() -> None:
+    assert _cycles_inside_packages(SOURCE.parent.parent / "bench") == []
