@@ -15,6 +15,10 @@ Values are validated with errors that name the source and key. pi's files hold m
 not use; those are ignored, except pi's ``defaultProvider`` and ``defaultModel``: when no source
 sets ``model``, they give it (``<defaultProvider>:<defaultModel>``, for a provider we can call).
 Unknown keys in our own files are reported as warnings.
+
+What the keys are, where each lands and how it is parsed is :mod:`contextree.settings.schema`'s
+(:data:`~contextree.settings.schema.KEYS`); this module only finds the sources, merges them and
+hands the values to the schema.
 """
 
 from __future__ import annotations
@@ -37,9 +41,15 @@ from contextree.settings.schema import (
     settings_from_values,
 )
 
+# The schema's types lived here (or were imported here) before settings.schema held them all:
+# they stay importable from this module.
+from contextree.settings.schema import BranchSummarySettings as BranchSummarySettings
+from contextree.settings.schema import CompactionSettings as CompactionSettings
+from contextree.settings.schema import PruneSettings as PruneSettings
+from contextree.settings.schema import RedactionSettings as RedactionSettings
+from contextree.settings.schema import RetrySettings as RetrySettings
+
 __all__ = ["KEYS", "LoadedSettings", "Settings", "load_settings", "settings_files"]
-# KEYS, LoadedSettings and Settings live in contextree.settings.schema (the one settings
-# schema); they stay importable from here, where they were first.
 
 
 def _env_name(key: str) -> str:
