@@ -216,9 +216,7 @@ async def navigate_tree(
     at the same place meanwhile, this one writes nothing and follows theirs
     (``summarized_elsewhere``; see :meth:`SessionTree.branch_with_summary`).
     """
-    opts = resolve_options(options, keywords)
-    if settings is not None:
-        opts = replace(opts, branch_reserve_tokens=settings.reserve_tokens)
+    opts = _resolved(resolve_options(options, keywords), settings, client if summarize else None)
     plan = _plan(tree, target_id, summarize=summarize, client=client, opts=opts, label=label)
     if isinstance(plan, NavigationResult):
         return plan
@@ -231,6 +229,20 @@ async def navigate_tree(
         return plan.unchanged(aborted=True)
     written = _write(tree, plan, choice, summary)
     return await _finish(tree, plan, written, hooks, persist=persist)
+
+
+def _resolved(
+    opts: SummaryOptions, settings: BranchSummarySettings | None, client: ModelClient | None
+) -> SummaryOptions:
+    """``opts`` with every choice made: ``settings``' reserve, and the window of the model
+    that will summarize (``client``; ``None``: no summary call)."""
+    if settings is not None:
+        opts = replace(opts, branch_reserve_tokens=settings.reserve_tokens)
+    if client is not None and opts.context_window is None:
+        from contextree.llm.registry import context_window as lookup_window
+
+        opts = replace(opts, context_window=lookup_window(client.name))
+    return opts
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,16 +369,12 @@ async def _summarize(plan: _Plan, choice: _Choice, client: ModelClient | None) -
         return _Summary(None)
     assert client is not None
     opts = plan.opts
-    window = opts.context_window
-    if window is None:
-        from contextree.llm.registry import context_window as lookup_window
-
-        window = lookup_window(client.name)
+    assert opts.context_window is not None  # navigate_tree resolved it for the client
     try:
         result = await generate_branch_summary(
             entries,
             client,
-            context_window=window,
+            context_window=opts.context_window,
             reserve_tokens=opts.branch_reserve_tokens,
             custom_instructions=choice.custom_instructions,
             replace_instructions=choice.replace_instructions,

@@ -538,7 +538,7 @@ def _setting_text(value: Any) -> str:
 
 def settings_table(loaded: Any) -> Table:
     """Every setting: key, effective value, source."""
-    from contextree.settings.load import KEYS
+    from contextree.settings.schema import KEYS
 
     table = Table(title="Effective settings", title_justify="left")
     table.add_column("key", style="ct.heading", no_wrap=True)

@@ -25,7 +25,7 @@ from contextree.errors import ContextreeError
 from contextree.llm.base import ModelClient
 from contextree.session.folding import fold_run, linear_run
 from contextree.session.tree import SessionTree, TreeNode
-from contextree.settings.load import Settings
+from contextree.settings.schema import Settings
 
 try:
     from textual import on
@@ -157,12 +157,12 @@ class TreeApp(App[None]):
         self,
         tree: SessionTree,
         *,
-        settings: Settings | None = None,
+        settings: Settings,
         client_factory: Callable[[], ModelClient] | None = None,
     ) -> None:
         super().__init__()
         self.session_tree = tree
-        self.app_settings = settings if settings is not None else Settings()
+        self.app_settings = settings
         if client_factory is None:
             from contextree.cli.models import make_client
 

@@ -12,8 +12,8 @@ from contextree.compaction.run import CompactionPlan
 from contextree.context.build import build_context_from_path
 from contextree.entries.ids import now_ms
 from contextree.entries.types import Entry, entry_message, is_assistant_message
-from contextree.settings.load import Settings
 from contextree.settings.prices import find_price
+from contextree.settings.schema import Settings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
 __all__ = ["compaction_cost", "prune_cost", "session_model"]

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from contextree.compaction.budget import summary_token_budget
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor, environment_secrets
 
 if TYPE_CHECKING:
-    from contextree.settings.load import Settings
-    from contextree.settings.schema import CompactionSettings
+    from contextree.settings.schema import CompactionSettings, Settings
     from contextree.tokens.estimate import TokenEstimator
 
 __all__ = [
@@ -91,9 +90,19 @@ class SummaryKeywords(TypedDict, total=False):
 
 
 def resolve_options(options: SummaryOptions | None, keywords: SummaryKeywords) -> SummaryOptions:
-    """``options`` (default :class:`SummaryOptions`) with the old-style keywords applied."""
+    """``options`` (default :class:`SummaryOptions`) with the old-style keywords applied: the
+    one place they are read, at the public functions that still accept them; everything
+    below gets the resolved :class:`SummaryOptions`."""
     base = options or SummaryOptions()
     return replace(base, **keywords) if keywords else base
+
+
+def take_summary_keywords(keywords: dict[str, Any]) -> SummaryKeywords:
+    """Remove the :class:`SummaryOptions` fields from ``keywords`` (a caller's ``**kwargs``
+    mixing them with other arguments) and return them."""
+    names = {option.name for option in fields(SummaryOptions)}
+    taken = {name: keywords.pop(name) for name in list(keywords) if name in names}
+    return cast("SummaryKeywords", taken)
 
 
 def summary_model(settings: Settings) -> str | None:

@@ -190,9 +190,7 @@ def nothing_pruned(
         )
         if held:
             reason += f"; {held:,} more kept for the warm prompt cache"
-    return PruneDecision(
-        held_for_cache=held, cache=cache or CacheState(False), reason=reason
-    )
+    return PruneDecision(held_for_cache=held, cache=cache or CacheState(False), reason=reason)
 
 
 def tokens_after(
@@ -219,8 +217,18 @@ def decide_prune(
     """Choose tool results to prune: stale reads, then old ones outside the protected window,
     each held back while the prompt cache is warm unless little follows it. ``at_ms`` is the
     time the cache is judged at (default: now)."""
-    settings = settings or PruneSettings()
-    estimate = (estimator or get_estimator("pi")).estimate
+    return _decide(
+        path_entries,
+        settings or PruneSettings(),
+        estimator or get_estimator("pi"),
+        now_ms() if at_ms is None else at_ms,
+    )
+
+
+def _decide(
+    path_entries: Sequence[Entry], settings: PruneSettings, estimator: TokenEstimator, at_ms: int
+) -> PruneDecision:
+    estimate = estimator.estimate
     protected = set(settings.protected_tools)
     accumulated = 0
     # Unlike the fork, only the current context is walked: results before the latest
@@ -258,7 +266,7 @@ def decide_prune(
         and (found := superseded_candidate(stale[position], files[position][0])) is not None
     ]
     old = [(position, candidate) for position, candidate in old if position not in stale]
-    cache = cache_state(region, settings, now_ms() if at_ms is None else at_ms)
+    cache = cache_state(region, settings, at_ms)
     return finish_decision(region, superseded, old, settings, cache, estimate)
 
 
@@ -286,7 +294,8 @@ def prune_tool_outputs(
 ) -> tuple[PruneDecision, list[Entry]]:
     """Decide and apply: the decision and the replacement entries (empty when none)."""
     stamp = now()  # one time for the cache and the stamp
-    decision = decide_prune(path_entries, settings, estimator=estimator, at_ms=stamp)
+    settings = settings or PruneSettings()
+    decision = _decide(path_entries, settings, estimator or get_estimator("pi"), stamp)
     return decision, apply_prune(decision, now=lambda: stamp) if decision.candidates else []
 
 
@@ -308,12 +317,13 @@ def prune_session(
     between the decision and the rewrite is left as they wrote it, and the decision returned
     lists only what this call pruned; what they appended meanwhile is kept.
     """
+    settings = settings or PruneSettings()
     path = tree.get_branch_view()
     stamp = now()  # one time for the cache and the stamp
     if decider is not None:
         decision = decider.decide(path, settings, at_ms=stamp)
     else:
-        decision = decide_prune(path, settings, estimator=estimator, at_ms=stamp)
+        decision = _decide(path, settings, estimator or get_estimator("pi"), stamp)
     if not decision.candidates or dry_run:
         return decision
     done = tree.rewrite_entries(

@@ -82,8 +82,12 @@ def plan_compaction(
     The cut point and the budget are the ones :func:`compact_session` with the same
     ``settings`` and ``options`` would use (hooks aside: they may cancel or replace the run).
     """
-    settings = settings or CompactionSettings()
-    opts = options or SummaryOptions()
+    return _plan(tree, settings or CompactionSettings(), options or SummaryOptions())
+
+
+def _plan(
+    tree: SessionTree, settings: CompactionSettings, opts: SummaryOptions
+) -> CompactionPlan | NothingToCompact:
     path = tree.get_branch_view()
     preparation = prepare_compaction(path, settings, estimator=opts.estimator)
     if isinstance(preparation, NothingToCompact):
@@ -151,7 +155,7 @@ async def compact_session(
     # Taken before the path is read: what other writers append from here on is news when the
     # entry is written (a shared session; see SessionTree.append_compaction).
     mark = tree.write_mark()
-    plan = plan_compaction(tree, settings=settings, options=opts)
+    plan = _plan(tree, settings, opts)
     if isinstance(plan, NothingToCompact):
         return plan
     preparation, path = plan.preparation, plan.path

@@ -33,7 +33,7 @@ from contextree.runtime.events import EventHub, EventListener
 from contextree.runtime.triggers import CompactionSkipped, CompactionTriggers
 from contextree.security.redact import Redactor, environment_secrets, redact_stored_message
 from contextree.session.tree import SessionTree
-from contextree.settings.load import Settings
+from contextree.settings.schema import Settings
 
 __all__ = ["ManagedSession"]
 

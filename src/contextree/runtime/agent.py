@@ -24,7 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contextree.compaction.options import summary_options
+from contextree.compaction.options import (
+    resolve_options,
+    summary_options,
+    take_summary_keywords,
+)
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.provider_summary import replay_provider_compaction
 from contextree.compaction.summarize import CompactionResult
@@ -69,7 +73,7 @@ from contextree.runtime.triggers import (
 )
 from contextree.security.redact import Redactor, environment_secrets, redact_stored_message
 from contextree.session.tree import SessionTree
-from contextree.settings.load import Settings
+from contextree.settings.schema import Settings
 
 __all__ = ["OVERFLOW_RETRY_FAILED", "AgentSession", "TurnOutcome"]
 
@@ -484,20 +488,25 @@ class AgentSession:
         return outcome.result
 
     async def navigate_tree(self, target_id: str, **options: Any) -> Any:
-        """Move in the tree, optionally summarizing the branch left behind (§9.4)."""
+        """Move in the tree, optionally summarizing the branch left behind (§9.4).
+
+        ``options`` are :func:`~contextree.branching.navigate.navigate_tree`'s keywords; the
+        summary's among them (``custom_instructions``, ``redactor`` ...) go over the
+        :class:`~contextree.compaction.options.SummaryOptions` of the session's settings."""
         from contextree.branching.navigate import navigate_tree
 
         if self.is_streaming:
             raise CompactionError("Cannot navigate while the agent is running; abort it first")
         self._branch_summarizing = bool(options.get("summarize"))
         try:
-            options.setdefault("redactor", self._stored_redactor)
-            options.setdefault("context_window", self.context_window or None)
+            summary = take_summary_keywords(options)
+            summary.setdefault("redactor", self._stored_redactor)
+            summary.setdefault("context_window", self.context_window or None)
             return await navigate_tree(
                 self.tree,
                 target_id,
                 client=self.summarizer or self.client,
-                options=summary_options(self.settings),
+                options=resolve_options(summary_options(self.settings), summary),
                 hooks=self.hooks,
                 **options,
             )

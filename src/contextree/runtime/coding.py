@@ -12,7 +12,7 @@ from contextree.runtime.system_prompt import default_system_prompt
 from contextree.runtime.tools import builtin_tools
 from contextree.runtime.tools.base import ToolContext
 from contextree.session.tree import SessionTree
-from contextree.settings.load import Settings
+from contextree.settings.schema import Settings
 
 __all__ = ["coding_agent"]
 

@@ -41,7 +41,7 @@ from contextree.runtime.events import AUTO_COMPACTION_END, AUTO_COMPACTION_START
 from contextree.runtime.retry import FallbackClient, Sleep
 from contextree.security.redact import Redactor
 from contextree.session.tree import SessionTree
-from contextree.settings.load import Settings
+from contextree.settings.schema import Settings
 from contextree.tokens.estimate import PiEstimator
 from contextree.tokens.memo import MemoizedEstimator
 from contextree.tokens.thresholds import should_compact

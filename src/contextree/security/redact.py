@@ -275,6 +275,9 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
         raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
 
 
+# Part of the settings schema (contextree.settings.schema re-exports it with the other
+# settings types), but defined here: settings sits above security in the layer order, and
+# Redactor.from_settings below reads it.
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RedactionSettings:
     """``redaction.*``: what to blank out of text sent to a summarizer."""

@@ -1,11 +1,18 @@
-"""Settings: typed values and defaults, loaded from files, the environment and flags."""
+"""Settings: typed values and defaults, loaded from files, the environment and flags.
 
-from contextree.settings.load import KEYS, LoadedSettings, Settings, load_settings
+The schema (every settings type and the key table) is :mod:`contextree.settings.schema`;
+:mod:`contextree.settings.load` reads and merges the sources into it.
+"""
+
+from contextree.settings.load import load_settings
 from contextree.settings.schema import (
+    KEYS,
     BranchSummarySettings,
     CompactionSettings,
+    LoadedSettings,
     PruneSettings,
     RetrySettings,
+    Settings,
 )
 
 __all__ = [

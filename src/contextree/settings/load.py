@@ -15,6 +15,10 @@ Values are validated with errors that name the source and key. pi's files hold m
 not use; those are ignored, except pi's ``defaultProvider`` and ``defaultModel``: when no source
 sets ``model``, they give it (``<defaultProvider>:<defaultModel>``, for a provider we can call).
 Unknown keys in our own files are reported as warnings.
+
+What the keys are, where each lands and how it is parsed is :mod:`contextree.settings.schema`'s
+(:data:`~contextree.settings.schema.KEYS`); this module only finds the sources, merges them and
+hands the values to the schema.
 """
 
 from __future__ import annotations
@@ -23,189 +27,29 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from contextree.errors import SettingsError
-from contextree.security.redact import RedactionSettings, compile_pattern
-from contextree.settings.prices import DEFAULT_PRICES, ModelPrice, parse_prices
 from contextree.settings.schema import (
-    BranchSummarySettings,
-    CompactionSettings,
-    PruneSettings,
-    RetrySettings,
+    KEYS,
+    LoadedSettings,
+    Settings,
+    parse_bool,
+    settings_from_values,
 )
 
+# The schema's types lived here (or were imported here) before settings.schema held them all:
+# they stay importable from this module.
+from contextree.settings.schema import BranchSummarySettings as BranchSummarySettings
+from contextree.settings.schema import CompactionSettings as CompactionSettings
+from contextree.settings.schema import PruneSettings as PruneSettings
+from contextree.settings.schema import RedactionSettings as RedactionSettings
+from contextree.settings.schema import RetrySettings as RetrySettings
+
 __all__ = ["KEYS", "LoadedSettings", "Settings", "load_settings", "settings_files"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Settings:
-    """Every setting contextree reads, typed."""
-
-    compaction: CompactionSettings = field(default_factory=CompactionSettings)
-    branch_summary: BranchSummarySettings = field(default_factory=BranchSummarySettings)
-    prune: PruneSettings = field(default_factory=PruneSettings)
-    retry: RetrySettings = field(default_factory=RetrySettings)
-    model: str | None = None
-    """Default model spec (``provider:model``); ``None`` means the offline summarizer."""
-    estimator: str = "pi"
-    context_windows: dict[str, int] = field(default_factory=dict)
-    prompts_dir: str | None = None
-    fsync: bool = False
-    prices: dict[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
-    """Model prices for the cost report (``prices``, merged over the built-in table)."""
-    cost_turns: int = 10
-    """``cost.turns``: how many coming requests the dry runs' cost report looks at."""
-    keep_thinking_turns: int = -1
-    """``context.keepThinkingTurns``: requests leave out the thinking of replies older than the
-    last N turns (the file keeps it); -1 keeps all."""
-    allow_outside_cwd: bool = False
-    redaction: RedactionSettings = field(default_factory=RedactionSettings)
-    """What is blanked out of text sent to a summarizer (``redaction.*``)."""
-    recall_index_dir: str | None = None
-    """``recall.indexDir``: where the recall indexes of session files are cached (default
-    ``$XDG_CACHE_HOME/contextree/recall``)."""
-    trust_project_settings: bool = False
-    """``security.trustProjectSettings``, honoured from user files, the environment and the
-    command line only: lets a project's files choose models and endpoints, turn redaction off
-    and let tools outside the project."""
-
-
-Validator = Callable[[Any], Any]
-
-
-def _bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
-        return True
-    if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
-        return False
-    raise ValueError(f"expected true or false, found {value!r}")
-
-
-def _bool_or_false(value: Any) -> bool:
-    try:
-        return _bool(value)
-    except ValueError:
-        return False
-
-
-def _int(minimum: int | None = None) -> Validator:
-    def check(value: Any) -> int:
-        if isinstance(value, bool):
-            raise ValueError(f"expected an integer, found {value!r}")
-        try:
-            number = int(value) if not isinstance(value, float) or value.is_integer() else None
-        except (TypeError, ValueError):
-            number = None
-        if number is None:
-            raise ValueError(f"expected an integer, found {value!r}")
-        if minimum is not None and number < minimum and number != -1:
-            raise ValueError(
-                f"expected an integer >= {minimum} (or -1 for the default), found {number}"
-            )
-        return number
-
-    return check
-
-
-def _number(value: Any) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"expected a number, found {value!r}")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected a number, found {value!r}") from None
-
-
-def _str_or_none(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"expected a string, found {value!r}")
-    return value
-
-
-def _str_list(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [part.strip() for part in value.split(",") if part.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"expected a list of strings, found {value!r}")
-    return tuple(value)
-
-
-def _windows(value: Any) -> dict[str, int]:
-    if isinstance(value, str):
-        value = json.loads(value)
-    if not isinstance(value, dict):
-        raise ValueError(f"expected a table of model -> tokens, found {value!r}")
-    return {str(k): _int(1)(v) for k, v in value.items()}
-
-
-def _patterns(value: Any) -> tuple[str, ...]:
-    # A string is one pattern, or a JSON list: regexes hold commas, so no comma splitting.
-    if isinstance(value, str):
-        value = json.loads(value) if value.lstrip().startswith("[") else [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"expected a list of regular expressions, found {value!r}")
-    for pattern in value:
-        compile_pattern(pattern)
-    return tuple(value)
-
-
-def _estimator(value: Any) -> str:
-    if value not in ("pi", "utf8"):
-        raise ValueError(f'expected "pi" or "utf8", found {value!r}')
-    return str(value)
-
-
-KEYS: dict[str, tuple[str, str, Validator]] = {
-    # key: (section attribute or "", field name, validator)
-    "compaction.enabled": ("compaction", "enabled", _bool),
-    "compaction.reserveTokens": ("compaction", "reserve_tokens", _int(0)),
-    "compaction.keepRecentTokens": ("compaction", "keep_recent_tokens", _int(0)),
-    "compaction.thresholdPercent": ("compaction", "threshold_percent", _number),
-    "compaction.thresholdTokens": ("compaction", "threshold_tokens", _int(0)),
-    "compaction.autoContinue": ("compaction", "auto_continue", _bool),
-    "compaction.remoteEndpoint": ("compaction", "remote_endpoint", _str_or_none),
-    "compaction.adjustKeepRecentByUsage": ("compaction", "adjust_keep_recent_by_usage", _bool),
-    "compaction.summaryTokens": ("compaction", "summary_tokens", _int(1)),
-    "compaction.fallbackToOffline": ("compaction", "fallback_to_offline", _bool),
-    "compaction.recordFacts": ("compaction", "record_facts", _bool),
-    "branchSummary.enabled": ("branch_summary", "enabled", _bool),
-    "branchSummary.reserveTokens": ("branch_summary", "reserve_tokens", _int(0)),
-    "pruning.enabled": ("prune", "enabled", _bool),
-    "pruning.protectTokens": ("prune", "protect_tokens", _int(0)),
-    "pruning.minimumSavings": ("prune", "minimum_savings", _int(0)),
-    "pruning.protectedTools": ("prune", "protected_tools", _str_list),
-    "pruning.supersededReads": ("prune", "superseded_reads", _bool),
-    "pruning.cacheAware": ("prune", "cache_aware", _bool),
-    "pruning.cacheGuardTokens": ("prune", "cache_guard_tokens", _int(0)),
-    "pruning.cacheTtlSeconds": ("prune", "cache_ttl_seconds", _int(1)),
-    "retry.enabled": ("retry", "enabled", _bool),
-    "retry.maxRetries": ("retry", "max_retries", _int(0)),
-    "retry.baseDelayMs": ("retry", "base_delay_ms", _int(0)),
-    "retry.maxDelayMs": ("retry", "max_delay_ms", _int(0)),
-    "retry.fallbackModels": ("retry", "fallback_models", _str_list),
-    "model": ("", "model", _str_or_none),
-    "tokens.estimator": ("", "estimator", _estimator),
-    "contextWindows": ("", "context_windows", _windows),
-    "prompts.dir": ("", "prompts_dir", _str_or_none),
-    "storage.fsync": ("", "fsync", _bool),
-    "context.keepThinkingTurns": ("", "keep_thinking_turns", _int(1)),
-    "prices": ("", "prices", parse_prices),
-    "cost.turns": ("", "cost_turns", _int(1)),
-    "tools.allowOutsideCwd": ("", "allow_outside_cwd", _bool),
-    "redaction.enabled": ("redaction", "enabled", _bool),
-    "redaction.patterns": ("redaction", "patterns", _patterns),
-    "security.trustProjectSettings": ("", "trust_project_settings", _bool),
-    "recall.indexDir": ("", "recall_index_dir", _str_or_none),
-}
-"""Every settings key we read, with where it lands and how it is validated."""
 
 
 def _env_name(key: str) -> str:
@@ -214,20 +58,6 @@ def _env_name(key: str) -> str:
 
 
 ENV_NAMES = {_env_name(key): key for key in KEYS}
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedSettings:
-    """Effective settings, where each value came from, and warnings about the sources."""
-
-    settings: Settings
-    origins: dict[str, str]
-    warnings: list[str]
-
-    def value(self, key: str) -> Any:
-        section, name, _ = KEYS[key]
-        holder = getattr(self.settings, section) if section else self.settings
-        return getattr(holder, name)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -317,6 +147,103 @@ def _is_project_file(path: Path, cwd: Path) -> bool:
     return path.parent.parent == cwd and path.parent.name in (".pi", ".contextree")
 
 
+Found = dict[str, tuple[Any, str]]
+"""Raw values by key, each with its source (a path, ``env NAME`` or ``command line``)."""
+
+
+@dataclass
+class _Sources:
+    """What the files, the environment and the command line say, before validation."""
+
+    values: Found = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    held: list[tuple[str, Any, Path]] = field(default_factory=list)
+    """Unsafe values from a project's files, honoured only if the user trusts projects."""
+    pi_default: Found = field(default_factory=dict)
+    project_pi_default: Found = field(default_factory=dict)
+    """pi's default model from a project's file: held like the values above."""
+
+    def read_file(self, kind: str, path: Path, *, project: bool) -> None:
+        for key, value in _read_file(kind, path).items():
+            if key in KEYS and project and _unsafe_from_a_project(key, value):
+                self.held.append((key, value, path))
+            elif key in KEYS:
+                self.values[key] = (value, str(path))
+            elif kind == "pi" and key in _PI_DEFAULT_KEYS:
+                (self.project_pi_default if project else self.pi_default)[key] = (value, str(path))
+            elif kind != "pi":
+                self.warnings.append(f"{path}: unknown setting {key!r} ignored")
+
+    def read_environment(self, env: Mapping[str, str]) -> None:
+        for name, key in ENV_NAMES.items():
+            if name in env:
+                self.values[key] = (env[name], f"env {name}")
+
+    def read_overrides(self, overrides: Mapping[str, Any]) -> None:
+        for key, value in overrides.items():
+            if key not in KEYS:
+                raise SettingsError("command line", key, "unknown setting")
+            if value is not None:
+                self.values[key] = (value, "command line")
+
+    def settle_project_values(self) -> None:
+        """Apply or refuse the held project values; then pi's default model, if no ``model``."""
+        trusted = self._trusted()
+        for key, value, path in self.held:
+            if key == "security.trustProjectSettings":
+                self.warnings.append(f"{path}: {key} is read from user settings only; ignored")
+            elif trusted:
+                # Over the user's files, as any project value; the environment and the
+                # command line still win.
+                existing = self.values.get(key)
+                if existing is None or not existing[1].startswith(("env ", "command line")):
+                    self.values[key] = (value, str(path))
+            else:
+                self.warnings.append(
+                    f"{path}: {key} = {value!r} ignored: a project's settings may not choose "
+                    "where session data is sent, turn redaction off or widen tool access (set "
+                    "security.trustProjectSettings = true in your user settings to allow it)"
+                )
+        if self.project_pi_default and trusted:
+            self.pi_default.update(self.project_pi_default)
+        elif self.project_pi_default:
+            sources = (source for _, source in self.project_pi_default.values())
+            self.warnings.append(
+                f"{', '.join(dict.fromkeys(sources))}: pi's defaultProvider/defaultModel "
+                "ignored: a project's settings may not choose where session data is sent (set "
+                "security.trustProjectSettings = true in your user settings to allow it)"
+            )
+        found = _pi_default_model(self.pi_default) if "model" not in self.values else None
+        if found is not None:
+            self.values["model"] = found
+
+    def _trusted(self) -> bool:
+        raw = self.values.get("security.trustProjectSettings")
+        try:
+            return raw is not None and parse_bool(raw[0])
+        except ValueError:
+            return False
+
+
+def _validated(values: Found) -> tuple[Settings, dict[str, str]]:
+    """The settings ``values`` make and where each key's value came from."""
+    valid: dict[str, Any] = {}
+    origins = {key: "default" for key in KEYS}
+    for key, (raw, source) in values.items():
+        try:
+            value = KEYS[key].validate(raw)
+        except ValueError as exc:
+            raise SettingsError(source, key, str(exc)) from None
+        if value == -1 and type(value) is int:
+            # -1 is "unset" for every integer key (pi's convention): the built-in default,
+            # not a budget of -1 tokens (a keep budget of -1 kept one message).
+            origins[key] = f"default (-1 from {source})"
+            continue
+        valid[key] = value
+        origins[key] = source
+    return settings_from_values(valid), origins
+
+
 def load_settings(
     *,
     cwd: Path | None = None,
@@ -328,87 +255,12 @@ def load_settings(
     """Merge every source into one :class:`Settings`; raises :class:`SettingsError`."""
     env = os.environ if env is None else env
     cwd = cwd or Path.cwd()
-    values: dict[str, tuple[Any, str]] = {}
-    warnings: list[str] = []
-    held: list[tuple[str, Any, Path]] = []  # unsafe project values, honoured only if trusted
-    pi_default: dict[str, tuple[Any, str]] = {}
-    project_pi_default: dict[str, tuple[Any, str]] = {}  # a model too: held like the above
+    sources = _Sources()
     for kind, path in files if files is not None else settings_files(cwd, home, env):
-        if not path.is_file():
-            continue
-        project = _is_project_file(path, cwd)
-        for key, value in _read_file(kind, path).items():
-            if key in KEYS and project and _unsafe_from_a_project(key, value):
-                held.append((key, value, path))
-            elif key in KEYS:
-                values[key] = (value, str(path))
-            elif kind == "pi" and key in _PI_DEFAULT_KEYS:
-                (project_pi_default if project else pi_default)[key] = (value, str(path))
-            elif kind != "pi":
-                warnings.append(f"{path}: unknown setting {key!r} ignored")
-    for name, key in ENV_NAMES.items():
-        if name in env:
-            values[key] = (env[name], f"env {name}")
-    for key, value in (overrides or {}).items():
-        if key not in KEYS:
-            raise SettingsError("command line", key, "unknown setting")
-        if value is not None:
-            values[key] = (value, "command line")
-    trusted = "security.trustProjectSettings" in values and _bool_or_false(
-        values["security.trustProjectSettings"][0]
-    )
-    for key, value, path in held:
-        if key == "security.trustProjectSettings":
-            warnings.append(f"{path}: {key} is read from user settings only; ignored")
-        elif trusted:
-            # Over the user's files, as any project value; the environment and the command
-            # line still win.
-            existing = values.get(key)
-            if existing is None or not existing[1].startswith(("env ", "command line")):
-                values[key] = (value, str(path))
-        else:
-            warnings.append(
-                f"{path}: {key} = {value!r} ignored: a project's settings may not choose where "
-                "session data is sent, turn redaction off or widen tool access (set "
-                "security.trustProjectSettings = true in your user settings to allow it)"
-            )
-    if project_pi_default:
-        if trusted:
-            pi_default.update(project_pi_default)
-        else:
-            where = ", ".join(dict.fromkeys(source for _, source in project_pi_default.values()))
-            warnings.append(
-                f"{where}: pi's defaultProvider/defaultModel ignored: a project's settings may "
-                "not choose where session data is sent (set security.trustProjectSettings = "
-                "true in your user settings to allow it)"
-            )
-    if "model" not in values:
-        found = _pi_default_model(pi_default)
-        if found is not None:
-            values["model"] = found
-
-    sections: dict[str, dict[str, Any]] = {}
-    top: dict[str, Any] = {}
-    origins = {key: "default" for key in KEYS}
-    for key, (raw, source) in values.items():
-        section, name, validate = KEYS[key]
-        try:
-            value = validate(raw)
-        except ValueError as exc:
-            raise SettingsError(source, key, str(exc)) from None
-        if value == -1 and type(value) is int:
-            # -1 is "unset" for every integer key (pi's convention): the built-in default,
-            # not a budget of -1 tokens (a keep budget of -1 kept one message).
-            origins[key] = f"default (-1 from {source})"
-            continue
-        (sections.setdefault(section, {}) if section else top)[name] = value
-        origins[key] = source
-    settings = Settings(
-        compaction=CompactionSettings(**sections.get("compaction", {})),
-        branch_summary=BranchSummarySettings(**sections.get("branch_summary", {})),
-        prune=PruneSettings(**sections.get("prune", {})),
-        retry=RetrySettings(**sections.get("retry", {})),
-        redaction=RedactionSettings(**sections.get("redaction", {})),
-        **top,
-    )
-    return LoadedSettings(settings, origins, warnings)
+        if path.is_file():
+            sources.read_file(kind, path, project=_is_project_file(path, cwd))
+    sources.read_environment(env)
+    sources.read_overrides(overrides or {})
+    sources.settle_project_values()
+    settings, origins = _validated(sources.values)
+    return LoadedSettings(settings, origins, sources.warnings)
