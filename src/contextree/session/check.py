@@ -84,14 +84,12 @@ def parent_cycles(tree: SessionTree) -> list[list[Record]]:
     return cycles
 
 
-def _known(entry_id: object, ids: set[str | None]) -> bool:
+def _known(entry_id: object, tree: SessionTree) -> bool:
     # A damaged file can hold any JSON value here; only a string can name an entry.
-    return isinstance(entry_id, str) and entry_id in ids
+    return isinstance(entry_id, str) and tree.has_entry(entry_id)
 
 
-def _entry_findings(
-    tree: SessionTree, record: Record, entry: Entry, ids: set[str | None]
-) -> list[Finding]:
+def _entry_findings(tree: SessionTree, record: Record, entry: Entry) -> list[Finding]:
     """What is wrong with one decoded entry on its own (its shape, its references)."""
     where = (record.line, record.id)
     problem = entry_problem(entry, needs_id=True)
@@ -104,8 +102,9 @@ def _entry_findings(
     elif kind == "compaction":
         kept = entry.get("firstKeptEntryId")
         view = tree.get_branch_view(record.id) if record.id else None
-        path_ids = set(view.ids()) if view is not None else set()
-        if not isinstance(kept, str) or kept not in path_ids:
+        # A scan of the path, not a set of it: a set of a 100k-entry path costs megabytes.
+        on_path = isinstance(kept, str) and view is not None and kept in view.ids()
+        if not on_path:
             text = (
                 f"firstKeptEntryId {kept!r} is not on the compaction's path "
                 "(nothing before it is kept)"
@@ -113,12 +112,12 @@ def _entry_findings(
             found.append(Finding("error", text, *where))
         if not isinstance(entry.get("summary"), str):
             found.append(Finding("error", 'compaction has no string "summary"', *where))
-    elif kind == "label" and not _known(entry.get("targetId"), ids):
+    elif kind == "label" and not _known(entry.get("targetId"), tree):
         text = f"label targets missing entry {entry.get('targetId')!r}"
         found.append(Finding("warning", text, record.line))
     elif kind == "branch_summary":
         from_id = entry.get("fromId")
-        if from_id != "root" and not _known(from_id, ids):
+        if from_id != "root" and not _known(from_id, tree):
             found.append(Finding("warning", f"fromId {from_id!r} does not exist", record.line))
     return found
 
@@ -144,7 +143,6 @@ def check_session(tree: SessionTree) -> CheckReport:
     header_line = tree.report.header_utf8_line
     if header_line is not None:
         add(Finding("warning", f"session header: {replaced}", header_line))
-    ids = {r.id for r in tree.records()}
     decoding: list[Finding] = []
     entries: list[Finding] = []
     messages: dict[int, ToolMessage] = {}
@@ -162,7 +160,7 @@ def check_session(tree: SessionTree) -> CheckReport:
                 continue
             if record.utf8_replaced:
                 decoding.append(Finding("warning", replaced, record.line, record.id))
-            entries.extend(_entry_findings(tree, record, entry, ids))
+            entries.extend(_entry_findings(tree, record, entry))
             if record.type == "message" and (summary := tool_message(entry.get("message"))):
                 messages[id(record)] = summary
     report.findings.extend(decoding)

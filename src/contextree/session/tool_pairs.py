@@ -8,7 +8,7 @@ here instead of the decoded entries.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from contextree.entries.types import (
@@ -23,15 +23,19 @@ if TYPE_CHECKING:
 __all__ = ["ToolMessage", "pairing_problems", "tool_message"]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ToolMessage:
     """What pairing needs of one message entry."""
 
     role: Literal["assistant", "toolResult", "other"]
     call_id: object = None
     """A tool result's ``toolCallId``, as the file holds it."""
-    calls: list[tuple[object, object]] = field(default_factory=list)
+    calls: tuple[tuple[object, object], ...] = ()
     """An assistant's tool calls: ``(id, name)``."""
+
+
+_OTHER = ToolMessage("other")
+"""Every message of another role: one shared summary (check keeps one per message entry)."""
 
 
 def tool_message(message: object) -> ToolMessage | None:
@@ -42,11 +46,9 @@ def tool_message(message: object) -> ToolMessage | None:
     if is_assistant_message(message):
         content = message.get("content")
         blocks = content if isinstance(content, list) else []
-        calls: list[tuple[object, object]] = [
-            (b.get("id"), b.get("name")) for b in blocks if is_tool_call_content(b)
-        ]
+        calls = tuple((b.get("id"), b.get("name")) for b in blocks if is_tool_call_content(b))
         return ToolMessage("assistant", calls=calls)
-    return ToolMessage("other") if isinstance(message, dict) else None
+    return _OTHER if isinstance(message, dict) else None
 
 
 def _answers(
