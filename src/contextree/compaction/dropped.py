@@ -45,7 +45,9 @@ def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(str(block.get("text", "")) for block in content if is_text_content(block))
+        return " ".join(
+            str(block.get("text", "")) for block in content if is_text_content(block)
+        )
     return ""
 
 

@@ -190,7 +190,9 @@ def nothing_pruned(
         )
         if held:
             reason += f"; {held:,} more kept for the warm prompt cache"
-    return PruneDecision(held_for_cache=held, cache=cache or CacheState(False), reason=reason)
+    return PruneDecision(
+        held_for_cache=held, cache=cache or CacheState(False), reason=reason
+    )
 
 
 def tokens_after(
