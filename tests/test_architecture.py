@@ -207,3 +207,36 @@ def test_the_offline_summarizer_modules_share_no_private_names() -> None:
 
 def test_no_import_cycle_between_the_benchmark_modules() -> None:
     assert _cycles_inside_packages(SOURCE.parent.parent / "bench") == []
+
+MAX_MODULE_LINES = 700
+MAX_FUNCTION_LINES = 80
+"""Issue 29 point 4: a module or a function past these is to be split (nested functions count
+inside their parent, and a command's option signature counts too)."""
+
+def _size_offences(root: Path) -> list[str]:
+    """``path: name (N lines)`` for every module over MAX_MODULE_LINES lines and every function
+    or method over MAX_FUNCTION_LINES (``def`` line to last line) under ``root``."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(root).as_posix()
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            found.append(f"{name} ({len(text.splitlines())} lines)")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                assert node.end_lineno is not None
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    found.append(f"{name}: {node.name} ({length} lines)")
+    return found
+
+
+def test_no_module_or_function_is_too_long() -> None:
+    offences = _size_offences(SOURCE)
+    assert offences == [], "split these:\n" + "\n".join(offences)
+
+
+def test_the_size_check_sees_a_long_module_and_function(tmp_path: Path) -> None:
+    body = "".join(f"    x{n} = {n}\n" for n in range(MAX_FUNCTION_LINES))
+    (tmp_path / "big.py").write_text("def f():\n" + body + "\n" * MAX_MODULE_LINES)
+    assert _size_offences(tmp_path) == ["big.py (781 lines)", "big.py: f (81 lines)"]

@@ -14,14 +14,43 @@ CLI = Path(contextree.cli.__file__).parent
 MAX_BODY_LINES = 45
 
 
+def _registered_by_call(tree: ast.Module) -> set[str]:
+    """Names of functions a module registers as ``app.command(...)(function)``, or in a loop
+    ``for command in (a, b): app.command()(command)``."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Tuple):
+            calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+            if any(_is_command_call(call) for call in calls):
+                names |= {e.id for e in node.iter.elts if isinstance(e, ast.Name)}
+        if isinstance(node, ast.Call) and _is_command_call(node):
+            names |= {a.id for a in node.args if isinstance(a, ast.Name)}
+    return names
+
+
+def _is_command_call(call: ast.Call) -> bool:
+    """``X.command(...)(...)``: a command registered without a decorator."""
+    inner = call.func
+    return (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Attribute)
+        and inner.func.attr == "command"
+    )
+
+
 def _commands() -> list[tuple[str, str, int]]:
     found = []
     for module in sorted(CLI.glob("*.py")):
-        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        registered = _registered_by_call(tree)
+        for node in ast.walk(tree):
             if not isinstance(node, ast.FunctionDef):
                 continue
             decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
-            if not any(isinstance(d, ast.Attribute) and d.attr == "command" for d in decorators):
+            by_decorator = any(
+                isinstance(d, ast.Attribute) and d.attr == "command" for d in decorators
+            )
+            if not by_decorator and node.name not in registered:
                 continue
             body = node.body
             if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -34,6 +63,7 @@ def _commands() -> list[tuple[str, str, int]]:
 def test_every_command_is_found() -> None:
     names = {name for _, name, _ in _commands()}
     assert {"info", "tree", "context", "check", "compact", "prune", "navigate", "chat"} <= names
+    assert {"recall", "expand", "uncompact"} <= names  # registered by app.command()(function)
 
 
 def test_command_bodies_are_short() -> None:

@@ -43,7 +43,7 @@ from contextree.integrations.pydantic_ai import (
     model_messages_to_pi,
     pi_to_model_messages,
 )
-from contextree.integrations.pydantic_ai.convert import _normalized
+from contextree.integrations.pydantic_ai.convert_shared import normalized as _normalized
 from contextree.llm.openai_compat import to_openai_messages
 from provider_conversations import from_messages, from_tree, message_ops, tree_ops
 from provider_rules import openai_problems

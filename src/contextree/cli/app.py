@@ -26,11 +26,20 @@ from contextree.cli.common import (
 )
 from contextree.cli.options import (
     BaseUrlOpt,
+    CompactDryRunOpt,
     FormatOpt,
     InstructionsOpt,
+    KeepRecentOpt,
     ModelOpt,
+    NoFallbackOpt,
+    NoUsageAdjustOpt,
     OutputFormat,
+    PromptsDirOpt,
+    QuietOpt,
+    ReserveTokensOpt,
     SessionArg,
+    ShowDroppedOpt,
+    SummaryTokensOpt,
 )
 
 # rich is imported by the commands that print, not here: `contextree --help` needs only typer
@@ -319,50 +328,19 @@ def check(
 @handles_errors
 def compact(
     session: SessionArg,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show the plan; write nothing, call no model.")
-    ] = False,
+    dry_run: CompactDryRunOpt = False,
     instructions: InstructionsOpt = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
-    keep_recent: Annotated[
-        int | None,
-        typer.Option(min=-1, help="Tokens of recent history to keep verbatim; -1: the default."),
-    ] = None,
-    reserve_tokens: Annotated[
-        int | None,
-        typer.Option(
-            min=-1, help="Tokens reserved for the summary and the next turn; -1: the default."
-        ),
-    ] = None,
-    no_usage_adjust: Annotated[
-        bool,
-        typer.Option("--no-usage-adjust", help="Do not shrink the keep budget by measured usage."),
-    ] = False,
-    prompts_dir: Annotated[
-        Path | None, typer.Option(help="Directory of <name>.md files overriding our prompts.")
-    ] = None,
-    summary_tokens: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="The summary's token budget (max_tokens for models); default "
-            "compaction.summaryTokens, else 0.8 x reserve tokens, at most 8,192.",
-        ),
-    ] = None,
-    no_fallback: Annotated[
-        bool,
-        typer.Option(
-            "--no-fallback",
-            help="Fail when the model fails, instead of summarizing with the offline summarizer.",
-        ),
-    ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the summary.")] = False,
+    keep_recent: KeepRecentOpt = None,
+    reserve_tokens: ReserveTokensOpt = None,
+    no_usage_adjust: NoUsageAdjustOpt = False,
+    prompts_dir: PromptsDirOpt = None,
+    summary_tokens: SummaryTokensOpt = None,
+    no_fallback: NoFallbackOpt = False,
+    quiet: QuietOpt = False,
     format: FormatOpt = OutputFormat.text,
-    show_dropped: Annotated[
-        bool,
-        typer.Option("--show-dropped", help="List each message that leaves the model's view."),
-    ] = False,
+    show_dropped: ShowDroppedOpt = False,
 ) -> None:
     """Fold old history into a compaction entry (use --dry-run to preview)."""
     import asyncio

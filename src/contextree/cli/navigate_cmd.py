@@ -7,10 +7,22 @@ disk with a ``contextree.leaf`` entry (DESIGN decision 8).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from contextree.cli.common import (
+    effective_settings,
+    fail,
+    handles_errors,
+    library_warnings_to_stderr,
+    open_session,
+    print_json,
+    report_load,
+    say_where_it_goes,
+    state,
+)
 from contextree.cli.options import (
     BaseUrlOpt,
     FormatOpt,
@@ -24,99 +36,94 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from contextree.branching.navigate import NavigationResult
+    from contextree.llm.base import ModelClient
 
 __all__ = ["register"]
 
 
+@handles_errors
+def navigate(
+    session: SessionArg,
+    target: Annotated[
+        str,
+        typer.Argument(
+            metavar="TARGET",
+            help="Entry id, or a unique prefix of one, to move to.",
+            show_default=False,
+        ),
+    ],
+    summarize: Annotated[
+        bool, typer.Option("--summarize", help="Summarize the branch being left.")
+    ] = False,
+    instructions: InstructionsOpt = None,
+    replace_instructions: Annotated[
+        bool,
+        typer.Option(
+            "--replace-instructions", help="Send --instructions instead of the branch prompt."
+        ),
+    ] = False,
+    label: Annotated[
+        str | None, typer.Option(help="Label the summary, or the target when there is none.")
+    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    format: FormatOpt = OutputFormat.text,
+) -> None:
+    """Move the leaf to TARGET; with --summarize, leave a summary of the branch left."""
+    from contextree.branching.navigate import navigate_tree, resolve_entry_id
+    from contextree.cli.models import make_client
+    from contextree.compaction.options import summary_model, summary_options
+
+    # The same settings and model choice as compact: flags, then CONTEXTREE_* and files.
+    loaded = effective_settings(model=model).settings
+    spec = summary_model(loaded)
+    # leaf=False: the target's chain is checked, moving off a cycle
+    tree = open_session(session, leaf=False)
+    report_load(tree)
+    target_id = resolve_entry_id(tree, target)
+    client = make_client(spec, base_url=base_url) if summarize else None
+    options = summary_options(
+        loaded,
+        model=spec,
+        custom_instructions=instructions,
+        replace_instructions=replace_instructions,
+    )
+    library_warnings_to_stderr()
+    if client is not None:
+        say_where_it_goes(client)
+    move = navigate_tree(
+        tree,
+        target_id,
+        summarize=summarize,
+        client=client,
+        options=options,
+        label=label,
+        persist=True,  # decision 8: the move must survive the process
+    )
+    result = _finish(move, client if summarize else None)
+    if result.cancelled:
+        raise fail("cancelled; nothing was written", 130 if result.aborted else 1)
+    if format is OutputFormat.json:
+        print_json(result.to_json())
+    else:
+        _print_result(state.console, result)
+
+
+def _finish(
+    move: Coroutine[Any, Any, NavigationResult], client: ModelClient | None
+) -> NavigationResult:
+    """Run the move; while ``client`` summarizes the branch left, say so."""
+    import asyncio
+
+    if client is None:
+        return asyncio.run(move)
+    with state.console.status(f"Summarizing the branch with {client.name}..."):
+        return asyncio.run(move)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``navigate`` command to ``app``."""
-    from contextree.cli.common import (
-        effective_settings,
-        fail,
-        handles_errors,
-        library_warnings_to_stderr,
-        open_session,
-        print_json,
-        report_load,
-        say_where_it_goes,
-        state,
-    )
-
-    @app.command()
-    @handles_errors
-    def navigate(
-        session: SessionArg,
-        target: Annotated[
-            str,
-            typer.Argument(
-                metavar="TARGET",
-                help="Entry id, or a unique prefix of one, to move to.",
-                show_default=False,
-            ),
-        ],
-        summarize: Annotated[
-            bool, typer.Option("--summarize", help="Summarize the branch being left.")
-        ] = False,
-        instructions: InstructionsOpt = None,
-        replace_instructions: Annotated[
-            bool,
-            typer.Option(
-                "--replace-instructions", help="Send --instructions instead of the branch prompt."
-            ),
-        ] = False,
-        label: Annotated[
-            str | None, typer.Option(help="Label the summary, or the target when there is none.")
-        ] = None,
-        model: ModelOpt = None,
-        base_url: BaseUrlOpt = None,
-        format: FormatOpt = OutputFormat.text,
-    ) -> None:
-        """Move the leaf to TARGET; with --summarize, leave a summary of the branch left."""
-        import asyncio
-
-        from contextree.branching.navigate import navigate_tree, resolve_entry_id
-        from contextree.cli.models import make_client
-        from contextree.compaction.options import summary_model, summary_options
-
-        # The same settings and model choice as compact: flags, then CONTEXTREE_* and files.
-        loaded = effective_settings(model=model).settings
-        spec = summary_model(loaded)
-        # leaf=False: the target's chain is checked, moving off a cycle
-        tree = open_session(session, leaf=False)
-        report_load(tree)
-        target_id = resolve_entry_id(tree, target)
-        client = make_client(spec, base_url=base_url) if summarize else None
-        options = summary_options(
-            loaded,
-            model=spec,
-            custom_instructions=instructions,
-            replace_instructions=replace_instructions,
-        )
-        library_warnings_to_stderr()
-        if client is not None:
-            say_where_it_goes(client)
-        move = navigate_tree(
-            tree,
-            target_id,
-            summarize=summarize,
-            client=client,
-            options=options,
-            label=label,
-            persist=True,  # decision 8: the move must survive the process
-        )
-        if summarize and client is not None:
-            with state.console.status(f"Summarizing the branch with {client.name}..."):
-                result = asyncio.run(move)
-        else:
-            result = asyncio.run(move)
-        if result.cancelled:
-            raise fail("cancelled; nothing was written", 130 if result.aborted else 1)
-        if format is OutputFormat.json:
-            print_json(result.to_json())
-        else:
-            _print_result(state.console, result)
-
-    del navigate  # registered on the app; the name is not needed here
+    app.command()(navigate)
 
 
 def _print_result(console: Console, result: NavigationResult) -> None:

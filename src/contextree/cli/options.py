@@ -7,6 +7,7 @@ defines it, so ``navigate_cmd`` and ``chat_cmd`` import these at module level.
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,11 +16,20 @@ __all__ = [
     "SESSION_HELP",
     "BaseUrlOpt",
     "ChatModelOpt",
+    "CompactDryRunOpt",
     "FormatOpt",
     "InstructionsOpt",
+    "KeepRecentOpt",
     "ModelOpt",
+    "NoFallbackOpt",
+    "NoUsageAdjustOpt",
     "OutputFormat",
+    "PromptsDirOpt",
+    "QuietOpt",
+    "ReserveTokensOpt",
     "SessionArg",
+    "ShowDroppedOpt",
+    "SummaryTokensOpt",
 ]
 
 SESSION_HELP = (
@@ -65,7 +75,56 @@ class OutputFormat(StrEnum):
 
 FormatOpt = Annotated[
     OutputFormat,
+    typer.Option("--format", "-f", help="text, or json for programs (schemas: docs/cli-json.md)."),
+]
+
+# -- compact ------------------------------------------------------------------------------------
+
+CompactDryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Show the plan; write nothing, call no model.")
+]
+
+KeepRecentOpt = Annotated[
+    int | None,
+    typer.Option(min=-1, help="Tokens of recent history to keep verbatim; -1: the default."),
+]
+
+ReserveTokensOpt = Annotated[
+    int | None,
     typer.Option(
-        "--format", "-f", help="text, or json for programs (schemas: docs/cli-json.md)."
+        min=-1, help="Tokens reserved for the summary and the next turn; -1: the default."
     ),
+]
+
+NoUsageAdjustOpt = Annotated[
+    bool,
+    typer.Option("--no-usage-adjust", help="Do not shrink the keep budget by measured usage."),
+]
+
+PromptsDirOpt = Annotated[
+    Path | None, typer.Option(help="Directory of <name>.md files overriding our prompts.")
+]
+
+SummaryTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="The summary's token budget (max_tokens for models); default "
+        "compaction.summaryTokens, else 0.8 x reserve tokens, at most 8,192.",
+    ),
+]
+
+NoFallbackOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-fallback",
+        help="Fail when the model fails, instead of summarizing with the offline summarizer.",
+    ),
+]
+
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the summary.")]
+
+ShowDroppedOpt = Annotated[
+    bool,
+    typer.Option("--show-dropped", help="List each message that leaves the model's view."),
 ]

@@ -181,12 +181,7 @@ def prepare_compaction(
     keep = settings.keep_recent_tokens
     if settings.adjust_keep_recent_by_usage:
         keep = _adjusted_keep(path, region, keep, estimator)
-    # pi 0.73.1: the estimate of the context as it is now (usage plus what follows it). The
-    # context is the previous summary plus every message from the boundary on.
-    context_messages = region.in_context()
-    if previous is not None:
-        context_messages.insert(0, compaction_summary_message(previous))
-    tokens_before = estimate_context_tokens(context_messages, estimator=estimator).tokens
+    tokens_before = _tokens_now(region, previous, estimator)
 
     cut = find_cut_point(
         path, boundary_start, boundary_end, keep_recent_tokens=keep, estimator=estimator
@@ -212,18 +207,9 @@ def prepare_compaction(
         reason = _nothing_to_summarize(cut, boundary_start, keep, settings.keep_recent_tokens)
         return NothingToCompact("nothing_to_compact", reason)
 
-    file_ops = FileOps()
-    previous_summary: str | None = None
-    previous_preserve: dict[str, Any] | None = None
-    if previous is not None:
-        summary = previous.get("summary")
-        previous_summary = summary if isinstance(summary, str) else None
-        preserve = previous.get("preserveData")
-        previous_preserve = preserve if isinstance(preserve, dict) else None
-        if not previous.get("fromExtension") and not previous.get("fromHook"):
-            seed_from_details(file_ops, previous.get("details"))
-    for message in (*to_summarize, *prefix):
-        extract_file_ops_from_message(message, file_ops)
+    previous_summary, previous_preserve, file_ops = _carried_over(
+        previous, (*to_summarize, *prefix)
+    )
 
     return CompactionPreparation(
         first_kept_entry_id=first_kept_id,
@@ -243,3 +229,33 @@ def prepare_compaction(
         keep_recent_tokens=keep,
         cut=cut,
     )
+
+
+def _tokens_now(region: _Region, previous: Entry | None, estimator: TokenEstimator) -> int:
+    """pi 0.73.1: the estimate of the context as it is now (usage plus what follows it). The
+    context is the previous summary plus every message from the boundary on."""
+    context_messages = region.in_context()
+    if previous is not None:
+        context_messages.insert(0, compaction_summary_message(previous))
+    return estimate_context_tokens(context_messages, estimator=estimator).tokens
+
+
+def _carried_over(
+    previous: Entry | None, summarized: Sequence[AgentMessage]
+) -> tuple[str | None, dict[str, Any] | None, FileOps]:
+    """What the new compaction takes over: the previous summary and preserved data, and the
+    files read and changed (the previous compaction's, unless a hook or extension wrote it,
+    plus those of the messages summarized now)."""
+    file_ops = FileOps()
+    previous_summary: str | None = None
+    previous_preserve: dict[str, Any] | None = None
+    if previous is not None:
+        summary = previous.get("summary")
+        previous_summary = summary if isinstance(summary, str) else None
+        preserve = previous.get("preserveData")
+        previous_preserve = preserve if isinstance(preserve, dict) else None
+        if not previous.get("fromExtension") and not previous.get("fromHook"):
+            seed_from_details(file_ops, previous.get("details"))
+    for message in summarized:
+        extract_file_ops_from_message(message, file_ops)
+    return previous_summary, previous_preserve, file_ops

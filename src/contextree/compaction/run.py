@@ -173,27 +173,14 @@ async def compact_session(
     if supplied is not None:
         result = result_from_hook(supplied, preparation)
     else:
-        steer = await hooks.run_last_truthy(
-            COMPACTING,
-            CompactingEvent(
-                tree.session_id,
-                [*preparation.messages_to_summarize, *preparation.turn_prefix_messages],
-            ),
-        )
-        lines = list(extra_context)
-        prompt: str | None = None
-        if steer is not None:
-            steering = compacting_result(steer)
-            lines.extend(steering.context)
-            prompt = steering.prompt
-            preserve = steering.preserve_data
-        result = await compact(
+        result, preserve = await _summarize_steered(
+            tree,
             preparation,
             summarizer,
-            options=opts,
+            hooks,
+            opts,
             turn_prefix_summarizer=turn_prefix_summarizer,
-            prompt_override=prompt,
-            extra_context=lines,
+            extra_context=extra_context,
         )
 
     preserve_data = result.preserve_data
@@ -209,6 +196,44 @@ async def compact_session(
     await hooks.emit(COMPACT, SessionCompactEvent(entry, result.from_extension, dropped))
     context = tree.build_session_context()
     return CompactionOutcome(result, entry, preparation, context, dropped)
+
+
+async def _summarize_steered(
+    tree: SessionTree,
+    preparation: CompactionPreparation,
+    summarizer: ModelClient,
+    hooks: HookRegistry,
+    opts: SummaryOptions,
+    *,
+    turn_prefix_summarizer: ModelClient | None,
+    extra_context: Sequence[str],
+) -> tuple[CompactionResult, dict[str, Any] | None]:
+    """Summarize with the model, steered by the ``session_compacting`` hooks (more context, a
+    prompt of their own, data to preserve); the result and the hooks' data to preserve."""
+    steer = await hooks.run_last_truthy(
+        COMPACTING,
+        CompactingEvent(
+            tree.session_id,
+            [*preparation.messages_to_summarize, *preparation.turn_prefix_messages],
+        ),
+    )
+    lines = list(extra_context)
+    prompt: str | None = None
+    preserve: dict[str, Any] | None = None
+    if steer is not None:
+        steering = compacting_result(steer)
+        lines.extend(steering.context)
+        prompt = steering.prompt
+        preserve = steering.preserve_data
+    result = await compact(
+        preparation,
+        summarizer,
+        options=opts,
+        turn_prefix_summarizer=turn_prefix_summarizer,
+        prompt_override=prompt,
+        extra_context=lines,
+    )
+    return result, preserve
 
 
 def _append(

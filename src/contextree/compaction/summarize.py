@@ -43,17 +43,26 @@ from contextree.compaction.provider_summary import (
     provider_details,
     provider_history,
 )
-from contextree.compaction.serialize import serialize_conversation
 from contextree.compaction.windows import WindowPlan, conversation_pieces, summarize_in_windows
 from contextree.context.convert import convert_to_llm
 from contextree.entries.types import AgentMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ModelError
-from contextree.llm.base import Completion, CompletionRequest, ModelClient
-from contextree.security.redact import DEFAULT_REDACTOR, Redactor
-from contextree.tokens.estimate import get_estimator, utf16_len
+from contextree.llm.base import ModelClient
+from contextree.security.redact import Redactor
+from contextree.tokens.estimate import get_estimator
 
 if TYPE_CHECKING:
     from contextree.compaction.offline import RecordedFacts
+    from contextree.tokens.estimate import TokenEstimator
+
+from contextree.compaction.summary_prompt import (
+    build_summary_prompt,
+    call_summarizer,
+    prompt_text,
+    redacted,
+    summary_request,
+    text_tokens,
+)
 
 __all__ = [
     "SPLIT_TURN_SEPARATOR",
@@ -132,106 +141,6 @@ class StructuredSummarizer(Protocol):
         ...
 
 
-def text_tokens(text: str) -> int:
-    """chars/4 of ``text`` (UTF-16 units, rounded up): how summary budgets are measured."""
-    return math.ceil(utf16_len(text) / 4)
-
-
-def _block(tag: str, body: str) -> str:
-    return f"<{tag}>\n{body}\n</{tag}>\n\n"
-
-
-def build_summary_prompt(
-    messages: Sequence[AgentMessage],
-    instructions: str,
-    *,
-    previous_summary: str | None = None,
-    extra_context: Sequence[str] = (),
-    custom_instructions: str | None = None,
-    redactor: Redactor | None = DEFAULT_REDACTOR,
-) -> str:
-    """Assemble the user prompt of one summarization call (§7.2).
-
-    ``redactor`` blanks secrets out of the conversation, the previous summary and the hook
-    context before they leave for the summarizer (default: the built-in key patterns;
-    ``None`` sends them as they are). Our instructions and the user's focus are not touched.
-    """
-    return _prompt(
-        serialize_conversation(convert_to_llm(messages)),
-        instructions,
-        previous_summary=previous_summary,
-        extra_context=extra_context,
-        custom_instructions=custom_instructions,
-        redactor=redactor,
-    )
-
-
-def _prompt(
-    conversation: str | None,
-    instructions: str,
-    *,
-    previous_summary: str | None = None,
-    extra_context: Sequence[str] = (),
-    custom_instructions: str | None = None,
-    redactor: Redactor | None = DEFAULT_REDACTOR,
-) -> str:
-    redact = redactor.redact if redactor is not None else _unchanged
-    text = _block("conversation", redact(conversation)) if conversation is not None else ""
-    if previous_summary:
-        text += _block("previous-summary", redact(previous_summary))
-    if extra_context:
-        lines = "\n".join(f"- {line}" for line in extra_context)
-        text += _block("additional-context", redact(lines))
-    text += instructions
-    if custom_instructions:
-        text += f"\n\nAdditional focus: {custom_instructions}"
-    return text
-
-
-def _unchanged(text: str) -> str:
-    return text
-
-
-def _redacted(value: Any, redactor: Redactor) -> Any:
-    """A copy of a JSON value with every string redacted (for summarizers that read messages)."""
-    if isinstance(value, str):
-        return redactor.redact(value)
-    if isinstance(value, dict):
-        return {key: _redacted(item, redactor) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted(item, redactor) for item in value]
-    return value
-
-
-def summary_request(
-    prompt: str, *, max_tokens: int, reasoning: str | None, prompts_dir: Path | None
-) -> CompletionRequest:
-    """The request for one summarization call: our system prompt and one user message."""
-    return CompletionRequest(
-        system_prompt=load_prompt("system", overrides_dir=prompts_dir),
-        messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
-        max_tokens=max_tokens,
-        reasoning=reasoning,
-    )
-
-
-async def _call(
-    client: ModelClient, request: CompletionRequest, failure: str, usage: list[dict[str, Any]]
-) -> str:
-    completion: Completion = await client.complete(request)
-    if completion.stop_reason == "aborted":
-        raise asyncio.CancelledError()
-    if completion.stop_reason == "error":
-        raise CompactionError(f"{failure}: {completion.error_message or 'Unknown error'}")
-    usage.append(dict(completion.usage))
-    text = completion.text
-    if not text.strip():
-        # An empty summary would replace the history with nothing (DESIGN decision 4):
-        # fail, and nothing is written.
-        raise CompactionError(f"{failure}: {client.name} returned an empty summary")
-    return text
-
-
 @dataclass
 class _Summarizing:
     """One compaction's summarization calls, with the options they share."""
@@ -251,7 +160,7 @@ class _Summarizing:
         if self.redactor is None:
             return list(messages)
         redactor = self.redactor
-        return [_redacted(message, redactor) for message in messages]
+        return [redacted(message, redactor) for message in messages]
 
     async def part(
         self,
@@ -288,7 +197,7 @@ class _Summarizing:
             )
 
         async def one_window(conversation: str, running: str | None) -> str:
-            prompt = _prompt(
+            prompt = prompt_text(
                 conversation,
                 instructions(running),
                 previous_summary=running,
@@ -299,7 +208,7 @@ class _Summarizing:
             request = summary_request(
                 prompt, max_tokens=budget, reasoning=self.reasoning, prompts_dir=self.prompts_dir
             )
-            return await _call(client, request, failure, self.usage)
+            return await call_summarizer(client, request, failure, self.usage)
 
         fixed = (
             text_tokens(load_prompt("system", overrides_dir=self.prompts_dir))
@@ -323,7 +232,7 @@ class _Summarizing:
             return client.summarize_messages(
                 [], kind="short", previous_summary=summary, budget_tokens=budget
             )
-        prompt = _prompt(
+        prompt = prompt_text(
             None,
             load_prompt("short-summary", overrides_dir=self.prompts_dir),
             previous_summary=summary,
@@ -333,7 +242,7 @@ class _Summarizing:
         request = summary_request(
             prompt, max_tokens=budget, reasoning=None, prompts_dir=self.prompts_dir
         )
-        return await _call(client, request, "Short summary failed", self.usage)
+        return await call_summarizer(client, request, "Short summary failed", self.usage)
 
     async def text(
         self,
@@ -502,7 +411,48 @@ async def compact(
     read_files, modified_files = compute_file_lists(preparation.file_ops)
     tags, listed = _file_tags(read_files, modified_files, budget)
     text_budget = budget - (text_tokens(tags) + 1 if tags else 0)
-    job = _Summarizing(
+    job = _job(preparation, opts, prompt_override=prompt_override, extra_context=extra_context)
+    written = await _written(
+        job,
+        summarizer,
+        turn_prefix_summarizer,
+        record_facts=record_facts,
+        fallback_to_offline=fallback_to_offline,
+        text_budget=text_budget,
+    )
+    short = (
+        await _short_of(
+            job,
+            written,
+            short_summarizer,
+            budget=min(512, math.floor(0.2 * settings.reserve_tokens), budget),
+            fallback=fallback_to_offline,
+        )
+        if opts.short_summary
+        else None
+    )
+    return _result(
+        job,
+        written.text,
+        short,
+        (read_files, modified_files),
+        tagged=bool(tags),
+        listed=listed,
+        method=written.method,
+        fallback_reason=written.fallback_reason,
+        extra_details=written.extra_details,
+        estimator=opts.estimator,
+    )
+
+
+def _job(
+    preparation: CompactionPreparation,
+    opts: SummaryOptions,
+    *,
+    prompt_override: str | None,
+    extra_context: Sequence[str],
+) -> _Summarizing:
+    return _Summarizing(
         preparation,
         custom_instructions=opts.custom_instructions,
         prompt_override=prompt_override,
@@ -512,11 +462,32 @@ async def compact(
         redactor=opts.redactor,
         context_window=opts.context_window,
     )
-    offline = isinstance(summarizer, StructuredSummarizer)
-    method: SummaryMethod = "offline" if offline else "model"
+
+
+@dataclass
+class _Written:
+    """The summary's text, how it was made, and who wrote it."""
+
+    text: str
+    method: SummaryMethod
+    writer: ModelClient
+    extra_details: dict[str, Any] = field(default_factory=dict)
     fallback_reason: str | None = None
-    facts = ""
-    extra_details: dict[str, Any] = {}
+
+
+async def _written(
+    job: _Summarizing,
+    summarizer: ModelClient,
+    turn_prefix_summarizer: ModelClient | None,
+    *,
+    record_facts: bool,
+    fallback_to_offline: bool,
+    text_budget: int,
+) -> _Written:
+    """The summary's text from ``summarizer``; from the offline summarizer when that fails
+    and ``fallback_to_offline`` is on."""
+    preparation = job.preparation
+    offline = isinstance(summarizer, StructuredSummarizer)
     try:
         summarized = [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
         recorded = (
@@ -525,28 +496,9 @@ async def compact(
             else None
         )
         prefix_summarizer = turn_prefix_summarizer or local_turn_prefix_summarizer(summarizer)
-        if isinstance(summarizer, ProviderCompactor):
-            if recorded is not None:
-                facts = recorded.render(budget_tokens=text_budget // _FACTS_SHARE)
-            text, facts, extra_details = await _by_provider(job, summarizer, text_budget, facts)
-            method = "provider"
-        else:
-            # The recorded facts hold what the offline summary would: they come first in the
-            # budget, so a model summary keeps at least what the offline one keeps (issue 25
-            # item 8); the model writes in the rest, never less than a quarter of it.
-            need = text_tokens(recorded.render(budget_tokens=text_budget)) if recorded else 0
-            model_budget = max(text_budget - need, text_budget // _MODEL_SHARE, _MIN_PART_TOKENS)
-            text = await job.text(summarizer, prefix_summarizer, model_budget)
-            if recorded is not None:
-                text = _strip_section(text, recorded.heading)
-                # What the model's text holds word for word is not repeated; a terse model
-                # leaves the facts more room than they were given.
-                room = max(need, text_budget - text_tokens(text) - 1)
-                facts = recorded.render(budget_tokens=room, said=text)
-        if facts:
-            heading = facts.splitlines()[0].strip()
-            text = f"{_strip_section(text, heading)}\n\n{facts}"
-            method = "hybrid" if method == "model" else method
+        text, method, extra_details = await _summary_text(
+            job, summarizer, prefix_summarizer, recorded, text_budget
+        )
     except (ModelError, CompactionError) as exc:
         if offline or not fallback_to_offline or isinstance(exc, CompactionCancelledError):
             raise
@@ -554,30 +506,88 @@ async def compact(
         log.warning(
             "summarizer failed, falling back to the offline summarizer: %s", fallback_reason
         )
-        summarizer = _offline_summarizer()
-        text = await job.text(summarizer, summarizer, text_budget)
-        method = "offline-fallback"
+        fallback = _offline_summarizer()
+        text = await job.text(fallback, fallback, text_budget)
+        return _Written(text, "offline-fallback", fallback, fallback_reason=fallback_reason)
+    return _Written(text, method, summarizer, extra_details)
 
-    short: str | None = None
-    if opts.short_summary:
-        if isinstance(summarizer, ProviderCompactor):
-            summarizer = _offline_summarizer()  # it writes no text: the offline one does
-        short = await _short_summary(
-            job,
-            short_summarizer
-            if short_summarizer is not None and method != "offline-fallback"
-            else summarizer,
-            text,
-            budget=min(512, math.floor(0.2 * settings.reserve_tokens), budget),
-            fallback=fallback_to_offline,
-        )
 
+async def _short_of(
+    job: _Summarizing,
+    written: _Written,
+    short_summarizer: ModelClient | None,
+    *,
+    budget: int,
+    fallback: bool,
+) -> str | None:
+    """The short display summary of the written text: by ``short_summarizer`` unless the
+    model failed, else by whoever wrote the text."""
+    writer = written.writer
+    if isinstance(writer, ProviderCompactor):
+        writer = _offline_summarizer()  # it writes no text: the offline one does
+    if short_summarizer is not None and written.method != "offline-fallback":
+        writer = short_summarizer
+    return await _short_summary(job, writer, written.text, budget=budget, fallback=fallback)
+
+
+async def _summary_text(
+    job: _Summarizing,
+    summarizer: ModelClient,
+    prefix_summarizer: ModelClient,
+    recorded: RecordedFacts | None,
+    text_budget: int,
+) -> tuple[str, SummaryMethod, dict[str, Any]]:
+    """The summary's text from ``summarizer`` (a provider's compactor, a model or the offline
+    summarizer) with the recorded facts merged in; how it was made; the provider's details."""
+    method: SummaryMethod = "offline" if isinstance(summarizer, StructuredSummarizer) else "model"
+    facts = ""
+    extra_details: dict[str, Any] = {}
+    if isinstance(summarizer, ProviderCompactor):
+        if recorded is not None:
+            facts = recorded.render(budget_tokens=text_budget // _FACTS_SHARE)
+        text, facts, extra_details = await _by_provider(job, summarizer, text_budget, facts)
+        method = "provider"
+    else:
+        # The recorded facts hold what the offline summary would: they come first in the
+        # budget, so a model summary keeps at least what the offline one keeps (issue 25
+        # item 8); the model writes in the rest, never less than a quarter of it.
+        need = text_tokens(recorded.render(budget_tokens=text_budget)) if recorded else 0
+        model_budget = max(text_budget - need, text_budget // _MODEL_SHARE, _MIN_PART_TOKENS)
+        text = await job.text(summarizer, prefix_summarizer, model_budget)
+        if recorded is not None:
+            text = _strip_section(text, recorded.heading)
+            # What the model's text holds word for word is not repeated; a terse model
+            # leaves the facts more room than they were given.
+            room = max(need, text_budget - text_tokens(text) - 1)
+            facts = recorded.render(budget_tokens=room, said=text)
+    if facts:
+        heading = facts.splitlines()[0].strip()
+        text = f"{_strip_section(text, heading)}\n\n{facts}"
+        method = "hybrid" if method == "model" else method
+    return text, method, extra_details
+
+
+def _result(
+    job: _Summarizing,
+    text: str,
+    short: str | None,
+    files: tuple[list[str], list[str]],
+    *,
+    tagged: bool,
+    listed: int,
+    method: SummaryMethod,
+    fallback_reason: str | None,
+    extra_details: dict[str, Any],
+    estimator: TokenEstimator | None,
+) -> CompactionResult:
+    """The result: the text with its file tags, the tokens after, and the details."""
+    read_files, modified_files = files
     # Tags that do not fit their share are left out of the text; details keep the lists.
-    listed_read, listed_modified = (read_files, modified_files) if tags else ([], [])
+    listed_read, listed_modified = (read_files, modified_files) if tagged else ([], [])
     summary = upsert_file_tags(text, listed_read, listed_modified, max_listed=listed)
-    estimate = (opts.estimator or get_estimator("pi")).estimate
+    estimate = (estimator or get_estimator("pi")).estimate
     tokens_after = estimate({"role": "compactionSummary", "summary": summary}) + sum(
-        estimate(m) for m in preparation.recent_messages
+        estimate(m) for m in job.preparation.recent_messages
     )
     details: dict[str, Any] = {
         "readFiles": read_files,
@@ -589,8 +599,8 @@ async def compact(
     details.update(extra_details)
     return CompactionResult(
         summary=summary,
-        first_kept_entry_id=preparation.first_kept_entry_id,
-        tokens_before=preparation.tokens_before,
+        first_kept_entry_id=job.preparation.first_kept_entry_id,
+        tokens_before=job.preparation.tokens_before,
         details=details,
         short_summary=short,
         tokens_after=tokens_after,

@@ -77,6 +77,18 @@ class _ItemBuilder:
 
 def build_items(d: Digest) -> dict[str, list[Item]]:
     b = _ItemBuilder(focus_words_of(d.focus))
+    resolved = resolved_failures(d.commands)
+    _add_asks(b, d)
+    _add_done(b, d, resolved)
+    _add_in_progress(b, d)
+    blocked_errors = _add_blocked(b, d, resolved)
+    _add_next(b, d, resolved)
+    _add_context(b, d, resolved, blocked_errors)
+    return b.items
+
+
+def _add_asks(b: _ItemBuilder, d: Digest) -> None:
+    """The goal, status, requests, constraints, facts and questions."""
     if d.goal:
         b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
     if d.status and not any(d.status in fact for fact in d.facts):
@@ -113,6 +125,9 @@ def build_items(d: Digest) -> dict[str, list[Item]]:
         if not (d.pending_question and question in d.pending_question):
             b.add("questions", f"{UNANSWERED_LABEL} {question}", 88)
 
+
+def _add_done(b: _ItemBuilder, d: Digest, resolved: set[str]) -> None:
+    """The work done: notes, edits, reads, commands run, inspections and tools."""
     for note in d.done_notes:
         b.add("done", f"[x] {note}", 45)
     for path, change in d.edits.items():
@@ -121,7 +136,18 @@ def build_items(d: Digest) -> dict[str, list[Item]]:
     for start in range(0, len(read_only), _PATHS_PER_LINE):
         chunk = read_only[start : start + _PATHS_PER_LINE]
         b.add("done", "[x] Read " + ", ".join(f"`{path}`" for path in chunk), 100, must=True)
-    resolved = resolved_failures(d.commands)
+    _add_commands(b, d, resolved)
+    if d.inspections:
+        total = sum(d.inspections.values())
+        counts = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in d.inspections.items())
+        b.add("done", f"[x] Ran {plural(total, 'read-only command')} ({counts})", 45)
+    if d.tools:
+        used = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in d.tools.items())
+        b.add("done", f"[x] Other tools used: {used}", 15)
+
+
+def _add_commands(b: _ItemBuilder, d: Digest, resolved: set[str]) -> None:
+    """The commands run, except those still failing (blocked)."""
     routine: list[Command] = []
     by_recency = sorted(d.commands.values(), key=lambda command: command.seq)
     rank = {command.text: index for index, command in enumerate(by_recency)}
@@ -153,14 +179,9 @@ def build_items(d: Digest) -> dict[str, list[Item]]:
         more = f" and {len(families) - len(top)} more" if len(families) > len(top) else ""
         runs_text = plural(sum(c.runs for c in routine), "earlier command")
         b.add("done", f"[x] Ran {runs_text} without errors ({shown}{more})", 40)
-    if d.inspections:
-        total = sum(d.inspections.values())
-        counts = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in d.inspections.items())
-        b.add("done", f"[x] Ran {plural(total, 'read-only command')} ({counts})", 45)
-    if d.tools:
-        used = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in d.tools.items())
-        b.add("done", f"[x] Other tools used: {used}", 15)
 
+
+def _add_in_progress(b: _ItemBuilder, d: Digest) -> None:
     for item in d.in_progress:
         b.add("in_progress", f"[ ] {item}", 80)
     for todo in d.todos:
@@ -169,6 +190,9 @@ def build_items(d: Digest) -> dict[str, list[Item]]:
     if d.last_action:
         b.add("in_progress", f"[ ] {ACTION_LABEL} {d.last_action}", 60)
 
+
+def _add_blocked(b: _ItemBuilder, d: Digest, resolved: set[str]) -> list[str]:
+    """What is failing now; the errors it shows (not repeated under errors)."""
     blocked_errors: list[str] = []
     for command in d.commands.values():
         if command.status == "failed" and command.text not in resolved:
@@ -185,7 +209,11 @@ def build_items(d: Digest) -> dict[str, list[Item]]:
             b.add("blocked", f"Editing `{path}` failed{error}", 100, must=True, clip_to=220)
     for note in d.blocked_notes:
         b.add("blocked", note, 60)
+    return blocked_errors
 
+
+def _add_next(b: _ItemBuilder, d: Digest, resolved: set[str]) -> None:
+    """The decisions and the next steps (fixing what fails first)."""
     for decision in d.decisions:
         # A decision survives every round, like a constraint.
         b.add("decisions", decision, 100, must=True, clip_to=200)
@@ -199,6 +227,9 @@ def build_items(d: Digest) -> dict[str, list[Item]]:
     for index, step in enumerate(steps):
         b.add("next", step, 75 if index < 3 else 65)
 
+
+def _add_context(b: _ItemBuilder, d: Digest, resolved: set[str], blocked_errors: list[str]) -> None:
+    """The focus, hook context, last state, errors, notes, paths, carried sections, output."""
     if d.focus:
         b.add("focus", f"**Focus** (requested for this summary): {d.focus}", 100, must=True)
     for line in d.extra_context:
@@ -236,7 +267,6 @@ def build_items(d: Digest) -> dict[str, list[Item]]:
         b.add(f"carried:{heading}", body, 55, plain=True)
     if d.last_output:
         b.add("output", f"{OUTPUT_LABEL} {d.last_output}", 10)
-    return b.items
 
 
 def _earlier_passes(command: Command) -> str:

@@ -455,6 +455,13 @@ def merge_digest(old: Digest, new: Digest) -> Digest:
         merged.in_progress = union(finished, new.in_progress)
     else:
         merged.in_progress = old.in_progress
+    _add_work(merged, old, new)
+    return merged
+
+
+def _add_work(merged: Digest, old: Digest, new: Digest) -> None:
+    """Add up the edits, commands, tools and inspections of ``old`` and ``new`` in ``merged``
+    (``new``'s commands run after all of ``old``'s)."""
     for path, change in [*old.edits.items(), *new.edits.items()]:
         target = merged.edits.setdefault(path, FileChange())
         for op, count in change.ops.items():
@@ -477,4 +484,3 @@ def merge_digest(old: Digest, new: Digest) -> Digest:
             merged_counts[name] = merged_counts.get(name, 0) + count
     for name, count in [*old.inspections.items(), *new.inspections.items()]:
         merged.inspections[name] = merged.inspections.get(name, 0) + count
-    return merged
