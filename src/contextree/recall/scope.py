@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
@@ -113,10 +113,12 @@ class _Tip(msgspec.Struct, array_like=True):
 def _at_tip(backend: IndexBackend, tree: SessionTree, leaf: str, state: IndexState) -> SearchScope:
     """The scope at the session's leaf: the tip's, extended over appends when it may be."""
     stored = backend.load_tip(state.identity)
-    tip = _unpack_tip(stored[1]) if stored is not None and stored[0] <= state.size else None
-    if tip is not None and stored is not None and stored[0] == state.size and tip.leaf == leaf:
+    tip_size, tip = (stored[0], _unpack(stored[1], _Tip)) if stored is not None else (0, None)
+    if tip is not None and tip_size > state.size:
+        tip = None  # kept for bytes this tree has not read
+    if tip is not None and tip_size == state.size and tip.leaf == leaf:
         return SearchScope(set(tip.ids), tip.warnings, True)
-    extended = _extended(tree, leaf, tip, stored[0]) if tip and stored else None
+    extended = _extended(tree, leaf, tip, tip_size) if tip is not None else None
     if extended is not None:
         scope, others, last_id = extended
     else:
@@ -185,18 +187,16 @@ def _pack(kept: msgspec.Struct) -> bytes:
     return zlib.compress(msgspec.msgpack.encode(kept), 1)
 
 
+_Stored = TypeVar("_Stored", bound=msgspec.Struct)
+
+
 def _read_back(blob: bytes | None) -> SearchScope | None:
-    if blob is None:
-        return None
-    try:
-        kept = msgspec.msgpack.decode(zlib.decompress(blob), type=_Kept)
-    except (zlib.error, msgspec.DecodeError):
-        return None  # a damaged row: found again
-    return SearchScope(set(kept.ids), kept.warnings, True)
+    kept = _unpack(blob, _Kept) if blob is not None else None
+    return SearchScope(set(kept.ids), kept.warnings, True) if kept is not None else None
 
 
-def _unpack_tip(blob: bytes) -> _Tip | None:
+def _unpack(blob: bytes, kind: type[_Stored]) -> _Stored | None:
     try:
-        return msgspec.msgpack.decode(zlib.decompress(blob), type=_Tip)
+        return msgspec.msgpack.decode(zlib.decompress(blob), type=kind)
     except (zlib.error, msgspec.DecodeError):
         return None  # a damaged row (or one of an older layout): found again
