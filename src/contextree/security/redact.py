@@ -16,10 +16,13 @@ pattern knows passes through.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+
+import ahocorasick_rs
 
 from contextree.entries.types import is_text_content, is_thinking_content
 
@@ -134,7 +137,9 @@ _MIN_LITERAL: Final = 8
 
 _HINTS: Final[dict[str, tuple[str, ...]]] = {
     # A rule runs only when one of its hints occurs in the lower-cased text: scanning a
-    # megabyte with every regex costs far more than a few substring searches.
+    # megabyte with every regex costs far more than finding the hints. All hints are found in
+    # one pass of an Aho-Corasick automaton (39 substring searches, one per hint, took 4.6 s
+    # of a 100k-entry recall build; the automaton 0.7 s).
     "private_key": ("private key",),
     "anthropic_key": ("sk-ant-",),
     "openai_key": ("sk-",),
@@ -186,7 +191,7 @@ _ANCHORS: Final[dict[str, tuple[str, ...]]] = {
     ),
 }
 
-_FOLDS_ONTO_ASCII: Final = re.compile("[\u0130\u0131\u017f]")
+_FOLDS_ONTO_ASCII: Final = ("\u0130", "\u0131", "\u017f")
 """The characters that (?i) matches with an ASCII letter but lower() does not make one (and
 U+0130, which lower() makes two characters): a text holding one is redacted by full scans."""
 
@@ -199,7 +204,7 @@ _DASHES: Final = str.maketrans(
         "-",
     )
 )
-_ANY_DASH: Final = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
+_ANY_DASH: Final = tuple(map(chr, _DASHES))  # one `in` each: 4x faster than a regex class
 
 
 _SECRET_VARIABLES: Final = (
@@ -319,6 +324,13 @@ class Redactor:
             compiled = pattern if isinstance(pattern, re.Pattern) else compile_pattern(pattern)
             rules.append(_Rule("custom", compiled, ()))
         self._rules = tuple(rules)
+        self._hints = _HintFinder(rule.hints for rule in rules)
+        self._unhinted = frozenset(at for at, rule in enumerate(rules) if not rule.hints)
+        by_hint: dict[str, set[int]] = {}
+        for at, rule in enumerate(rules):
+            for hint in rule.hints:
+                by_hint.setdefault(hint, set()).add(at)
+        self._by_hint = {hint: frozenset(ats) for hint, ats in by_hint.items()}
 
     def __repr__(self) -> str:
         names = sorted({rule.name for rule in self._rules})
@@ -337,7 +349,7 @@ class Redactor:
 
         A secret found by a pattern (``password=hunter2!x``) is also replaced where it appears
         again without the context that gave it away."""
-        if not text.isascii() and _ANY_DASH.search(text):
+        if not text.isascii() and any(dash in text for dash in _ANY_DASH):
             probe = text.translate(_DASHES)
             redacted = self._redact(probe)
             # Dashes stay as written unless a secret was there.
@@ -347,31 +359,41 @@ class Redactor:
     __call__ = redact
 
     def _redact(self, text: str) -> str:
-        lower: str | None = None
         found: set[str] = set()
-        for rule in self._rules:
-            if rule.hints:
-                lower = text.lower() if lower is None else lower
-                for hint in rule.hints:
-                    if hint in lower:
-                        break
+        rules = self._rules
+        start = 0
+        while start < len(rules):
+            # The rules due from ``start`` on: those without hints and those whose hints occur.
+            # After a replacement the text has changed, so the rest are chosen again.
+            lower = text.lower()
+            folds = not text.isascii() and any(c in text for c in _FOLDS_ONTO_ASCII)
+            for at in self._due(lower, start):
+                rule = rules[at]
+                replace = _Replace(f"[REDACTED:{rule.name}]", found)
+                if rule.anchors and not folds:
+                    # lower() keeps every position then, and what (?i) matches as an ASCII
+                    # letter is one in lower() (the Kelvin sign is "k" in both).
+                    replaced = _anchored_sub(rule, text, lower, replace)
                 else:
-                    continue
-            replace = _Replace(f"[REDACTED:{rule.name}]", found)
-            if rule.anchors and (text.isascii() or not _FOLDS_ONTO_ASCII.search(text)):
-                # lower() keeps every position then, and what (?i) matches as an ASCII letter
-                # is one in lower() (the Kelvin sign is "k" in both).
-                lower = text.lower() if lower is None else lower
-                replaced = _anchored_sub(rule, text, lower, replace)
+                    replaced = rule.pattern.sub(replace, text)
+                if replaced != text:
+                    text, start = replaced, at + 1
+                    break
             else:
-                replaced = rule.pattern.sub(replace, text)
-            if replaced != text:
-                text, lower = replaced, None
+                break
         values = sorted((v for v in found if len(v) >= _MIN_LITERAL), key=len, reverse=True)
         if values:
             again = re.compile("|".join(re.escape(value) for value in values))
             text = again.sub("[REDACTED:repeated]", text)
         return text
+
+    def _due(self, lower: str, start: int) -> list[int]:
+        """The positions, from ``start`` on, of the rules to try on a text (``lower`` is it
+        lower-cased): the rules without hints and those with a hint in it."""
+        due = set(self._unhinted)
+        for hint in self._hints.present(lower):
+            due.update(self._by_hint[hint])
+        return sorted(at for at in due if at >= start)
 
     @classmethod
     def from_settings(
@@ -381,6 +403,28 @@ class Redactor:
         if not settings.enabled:
             return None
         return cls(settings.patterns, literals=literals)
+
+
+class _HintFinder:
+    """Which of a set of lower-case hints occur in a text, found in one pass."""
+
+    __slots__ = ("_automaton", "_hints")
+
+    def __init__(self, hint_sets: Iterable[tuple[str, ...]]) -> None:
+        self._hints = sorted({hint for hints in hint_sets for hint in hints})
+        # A DFA: the fastest of the automaton's forms on session text (0.68 s vs 1.4 s).
+        dfa = ahocorasick_rs.Implementation.DFA
+        self._automaton = (
+            ahocorasick_rs.AhoCorasick(self._hints, implementation=dfa) if self._hints else None
+        )
+
+    def present(self, lower: str) -> frozenset[str]:
+        """The hints that occur in ``lower`` (overlapping occurrences included)."""
+        if self._automaton is None:
+            return frozenset()
+        hints = self._hints
+        matches = self._automaton.find_matches_as_indexes(lower, overlapping=True)
+        return frozenset(hints[index] for index in {index for index, _, _ in matches})
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,12 +439,8 @@ class _Rule:
 def _anchored_sub(rule: _Rule, text: str, lower: str, replace: _Replace) -> str:
     """``rule.pattern.sub(replace, text)`` for a rule whose matches all begin at one of its
     anchors in ``lower``: leftmost matches, none overlapping, as ``sub`` takes them."""
-    starts: set[int] = set()
-    for anchor in rule.anchors:
-        at = lower.find(anchor)
-        while at >= 0:
-            starts.add(at)
-            at = lower.find(anchor, at + 1)
+    found = _anchor_finder(rule.anchors).find_matches_as_indexes(lower, overlapping=True)
+    starts = {start for _, start, _ in found}
     out: list[str] = []
     done = 0
     for start in sorted(starts):
@@ -416,6 +456,15 @@ def _anchored_sub(rule: _Rule, text: str, lower: str, replace: _Replace) -> str:
         return text
     out.append(text[done:])
     return "".join(out)
+
+
+@functools.cache
+def _anchor_finder(anchors: tuple[str, ...]) -> ahocorasick_rs.AhoCorasick:
+    # One pass for all of a rule's anchors: eight str.find loops cost 1.6 s of redacting a
+    # 100k-entry session.
+    return ahocorasick_rs.AhoCorasick(
+        list(anchors), implementation=ahocorasick_rs.Implementation.DFA
+    )
 
 
 class _Replace:
