@@ -76,14 +76,25 @@ def test_the_report_lists_a_body_once_it_is_read(tmp_path: Path) -> None:
 
 
 def test_invalid_utf8_in_an_envelope_field_is_found_on_load(tmp_path: Path) -> None:
-    data = _session().replace(b'"timestamp":"2026-01-01T00:00:03.000Z"', b'"timestamp":"\xff"')
+    data = _session().replace(b'"type":"message","id":"e003"', b'"type":"messag\xff","id":"e003"')
+    assert data != _session()
     tree = SessionTree.open(_write(tmp_path, data))
     assert tree.report.invalid_utf8 == [4]  # nothing decoded but the envelopes
     assert tree.report.bad_lines == []
+    assert [r.type for r in tree.records()][2] == "messag\ufffd"
+
+
+def test_invalid_utf8_in_the_timestamp_is_found_when_it_is_read(tmp_path: Path) -> None:
+    # The timestamp is not part of the envelope (it is read when asked for), so its bytes are
+    # seen as a body's are.
+    data = _session().replace(b'"timestamp":"2026-01-01T00:00:03.000Z"', b'"timestamp":"\xff"')
+    tree = SessionTree.open(_write(tmp_path, data))
+    assert tree.report.invalid_utf8 == []
+    assert tree.report.bad_lines == []
     assert [r.timestamp for r in tree.records()][2] == "\ufffd"
+    assert tree.report.invalid_utf8 == [4]
     branch = tree.get_branch()
     assert branch[2]["id"] == "e003"  # still in its place in the tree
-    assert tree.report.invalid_utf8 == [4]  # a path's entries are decoded when read
     assert [entry["id"] for entry in branch][1] == "e002"
     assert tree.report.invalid_utf8 == [3, 4]  # the path's bodies are read now
 

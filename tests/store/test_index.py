@@ -239,6 +239,16 @@ def test_an_envelope_reads_only_the_tree_keys() -> None:
     assert not record.is_decoded
 
 
+def test_the_timestamp_is_read_from_the_line_not_kept() -> None:
+    record = _envelope(b'{"type":"message","id":"ab12cd34","timestamp":"t","message":{}}')
+    assert isinstance(record, Record)
+    assert not hasattr(record, "__dict__") and "timestamp" not in Record.__struct_fields__
+    assert record.timestamp == "t" and not record.is_decoded
+    # Not a string: the line is still an entry (pi reads it), with no timestamp.
+    numeric = _envelope(b'{"type":"message","id":"ab12cd35","timestamp":5,"message":{}}')
+    assert isinstance(numeric, Record) and numeric.timestamp is None
+
+
 def test_the_envelope_of_a_v1_line_has_no_id() -> None:
     v1_line = b'{"type":"message","timestamp":"t","message":{"role":"user"}}'
     record = _envelope(v1_line, needs_id=False)

@@ -15,7 +15,7 @@ from contextree.entries.codec import INVALID_UTF8, LineError, entry_problem
 from contextree.entries.shapes import message_problem
 from contextree.entries.types import Entry
 from contextree.errors import cycle_text
-from contextree.session.tool_pairs import ToolMessage, pairing_problems, tool_message
+from contextree.session.tool_pairs import ToolPairing
 from contextree.session.tree import SessionTree, parent_cycle
 from contextree.store.index import Record, collector_paused
 
@@ -145,7 +145,7 @@ def check_session(tree: SessionTree) -> CheckReport:
         add(Finding("warning", f"session header: {replaced}", header_line))
     decoding: list[Finding] = []
     entries: list[Finding] = []
-    messages: dict[int, ToolMessage] = {}
+    pairing = ToolPairing(tree.record_of)
     with collector_paused():  # decoding every entry: a bulk load
         for record in tree.records():
             try:
@@ -161,11 +161,11 @@ def check_session(tree: SessionTree) -> CheckReport:
             if record.utf8_replaced:
                 decoding.append(Finding("warning", replaced, record.line, record.id))
             entries.extend(_entry_findings(tree, record, entry))
-            if record.type == "message" and (summary := tool_message(entry.get("message"))):
-                messages[id(record)] = summary
+            if record.type == "message":
+                pairing.add(record, entry.get("message"))
     report.findings.extend(decoding)
     report.findings.extend(entries)
-    for severity, text, record in pairing_problems(tree.records(), messages):
+    for severity, text, record in pairing.problems(tree.records()):
         add(Finding(severity, text, record.line, record.id))
     if tree.needs_rewrite:
         add(

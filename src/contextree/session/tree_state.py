@@ -196,6 +196,10 @@ class TreeState:
     def has_entry(self, entry_id: str) -> bool:
         return self._index.get(entry_id) is not None
 
+    def record_of(self, entry_id: str) -> Record | None:
+        """The record of ``entry_id`` (the last line with that id), or ``None``."""
+        return self._index.get(entry_id)
+
     def line_of(self, entry_id: str) -> int | None:
         """The file line of ``entry_id`` (the last one with that id), for error messages."""
         record = self._index.get(entry_id)

@@ -68,7 +68,6 @@ class TreeSync(TreeQuery):
                 replacement = replacements_by_id[str(key)]
                 record.type = replacement.type
                 record.parent_id = replacement.parent_id
-                record.timestamp = replacement.timestamp
                 record.cached = entry
                 record.raw = None
             # A replacement may name another parent, or change what a context holds: tree

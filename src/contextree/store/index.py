@@ -1,6 +1,6 @@
 """Split stored bytes into a header and an ordered list of entry records.
 
-Only the envelope (``type``, ``id``, ``parentId``, ``timestamp``) of each line is decoded here;
+Only the envelope (``type``, ``id``, ``parentId``) of each line is decoded here;
 a :class:`Record` decodes its full body on first use, so opening a large session and building
 the context of one leaf touches only the entries on that leaf's path. Lines that cannot be used
 become :class:`BadLine` items and stay in place, verbatim, for any later rewrite.
@@ -63,16 +63,15 @@ _OWN = "\u2063contextree."
 class Record(msgspec.Struct, gc=False):
     """One entry line: its place in the tree, and its body decoded on demand.
 
-    The envelope fields (``type``, ``id``, ``parentId``, ``timestamp``) are decoded for every
-    line at once by msgspec, straight into records. A loaded record points into the session's
-    byte buffer (``buf[start:end]``) instead of holding a copy of its line; the line is decoded
-    only when ``entry`` is first read.
+    The envelope fields (``type``, ``id``, ``parentId``) are decoded for every line at once by
+    msgspec, straight into records; ``timestamp`` is read from the line when asked for. A
+    loaded record points into the session's byte buffer (``buf[start:end]``) instead of
+    holding a copy of its line; the line is decoded only when ``entry`` is first read.
     """
 
     type: str = ""
     id: str | None = None
     parent_id: str | None = msgspec.field(default=None, name="parentId")
-    timestamp: str | None = None
     line: int | None = msgspec.field(default=None, name=_OWN + "line")
     stored: bytes | None = msgspec.field(default=None, name=_OWN + "stored")
     buf: bytes | None = msgspec.field(default=None, name=_OWN + "buf")
@@ -86,12 +85,10 @@ class Record(msgspec.Struct, gc=False):
     def from_entry(cls, entry: Entry, *, line: int | None = None) -> Record:
         """A record for a new entry (no stored bytes yet)."""
         parent = entry.get("parentId")
-        stamp = entry.get("timestamp")
         return cls(
             type=str(entry.get("type")),
             id=entry.get("id"),
             parent_id=parent if isinstance(parent, str) else None,
-            timestamp=stamp if isinstance(stamp, str) else None,
             line=line,
             cached=entry,
         )
@@ -138,6 +135,24 @@ class Record(msgspec.Struct, gc=False):
             return entry
 
     @property
+    def timestamp(self) -> str | None:
+        """The entry's ``timestamp`` when it is a string, else ``None``.
+
+        Read from the line when asked (only sibling order and ``tree --format json`` ask), not
+        kept with every record: 7 MB of a 100k-entry index."""
+        if self.cached is None:
+            line = self.raw
+            if line is not None:
+                try:
+                    stamp = _stamp_decoder.decode(line).timestamp
+                except DECODE_ERRORS:
+                    pass  # not the usual shape: look at the decoded entry below
+                else:
+                    return stamp if isinstance(stamp, str) else None
+        stamp = self.peek().get("timestamp")
+        return stamp if isinstance(stamp, str) else None
+
+    @property
     def is_decoded(self) -> bool:
         return self.cached is not None
 
@@ -171,6 +186,13 @@ class Record(msgspec.Struct, gc=False):
 
 
 _record_decoder = msgspec.json.Decoder(Record)
+
+
+class _Stamp(msgspec.Struct):
+    timestamp: Any = None
+
+
+_stamp_decoder = msgspec.json.Decoder(_Stamp)
 
 
 class _Role(msgspec.Struct):
