@@ -36,14 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.importable import ensure_importable
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _ensure_importable() -> None:
-    """Run from a source checkout: our sources and the test harnesses on the path."""
-    for folder in (ROOT / "tests", ROOT / "src"):
-        if str(folder) not in sys.path:
-            sys.path.insert(0, str(folder))
 
 
 def _clean_environment(home: Path) -> None:
@@ -423,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
         args.turns = 100
     seed = args.seed if args.seed is not None else random.randrange(2**32)
 
-    _ensure_importable()
+    ensure_importable(with_tests=True)
     from rich.console import Console
 
     console = Console(highlight=False)
