@@ -42,7 +42,7 @@ from contextree.runtime.retry import FallbackClient, Sleep
 from contextree.security.redact import Redactor
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import Settings
-from contextree.tokens.estimate import PiEstimator
+from contextree.tokens.estimate import get_estimator
 from contextree.tokens.memo import MemoizedEstimator
 from contextree.tokens.thresholds import should_compact
 from contextree.tokens.usage import calculate_context_tokens, estimate_context_tokens
@@ -105,8 +105,9 @@ class CompactionTriggers:
         self.sleep = sleep
         self._aborting = aborting
         self.overflow_recovery_attempted = False
-        # Checked before every model call: the tool results' estimates are remembered.
-        self._estimator = MemoizedEstimator(PiEstimator())
+        # Checked before every model call: the tool results' estimates are remembered. The
+        # estimator is the one tokens.estimator names, as the compactions' own.
+        self._estimator = MemoizedEstimator(get_estimator(settings().estimator))
         self._prune_decider = PruneDecider(self._estimator)
         self.task: asyncio.Task[Any] | None = None
         self.last_result: CompactionResult | None = None
