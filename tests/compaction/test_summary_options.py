@@ -9,7 +9,12 @@ from pathlib import Path
 
 from contextree.branching.navigate import navigate_tree
 from contextree.compaction.options import SummaryOptions, summary_model, summary_options
-from contextree.compaction.run import CompactionOutcome, compact_session
+from contextree.compaction.run import (
+    CompactionOutcome,
+    CompactionPlan,
+    compact_session,
+    plan_compaction,
+)
 from contextree.llm.scripted import ScriptedClient
 from contextree.security.redact import RedactionSettings
 from contextree.settings.load import Settings
@@ -140,3 +145,21 @@ def test_the_dry_run_plan_is_the_run_s_cut_and_budget_and_writes_nothing(tmp_pat
     assert client.requests[0].max_tokens <= plan.summary_budget
     again = plan_compaction(tree, settings=compaction, options=options)
     assert isinstance(again, NothingToCompact)
+
+
+def test_the_tokens_estimator_setting_reaches_the_compaction(tmp_path: Path) -> None:
+    # tokens.estimator used to reach only the cost report: compactions measured with pi's.
+    assert summary_options(Settings(), environ={}).estimator is not None
+    tree = open_session(tmp_path / "session.jsonl")
+    build_session(tree)
+    tree.append_message({"role": "user", "content": "é" * 4000, "timestamp": 1})
+    compaction = settings(KEEP_CLEAN)
+    befores = {}
+    for name in ("pi", "utf8"):
+        options = summary_options(Settings(estimator=name), environ={})
+        assert options.estimator is not None and options.estimator.name == name
+        plan = plan_compaction(tree, settings=compaction, options=options)
+        assert isinstance(plan, CompactionPlan)
+        befores[name] = plan.preparation.tokens_before
+    # "é" is one UTF-16 unit but two UTF-8 bytes: utf8 counts the 4,000 of them twice.
+    assert befores["utf8"] - befores["pi"] >= 1000

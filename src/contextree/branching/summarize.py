@@ -1,6 +1,7 @@
-"""Write the summary of an abandoned branch with a model (pi-behaviour.md §9.3, §7.2).
+"""Write the summary of an abandoned branch with a summarizer (pi-behaviour.md §9.3, §7.2).
 
-The model gets one user message: the serialized branch in ``<conversation>`` followed by our
+The summarizer gets a ``"branch"`` :class:`~contextree.compaction.summary_request.SummaryRequest`;
+a model gets one user message: the serialized branch in ``<conversation>`` followed by our
 branch prompt (custom instructions are appended as ``Additional focus: ...``, or replace the
 prompt when asked). It answers with at most 2048 tokens and no reasoning. The stored summary is
 our preamble, a blank line, the model's text, then the file tags (DESIGN decision 5).
@@ -19,7 +20,8 @@ from typing import Any, Final
 from contextree.branching.prepare import prepare_branch_entries
 from contextree.compaction.file_ops import compute_file_lists, upsert_file_tags
 from contextree.compaction.prompt_templates import load_prompt
-from contextree.compaction.summarize import build_summary_prompt, summary_request
+from contextree.compaction.summarize import as_summarizer
+from contextree.compaction.summary_request import Summarizer, SummaryRequest
 from contextree.entries.types import Entry
 from contextree.errors import ModelError
 from contextree.llm.base import ModelClient
@@ -65,18 +67,18 @@ class BranchSummaryResult:
 
 
 def _instructions(
-    custom_instructions: str | None, replace_instructions: bool, prompts_dir: Path | None
-) -> tuple[str, str | None]:
+    custom_instructions: str | None, replace_instructions: bool
+) -> tuple[str | None, str | None]:
     """``(instructions, focus)`` following pi 0.73.1: custom text replaces the prompt only
     when asked to, and is otherwise appended as ``Additional focus``."""
     if replace_instructions and custom_instructions:
         return custom_instructions, None
-    return load_prompt("branch-summary", overrides_dir=prompts_dir), custom_instructions or None
+    return None, custom_instructions or None
 
 
 async def generate_branch_summary(
     entries: Sequence[Entry],
-    client: ModelClient,
+    client: ModelClient | Summarizer,
     *,
     context_window: int,
     reserve_tokens: int = 16384,
@@ -108,23 +110,26 @@ async def generate_branch_summary(
     if not preparation.messages:
         return BranchSummaryResult(summary=NO_CONTENT_SUMMARY)
 
-    instructions, focus = _instructions(custom_instructions, replace_instructions, prompts_dir)
-    prompt = build_summary_prompt(
-        preparation.messages, instructions, custom_instructions=focus, redactor=redactor
-    )
-    request = summary_request(
-        prompt, max_tokens=BRANCH_SUMMARY_MAX_TOKENS, reasoning=None, prompts_dir=prompts_dir
+    instructions, focus = _instructions(custom_instructions, replace_instructions)
+    request = SummaryRequest(
+        tuple(preparation.messages),
+        "branch",
+        BRANCH_SUMMARY_MAX_TOKENS,
+        custom_instructions=focus,
+        instructions=instructions,
+        redactor=redactor,
+        prompts_dir=prompts_dir,
     )
     try:
-        completion = await client.complete(request)
+        reply = await as_summarizer(client).write_summary(request)
     except ModelError as exc:
         return BranchSummaryResult(error=str(exc) or _DEFAULT_ERROR)
-    if completion.stop_reason == "aborted":
+    if reply.stop_reason == "aborted":
         return BranchSummaryResult(aborted=True)
-    if completion.stop_reason == "error":
-        return BranchSummaryResult(error=completion.error_message or _DEFAULT_ERROR)
+    if reply.stop_reason == "error":
+        return BranchSummaryResult(error=reply.error_message or _DEFAULT_ERROR)
 
-    text = completion.text
+    text = reply.text
     if not text.strip():
         text = NO_SUMMARY_GENERATED
     preamble = load_prompt("branch-preamble", overrides_dir=prompts_dir)

@@ -22,18 +22,24 @@ from contextree.compaction.prune import (
 )
 from contextree.compaction.prune_decider import PruneDecider
 from contextree.compaction.serialize import serialize_conversation
+from contextree.compaction.summary_request import Summarizer, SummaryReply, SummaryRequest
 
 __all__ = [
     "CompactionPreparation",
     "CompactionResult",
     "CutPoint",
     "FileOps",
+    "ModelSummarizer",
     "NothingToCompact",
     "OfflineSummarizer",
     "PruneDecider",
     "PruneDecision",
+    "Summarizer",
     "SummaryOptions",
+    "SummaryReply",
+    "SummaryRequest",
     "apply_prune",
+    "as_summarizer",
     "compact",
     "compact_session",
     "compute_file_lists",
@@ -54,7 +60,7 @@ __all__ = [
 def __getattr__(name: str) -> object:
     # compact() and the offline summarizer pull in the model-client layer; load them on use
     # so that importing the pure planning functions stays cheap.
-    if name in ("compact", "CompactionResult"):
+    if name in ("compact", "CompactionResult", "as_summarizer"):
         from contextree.compaction import summarize
 
         return getattr(summarize, name)
@@ -62,6 +68,10 @@ def __getattr__(name: str) -> object:
         from contextree.compaction.run import compact_session
 
         return compact_session
+    if name == "ModelSummarizer":
+        from contextree.compaction.summary_prompt import ModelSummarizer
+
+        return ModelSummarizer
     if name == "OfflineSummarizer":
         from contextree.compaction.offline import OfflineSummarizer
 

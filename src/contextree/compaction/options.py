@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from contextree.compaction.budget import summary_token_budget
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor, environment_secrets
+from contextree.tokens.estimate import get_estimator
 
 if TYPE_CHECKING:
     from contextree.settings.schema import CompactionSettings, Settings
@@ -51,7 +52,8 @@ class SummaryOptions:
     reasoning: str | None = None
     """Reasoning effort asked of the summarizing model, if it has one."""
     estimator: TokenEstimator | None = None
-    """Token estimator for budgets; default pi's chars/4."""
+    """Token estimator for cut points, budgets and ``tokensAfter``; default pi's chars/4
+    (:func:`summary_options` takes the one ``tokens.estimator`` names)."""
     summary_tokens: int | None = None
     """The compaction summary's budget (``max_tokens``); ``None`` or ``<= 0``: computed."""
     fallback_to_offline: bool | None = None
@@ -133,6 +135,9 @@ def summary_options(
         redactor: ``"settings"`` (default) builds it from ``redaction.*`` plus the values of
             secret-looking variables in ``environ`` (default ``os.environ``); ``None`` when
             ``redaction.enabled`` is off. A :class:`Redactor` or ``None`` is used as given.
+
+    The estimator is the one ``tokens.estimator`` names (it measures the cut point, the
+    summary budget's history and ``tokensAfter``, as the cost report does).
     """
     if context_window is None and model:
         from contextree.llm.registry import context_window as lookup_window
@@ -147,6 +152,7 @@ def summary_options(
         prompts_dir=Path(settings.prompts_dir) if settings.prompts_dir else None,
         redactor=redactor,
         context_window=context_window,
+        estimator=get_estimator(settings.estimator),
         # summary_tokens, fallback_to_offline and record_facts stay None: they follow the
         # compaction settings the preparation was made with, so a plan and its run agree.
         branch_reserve_tokens=settings.branch_summary.reserve_tokens,

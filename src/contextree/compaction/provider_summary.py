@@ -7,6 +7,8 @@ provider view and returns items only it can use. The entry keeps them in
 send them back instead of the summary; every other reader (pi, another provider, contextree's
 own context) reads ``summary``: the provider's readable text when it gives one (Anthropic),
 else the offline summarizer's (OpenAI's item is encrypted).
+
+:class:`ProviderSummarizer` puts such a client behind the summarizer protocol.
 """
 
 from __future__ import annotations
@@ -15,15 +17,19 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from contextree.compaction.prepare import context_region
+from contextree.compaction.summary_prompt import ModelSummarizer
+from contextree.compaction.summary_request import SummaryMethod, SummaryReply, SummaryRequest
 from contextree.context.convert import convert_to_llm
 from contextree.context.provider import provider_messages
 from contextree.entries.types import AgentMessage, Entry, LlmMessage
 
 if TYPE_CHECKING:
+    from contextree.llm.base import Completion, CompletionRequest
     from contextree.llm.provider_compaction import ProviderCompaction
 
 __all__ = [
     "ProviderCompactor",
+    "ProviderSummarizer",
     "provider_details",
     "provider_history",
     "replay_provider_compaction",
@@ -39,6 +45,45 @@ class ProviderCompactor(Protocol):
     async def compact_messages(
         self, messages: Sequence[LlmMessage], *, instructions: str | None = None
     ) -> ProviderCompaction: ...
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Text completions (which a provider's compaction refuses)."""
+        ...
+
+
+class ProviderSummarizer:
+    """A provider's own compaction as a summarizer.
+
+    A history request (``"initial"``, ``"update"``) is one compaction call over its messages,
+    the previous summary first; the reply's text is the provider's readable summary (empty
+    when its item is opaque) and its ``details`` hold the items. The provider writes no short
+    summary: the offline summarizer does. Other kinds go to the client as text requests
+    (which it refuses).
+    """
+
+    method: SummaryMethod = "provider"
+    fallible = True
+    summarizes_turn_prefix = True
+    parallel_requests = True
+
+    def __init__(self, compactor: ProviderCompactor) -> None:
+        self.compactor = compactor
+        self.name = compactor.name
+
+    async def write_summary(self, request: SummaryRequest) -> SummaryReply:
+        """The provider's compaction of ``request`` (see the class)."""
+        if request.kind == "short":
+            from contextree.compaction.offline import OfflineSummarizer
+
+            return await OfflineSummarizer().write_summary(request)
+        if request.kind not in ("initial", "update"):
+            return await ModelSummarizer(self.compactor).write_summary(request)
+        result = await self.compactor.compact_messages(
+            provider_history(request.redacted_messages(), request.previous_summary),
+            instructions=request.custom_instructions,
+        )
+        request.spent(result.usage)
+        return SummaryReply(result.summary or "", details=provider_details(result))
 
 
 def provider_history(

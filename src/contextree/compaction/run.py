@@ -19,6 +19,7 @@ from contextree.compaction.prepare import (
     prepare_compaction,
 )
 from contextree.compaction.summarize import CompactionResult, compact
+from contextree.compaction.summary_request import Summarizer
 from contextree.context.build import SessionContext
 from contextree.entries.types import Entry
 from contextree.errors import CompactionCancelledError
@@ -127,12 +128,12 @@ def result_from_hook(value: Any, preparation: CompactionPreparation) -> Compacti
 
 async def compact_session(
     tree: SessionTree,
-    summarizer: ModelClient,
+    summarizer: ModelClient | Summarizer,
     *,
     settings: CompactionSettings | None = None,
     options: SummaryOptions | None = None,
     hooks: HookRegistry | None = None,
-    turn_prefix_summarizer: ModelClient | None = None,
+    turn_prefix_summarizer: ModelClient | Summarizer | None = None,
     reason: str = "manual",
     extra_context: Sequence[str] = (),
     **keywords: Unpack[SummaryKeywords],
@@ -201,11 +202,11 @@ async def compact_session(
 async def _summarize_steered(
     tree: SessionTree,
     preparation: CompactionPreparation,
-    summarizer: ModelClient,
+    summarizer: ModelClient | Summarizer,
     hooks: HookRegistry,
     opts: SummaryOptions,
     *,
-    turn_prefix_summarizer: ModelClient | None,
+    turn_prefix_summarizer: ModelClient | Summarizer | None,
     extra_context: Sequence[str],
 ) -> tuple[CompactionResult, dict[str, Any] | None]:
     """Summarize with the model, steered by the ``session_compacting`` hooks (more context, a

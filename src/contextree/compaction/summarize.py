@@ -28,23 +28,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import sys
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, Unpack, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Unpack
 
 from contextree.compaction.file_ops import compute_file_lists, upsert_file_tags
 from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
 from contextree.compaction.prepare import CompactionPreparation
-from contextree.compaction.prompt_templates import load_prompt
-from contextree.compaction.provider_summary import (
-    ProviderCompactor,
-    provider_details,
-    provider_history,
+from contextree.compaction.provider_summary import ProviderCompactor, ProviderSummarizer
+from contextree.compaction.summary_request import (
+    Summarizer,
+    SummaryKind,
+    SummaryMethod,
+    SummaryReply,
+    SummaryRequest,
+    redacted,
 )
-from contextree.compaction.windows import WindowPlan, conversation_pieces, summarize_in_windows
-from contextree.context.convert import convert_to_llm
 from contextree.entries.types import AgentMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ModelError
 from contextree.llm.base import ModelClient
@@ -52,14 +52,12 @@ from contextree.security.redact import Redactor
 from contextree.tokens.estimate import get_estimator
 
 if TYPE_CHECKING:
-    from contextree.compaction.offline import RecordedFacts
+    from contextree.compaction.offline import OfflineSummarizer, RecordedFacts
     from contextree.tokens.estimate import TokenEstimator
 
 from contextree.compaction.summary_prompt import (
+    ModelSummarizer,
     build_summary_prompt,
-    call_summarizer,
-    prompt_text,
-    redacted,
     summary_request,
     text_tokens,
 )
@@ -67,8 +65,8 @@ from contextree.compaction.summary_prompt import (
 __all__ = [
     "SPLIT_TURN_SEPARATOR",
     "CompactionResult",
-    "StructuredSummarizer",
     "SummaryMethod",
+    "as_summarizer",
     "build_summary_prompt",
     "compact",
     "local_turn_prefix_summarizer",
@@ -80,11 +78,6 @@ log = logging.getLogger("contextree.compaction")
 
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 NO_PRIOR_HISTORY = "No prior history."
-SummaryKind = Literal["initial", "update", "turn_prefix", "short", "branch"]
-SummaryMethod = Literal["hybrid", "model", "offline", "offline-fallback", "hook", "provider"]
-"""Who wrote a summary: a model plus our recorded facts, a model alone, the offline
-summarizer (chosen, or after every model failed), a hook, or the provider's own compaction
-(``details.providerCompaction``)."""
 
 _TAG_LISTINGS: Final = (20, 10, 5, 2, 0)
 """Names per file-tag block tried, longest first, until the tags fit their share."""
@@ -121,24 +114,33 @@ class CompactionResult:
     """Model requests the history summary took (more than one when it exceeded the window)."""
 
 
-@runtime_checkable
-class StructuredSummarizer(Protocol):
-    """A summarizer that reads messages themselves (the offline summarizer), not a prompt."""
+def as_summarizer(client: ModelClient | Summarizer) -> Summarizer:
+    """``client`` behind the summarizer protocol: as it is when it speaks it (the offline
+    summarizer), a provider's compaction behind
+    :class:`~contextree.compaction.provider_summary.ProviderSummarizer`, any other model
+    behind :class:`~contextree.compaction.summary_prompt.ModelSummarizer`.
 
-    name: str
+    The one place that asks which protocol a client speaks; past it, compaction reads only
+    the :class:`~contextree.compaction.summary_request.Summarizer` attributes.
+    """
+    if isinstance(client, Summarizer):
+        return client
+    if isinstance(client, ProviderCompactor):
+        return ProviderSummarizer(client)
+    return ModelSummarizer(client)
 
-    def summarize_messages(
-        self,
-        messages: Sequence[AgentMessage],
-        *,
-        kind: SummaryKind = "initial",
-        previous_summary: str | None = None,
-        extra_context: Sequence[str] = (),
-        focus: str | None = None,
-        budget_tokens: int | None = None,
-    ) -> str:
-        """The summary of ``messages`` in at most ``budget_tokens`` (chars/4)."""
-        ...
+
+def _accepted(reply: SummaryReply, summarizer: Summarizer, failure: str) -> str:
+    """The reply's text, or the failure it reports: an abort cancels; an error, or no text
+    from a summarizer that can fail (DESIGN decision 4: an empty summary would replace the
+    history with nothing), raises and nothing is written."""
+    if reply.stop_reason == "aborted":
+        raise asyncio.CancelledError()
+    if reply.stop_reason == "error":
+        raise CompactionError(f"{failure}: {reply.error_message or 'Unknown error'}")
+    if summarizer.fallible and not reply.text.strip():
+        raise CompactionError(f"{failure}: {summarizer.name} returned an empty summary")
+    return reply.text
 
 
 @dataclass
@@ -156,98 +158,66 @@ class _Summarizing:
     usage: list[dict[str, Any]] = field(default_factory=list)
     windows: int = 0
 
-    def messages(self, messages: Sequence[AgentMessage]) -> list[AgentMessage]:
-        if self.redactor is None:
-            return list(messages)
-        redactor = self.redactor
-        return [redacted(message, redactor) for message in messages]
+    def spent(self, usage: Mapping[str, Any]) -> None:
+        self.usage.append(dict(usage))
+
+    def request(
+        self, messages: Sequence[AgentMessage], kind: SummaryKind, budget: int, **more: Any
+    ) -> SummaryRequest:
+        """The request for one summary of this compaction (``more``: its other fields)."""
+        return SummaryRequest(
+            tuple(messages),
+            kind,
+            budget,
+            redactor=self.redactor,
+            prompts_dir=self.prompts_dir,
+            context_window=self.context_window,
+            on_usage=self.spent,
+            **more,
+        )
 
     async def part(
         self,
-        client: ModelClient,
+        summarizer: Summarizer,
         messages: Sequence[AgentMessage],
         *,
         kind: SummaryKind,
         previous: str | None,
         budget: int,
+        continued_by: AgentMessage | None = None,
     ) -> str:
-        """One summary (history or turn prefix) by ``client`` within ``budget`` tokens."""
-        focus = self.custom_instructions
-        context = self.extra_context if kind != "turn_prefix" else ()
-        if isinstance(client, StructuredSummarizer):
-            return client.summarize_messages(
-                self.messages(messages),
-                kind=kind,
-                previous_summary=previous,
-                extra_context=context,
-                focus=focus,
-                budget_tokens=budget,
-            )
-        failure = (
-            "Turn prefix summarization failed"
-            if kind == "turn_prefix"
-            else ("Summarization failed")
+        """One summary (history or turn prefix) by ``summarizer`` within ``budget`` tokens."""
+        prefix = kind == "turn_prefix"
+        request = self.request(
+            messages,
+            kind,
+            budget,
+            previous_summary=previous,
+            extra_context=() if prefix else tuple(self.extra_context),
+            custom_instructions=self.custom_instructions,
+            instructions=None if prefix else self.prompt_override,
+            continued_by=continued_by,
+            reasoning=self.reasoning,
         )
+        reply = await summarizer.write_summary(request)
+        failure = "Turn prefix summarization failed" if prefix else "Summarization failed"
+        text = _accepted(reply, summarizer, failure)
+        if not prefix:
+            self.windows += reply.windows
+        return text
 
-        def instructions(running: str | None) -> str:
-            if kind == "turn_prefix":
-                return load_prompt("turn-prefix", overrides_dir=self.prompts_dir)
-            return self.prompt_override or load_prompt(
-                "update-summary" if running else "initial-summary", overrides_dir=self.prompts_dir
-            )
-
-        async def one_window(conversation: str, running: str | None) -> str:
-            prompt = prompt_text(
-                conversation,
-                instructions(running),
-                previous_summary=running,
-                extra_context=context,
-                custom_instructions=focus,
-                redactor=self.redactor,
-            )
-            request = summary_request(
-                prompt, max_tokens=budget, reasoning=self.reasoning, prompts_dir=self.prompts_dir
-            )
-            return await call_summarizer(client, request, failure, self.usage)
-
-        fixed = (
-            text_tokens(load_prompt("system", overrides_dir=self.prompts_dir))
-            + text_tokens(instructions(previous or "update"))
-            + text_tokens(focus or "")
-            + sum(text_tokens(line) + 1 for line in context)
-            + 32
-        )
-        plan = WindowPlan.for_window(self.context_window, fixed_tokens=fixed, output_tokens=budget)
-        pieces = conversation_pieces(convert_to_llm(messages))
-        summary, windows = await summarize_in_windows(
-            pieces, one_window, plan=plan, previous_summary=previous
-        )
-        if kind != "turn_prefix":
-            self.windows += windows
-        return summary
-
-    async def short(self, client: ModelClient, summary: str, budget: int) -> str:
+    async def short(self, summarizer: Summarizer, summary: str, budget: int) -> str:
         """The short display summary, made from the finished summary."""
-        if isinstance(client, StructuredSummarizer):
-            return client.summarize_messages(
-                [], kind="short", previous_summary=summary, budget_tokens=budget
-            )
-        prompt = prompt_text(
-            None,
-            load_prompt("short-summary", overrides_dir=self.prompts_dir),
-            previous_summary=summary,
-            extra_context=self.extra_context,
-            redactor=self.redactor,
+        request = self.request(
+            (), "short", budget, previous_summary=summary, extra_context=tuple(self.extra_context)
         )
-        request = summary_request(
-            prompt, max_tokens=budget, reasoning=None, prompts_dir=self.prompts_dir
-        )
-        return await call_summarizer(client, request, "Short summary failed", self.usage)
+        reply = await summarizer.write_summary(request)
+        return _accepted(reply, summarizer, "Short summary failed")
 
     async def text(
         self,
-        history_client: ModelClient,
-        prefix_client: ModelClient,
+        history_summarizer: Summarizer,
+        prefix_summarizer: Summarizer,
         budget: int,
     ) -> str:
         """The history summary, joined with the turn-prefix summary for a split turn."""
@@ -261,23 +231,20 @@ class _Summarizing:
             history_budget -= text_tokens(SPLIT_TURN_SEPARATOR) + 1
         history_budget = max(history_budget, _MIN_PART_TOKENS)
 
-        history_messages = list(prep.messages_to_summarize)
-        if split and isinstance(history_client, StructuredSummarizer):
-            # The kept turn starts with the user's next message: the offline summarizer must
-            # not report a question as pending that this message answers, nor miss the
-            # request the work continues with.
-            history_messages.append(prefix[0])
-
         async def history() -> str:
             if not prep.messages_to_summarize:
                 # Decision 3: nothing new before the split turn keeps the previous summary.
                 return previous or NO_PRIOR_HISTORY
             return await self.part(
-                history_client,
-                history_messages,
+                history_summarizer,
+                prep.messages_to_summarize,
                 kind="update" if previous else "initial",
                 previous=previous,
                 budget=history_budget,
+                # The kept turn starts with the user's next message: a summarizer that reads
+                # messages must not report a question as pending that this message answers,
+                # nor miss the request the work continues with.
+                continued_by=prefix[0] if split else None,
             )
 
         if not split:
@@ -285,10 +252,10 @@ class _Summarizing:
 
         def turn_prefix() -> Awaitable[str]:
             return self.part(
-                prefix_client, prefix, kind="turn_prefix", previous=None, budget=prefix_budget
+                prefix_summarizer, prefix, kind="turn_prefix", previous=None, budget=prefix_budget
             )
 
-        if _takes_parallel_requests(history_client, prefix_client):
+        if _takes_parallel_requests(history_summarizer, prefix_summarizer):
             history_text, prefix_text = await asyncio.gather(history(), turn_prefix())
         else:
             history_text = await history()
@@ -296,12 +263,10 @@ class _Summarizing:
         return history_text + SPLIT_TURN_SEPARATOR + prefix_text
 
 
-def _takes_parallel_requests(first: ModelClient, second: ModelClient) -> bool:
+def _takes_parallel_requests(first: Summarizer, second: Summarizer) -> bool:
     """Whether the two summaries may be asked for at once (pi does): not when both go to one
-    server that serves one request at a time (``parallel_requests`` false on the client)."""
-    if first is not second:
-        return True
-    return bool(getattr(first, "parallel_requests", True))
+    server that serves one request at a time (``parallel_requests`` false)."""
+    return first is not second or first.parallel_requests
 
 
 def _file_tags(read_files: list[str], modified_files: list[str], budget: int) -> tuple[str, int]:
@@ -313,19 +278,33 @@ def _file_tags(read_files: list[str], modified_files: list[str], budget: int) ->
     return "", 0
 
 
-def local_turn_prefix_summarizer(summarizer: ModelClient) -> ModelClient:
+def local_turn_prefix_summarizer(
+    summarizer: ModelClient | Summarizer,
+) -> ModelClient | Summarizer:
     """Who summarizes a split turn's prefix when ``summarizer`` writes the history: the same
     model, but never the remote endpoint (§7.6: "the turn prefix is always summarized
     locally"), for which the offline summarizer does it."""
-    # Looked up, not imported: the remote client pulls in httpx, which commands that only
-    # read a session should not pay for; without its module loaded nothing can be one.
-    remote = sys.modules.get("contextree.llm.remote")
-    if remote is not None and isinstance(summarizer, remote.RemoteSummaryClient):
-        return _offline_summarizer()
-    return summarizer
+    if as_summarizer(summarizer).summarizes_turn_prefix:
+        return summarizer
+    return _offline_summarizer()
 
 
-def _offline_summarizer() -> ModelClient:
+def _prefix_summarizer(
+    history: Summarizer,
+    summarizer: ModelClient | Summarizer,
+    turn_prefix_summarizer: ModelClient | Summarizer | None,
+) -> Summarizer:
+    """The summarizer of a split turn's prefix: the caller's, else the history's when it may
+    see the prefix, else the offline one (one object when both are one client, so that
+    ``parallel_requests`` holds)."""
+    if turn_prefix_summarizer is None:
+        return history if history.summarizes_turn_prefix else _offline_summarizer()
+    if turn_prefix_summarizer is summarizer:
+        return history
+    return as_summarizer(turn_prefix_summarizer)
+
+
+def _offline_summarizer() -> OfflineSummarizer:
     from contextree.compaction.offline import OfflineSummarizer
 
     return OfflineSummarizer()
@@ -356,7 +335,9 @@ def _recorded_facts(
 ) -> RecordedFacts:
     from contextree.compaction.offline import RecordedFacts
 
-    return RecordedFacts(job.messages(messages), previous_summary=previous)
+    redactor = job.redactor
+    read = list(messages) if redactor is None else [redacted(m, redactor) for m in messages]
+    return RecordedFacts(read, previous_summary=previous)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -366,11 +347,11 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 async def compact(
     preparation: CompactionPreparation,
-    summarizer: ModelClient,
+    summarizer: ModelClient | Summarizer,
     *,
     options: SummaryOptions | None = None,
-    turn_prefix_summarizer: ModelClient | None = None,
-    short_summarizer: ModelClient | None = None,
+    turn_prefix_summarizer: ModelClient | Summarizer | None = None,
+    short_summarizer: ModelClient | Summarizer | None = None,
     prompt_override: str | None = None,
     extra_context: Sequence[str] = (),
     **keywords: Unpack[SummaryKeywords],
@@ -378,7 +359,9 @@ async def compact(
     """Summarize what ``preparation`` selected; cancel by cancelling the awaiting task.
 
     Args:
-        summarizer: the model (or the offline summarizer, or a remote endpoint) for the history.
+        summarizer: the model (or the offline summarizer, or a remote endpoint) for the
+            history; any :class:`~contextree.compaction.summary_request.Summarizer`, or a
+            model client (see :func:`as_summarizer`).
         options: instructions, prompts, redactor, window and budgets
             (:class:`~contextree.compaction.options.SummaryOptions`; build one from settings
             with :func:`~contextree.compaction.options.summary_options`). Its
@@ -401,21 +384,18 @@ async def compact(
     """
     opts = resolve_options(options, keywords)
     settings = preparation.settings
-    fallback_to_offline = (
-        settings.fallback_to_offline
-        if opts.fallback_to_offline is None
-        else opts.fallback_to_offline
-    )
-    record_facts = settings.record_facts if opts.record_facts is None else opts.record_facts
+    fallback_to_offline = _given_or(opts.fallback_to_offline, settings.fallback_to_offline)
+    record_facts = _given_or(opts.record_facts, settings.record_facts)
     budget = opts.summary_budget(settings)
     read_files, modified_files = compute_file_lists(preparation.file_ops)
     tags, listed = _file_tags(read_files, modified_files, budget)
     text_budget = budget - (text_tokens(tags) + 1 if tags else 0)
     job = _job(preparation, opts, prompt_override=prompt_override, extra_context=extra_context)
+    history = as_summarizer(summarizer)
     written = await _written(
         job,
-        summarizer,
-        turn_prefix_summarizer,
+        history,
+        _prefix_summarizer(history, summarizer, turn_prefix_summarizer),
         record_facts=record_facts,
         fallback_to_offline=fallback_to_offline,
         text_budget=text_budget,
@@ -424,7 +404,7 @@ async def compact(
         await _short_of(
             job,
             written,
-            short_summarizer,
+            None if short_summarizer is None else as_summarizer(short_summarizer),
             budget=min(512, math.floor(0.2 * settings.reserve_tokens), budget),
             fallback=fallback_to_offline,
         )
@@ -443,6 +423,11 @@ async def compact(
         extra_details=written.extra_details,
         estimator=opts.estimator,
     )
+
+
+def _given_or(option: bool | None, setting: bool) -> bool:
+    """An option the caller set, else the preparation's setting."""
+    return setting if option is None else option
 
 
 def _job(
@@ -470,15 +455,15 @@ class _Written:
 
     text: str
     method: SummaryMethod
-    writer: ModelClient
+    writer: Summarizer
     extra_details: dict[str, Any] = field(default_factory=dict)
     fallback_reason: str | None = None
 
 
 async def _written(
     job: _Summarizing,
-    summarizer: ModelClient,
-    turn_prefix_summarizer: ModelClient | None,
+    summarizer: Summarizer,
+    prefix_summarizer: Summarizer,
     *,
     record_facts: bool,
     fallback_to_offline: bool,
@@ -487,20 +472,23 @@ async def _written(
     """The summary's text from ``summarizer``; from the offline summarizer when that fails
     and ``fallback_to_offline`` is on."""
     preparation = job.preparation
-    offline = isinstance(summarizer, StructuredSummarizer)
     try:
         summarized = [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
         recorded = (
+            # The offline summary is the recorded facts already.
             _recorded_facts(job, summarized, preparation.previous_summary)
-            if not offline and record_facts
+            if summarizer.method != "offline" and record_facts
             else None
         )
-        prefix_summarizer = turn_prefix_summarizer or local_turn_prefix_summarizer(summarizer)
         text, method, extra_details = await _summary_text(
             job, summarizer, prefix_summarizer, recorded, text_budget
         )
     except (ModelError, CompactionError) as exc:
-        if offline or not fallback_to_offline or isinstance(exc, CompactionCancelledError):
+        if (
+            not summarizer.fallible
+            or not fallback_to_offline
+            or isinstance(exc, CompactionCancelledError)
+        ):
             raise
         fallback_reason = _one_line(str(exc))
         log.warning(
@@ -515,7 +503,7 @@ async def _written(
 async def _short_of(
     job: _Summarizing,
     written: _Written,
-    short_summarizer: ModelClient | None,
+    short_summarizer: Summarizer | None,
     *,
     budget: int,
     fallback: bool,
@@ -523,8 +511,6 @@ async def _short_of(
     """The short display summary of the written text: by ``short_summarizer`` unless the
     model failed, else by whoever wrote the text."""
     writer = written.writer
-    if isinstance(writer, ProviderCompactor):
-        writer = _offline_summarizer()  # it writes no text: the offline one does
     if short_summarizer is not None and written.method != "offline-fallback":
         writer = short_summarizer
     return await _short_summary(job, writer, written.text, budget=budget, fallback=fallback)
@@ -532,21 +518,20 @@ async def _short_of(
 
 async def _summary_text(
     job: _Summarizing,
-    summarizer: ModelClient,
-    prefix_summarizer: ModelClient,
+    summarizer: Summarizer,
+    prefix_summarizer: Summarizer,
     recorded: RecordedFacts | None,
     text_budget: int,
 ) -> tuple[str, SummaryMethod, dict[str, Any]]:
     """The summary's text from ``summarizer`` (a provider's compactor, a model or the offline
     summarizer) with the recorded facts merged in; how it was made; the provider's details."""
-    method: SummaryMethod = "offline" if isinstance(summarizer, StructuredSummarizer) else "model"
+    method = summarizer.method
     facts = ""
     extra_details: dict[str, Any] = {}
-    if isinstance(summarizer, ProviderCompactor):
+    if method == "provider":
         if recorded is not None:
             facts = recorded.render(budget_tokens=text_budget // _FACTS_SHARE)
         text, facts, extra_details = await _by_provider(job, summarizer, text_budget, facts)
-        method = "provider"
     else:
         # The recorded facts hold what the offline summary would: they come first in the
         # budget, so a model summary keeps at least what the offline one keeps (issue 25
@@ -612,31 +597,36 @@ def _result(
 
 
 async def _by_provider(
-    job: _Summarizing, compactor: ProviderCompactor, budget: int, facts: str
+    job: _Summarizing, summarizer: Summarizer, budget: int, facts: str
 ) -> tuple[str, str, dict[str, Any]]:
-    """The provider's compaction: its readable text with our facts, or, when its item is
-    opaque (OpenAI), the offline summary (which has the facts already)."""
+    """The provider's compaction of the whole history (split turn included, in one call):
+    its readable text with our facts, or, when its item is opaque (OpenAI), the offline
+    summary (which has the facts already)."""
     prep = job.preparation
-    history = job.messages([*prep.messages_to_summarize, *prep.turn_prefix_messages])
-    result = await compactor.compact_messages(
-        provider_history(history, prep.previous_summary), instructions=job.custom_instructions
+    previous = prep.previous_summary
+    request = job.request(
+        [*prep.messages_to_summarize, *prep.turn_prefix_messages],
+        "update" if previous else "initial",
+        budget,
+        previous_summary=previous,
+        custom_instructions=job.custom_instructions,
     )
-    job.usage.append(dict(result.usage))
-    if result.summary:
-        return result.summary, facts, provider_details(result)
+    reply = await summarizer.write_summary(request)
+    if reply.text:
+        return reply.text, facts, dict(reply.details)
     offline = _offline_summarizer()
-    return await job.text(offline, offline, budget), "", provider_details(result)
+    return await job.text(offline, offline, budget), "", dict(reply.details)
 
 
 async def _short_summary(
-    job: _Summarizing, client: ModelClient, summary: str, *, budget: int, fallback: bool
+    job: _Summarizing, client: Summarizer, summary: str, *, budget: int, fallback: bool
 ) -> str | None:
     try:
         text = await job.short(client, summary, budget)
     except asyncio.CancelledError:
         raise
     except (ModelError, CompactionError) as exc:
-        if not fallback or isinstance(client, StructuredSummarizer):
+        if not fallback or not client.fallible:
             # Unlike the fork, a failed display summary does not fail the compaction.
             log.warning("short summary failed; storing none: %s", exc)
             return None

@@ -29,6 +29,7 @@ __all__ = [
     "BEFORE_TREE",
     "COMPACT",
     "COMPACTING",
+    "COMPACTION_EVENTS",
     "EVENTS",
     "TREE",
     "HookFailure",
@@ -45,19 +46,14 @@ AUTO_COMPACTION_END: Final = "auto_compaction_end"
 COMPACTION_START: Final = "compaction_start"
 COMPACTION_END: Final = "compaction_end"
 
-EVENTS: Final = frozenset(
-    {
-        BEFORE_COMPACT,
-        COMPACTING,
-        COMPACT,
-        BEFORE_TREE,
-        TREE,
-        AUTO_COMPACTION_START,
-        AUTO_COMPACTION_END,
-        COMPACTION_START,
-        COMPACTION_END,
-    }
+COMPACTION_EVENTS: Final = frozenset(
+    {AUTO_COMPACTION_START, AUTO_COMPACTION_END, COMPACTION_START, COMPACTION_END}
 )
+"""The agent's compaction events (``contextree.runtime.events``), which hooks may watch too."""
+EVENTS: Final = (
+    frozenset({BEFORE_COMPACT, COMPACTING, COMPACT, BEFORE_TREE, TREE}) | COMPACTION_EVENTS
+)
+"""Every event a handler may be registered for."""
 
 Handler = Callable[[Any], Any | Awaitable[Any]]
 DEFAULT_TIMEOUT_S: Final = 30.0

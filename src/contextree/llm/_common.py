@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from contextree.entries.types import ContentBlock, StopReason, Usage
@@ -78,4 +79,36 @@ def build_completion(
         error_message=error_message,
         model=model,
         extra=extra,
+    )
+
+
+def json_object(name: str, data: Any) -> Mapping[str, Any]:
+    """A provider's answer, which must be a JSON object (else :class:`ModelResponseError`)."""
+    if not isinstance(data, Mapping):
+        raise ModelResponseError(name, "the response is not a JSON object")
+    return data
+
+
+def response_completion(
+    name: str,
+    data: Mapping[str, Any],
+    content: list[ContentBlock],
+    usage: Usage,
+    *,
+    stop: tuple[StopReason, str | None],
+    raw_stop: str | None,
+    model: str,
+) -> Completion:
+    """The completion of a whole (not streamed) answer ``data``: ``stop`` is the stop reason
+    and its error message, ``raw_stop`` the provider's own; the model is the one the answer
+    names, else ``model``."""
+    stop_reason, error_message = stop
+    return build_completion(
+        name,
+        content=content,
+        usage=usage,
+        stop_reason=stop_reason,
+        error_message=error_message,
+        model=str(data.get("model") or model),
+        provider_stop_reason=raw_stop,
     )

@@ -16,7 +16,13 @@ import msgspec
 from contextree.entries.types import ContentBlock, LlmMessage, StopReason, Usage
 from contextree.errors import ModelResponseError
 from contextree.llm._client import _HTTPModelClient
-from contextree.llm._common import block_type, build_completion, count, reasoning_level
+from contextree.llm._common import (
+    block_type,
+    count,
+    json_object,
+    reasoning_level,
+    response_completion,
+)
 from contextree.llm._http import (
     DEFAULT_TIMEOUT,
     decode_json,
@@ -322,29 +328,28 @@ def parse_message_response(
         ModelResponseError: no content list, an unknown block type, or an empty answer.
         ContextOverflowError: a 200 answer that carries an overflow error.
     """
-    if not isinstance(data, Mapping):
-        raise ModelResponseError(name, "the response is not a JSON object")
+    data = json_object(name, data)
     if data.get("type") == "error" or (data.get("error") and "content" not in data):
         raise stream_error(name, data, secrets)
     blocks = data.get("content")
     if not isinstance(blocks, list):
         raise ModelResponseError(name, "the response has no content list")
     content = [_from_block(name, block) for block in blocks]
-    raw_stop = data.get("stop_reason")
-    raw_stop = raw_stop if isinstance(raw_stop, str) else None
+    raw = data.get("stop_reason")
+    raw = raw if isinstance(raw, str) else None
+    usage = _usage(data.get("usage"))
+    return response_completion(
+        name, data, content, usage, stop=_stop_of(raw, content), raw_stop=raw, model=model
+    )
+
+
+def _stop_of(raw_stop: str | None, content: list[ContentBlock]) -> tuple[StopReason, str | None]:
+    """pi's stop reason for Anthropic's, and the error message a refusal carries."""
     stop_reason = _STOP_REASONS.get(raw_stop or "", "stop")
     if stop_reason == "stop" and any(b["type"] == "toolCall" for b in content):
         stop_reason = "toolUse"
     error = "the model refused to answer (refusal)" if raw_stop == "refusal" else None
-    return build_completion(
-        name,
-        content=content,
-        usage=_usage(data.get("usage")),
-        stop_reason=stop_reason,
-        error_message=error,
-        model=str(data.get("model") or model),
-        provider_stop_reason=raw_stop,
-    )
+    return stop_reason, error
 
 
 class MessageStreamAccumulator:

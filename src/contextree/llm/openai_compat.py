@@ -16,7 +16,14 @@ import msgspec
 from contextree.entries.types import ContentBlock, LlmMessage, StopReason, Usage
 from contextree.errors import ModelResponseError
 from contextree.llm._client import _HTTPModelClient
-from contextree.llm._common import block_type, build_completion, count, reasoning_level
+from contextree.llm._common import (
+    block_type,
+    build_completion,
+    count,
+    json_object,
+    reasoning_level,
+    response_completion,
+)
 from contextree.llm._http import (
     DEFAULT_TIMEOUT,
     decode_json,
@@ -285,8 +292,7 @@ def parse_chat_completion(
         ModelResponseError: no choices, no message, bad tool-call arguments, or an empty answer.
         ContextOverflowError: a 200 answer that carries an overflow error.
     """
-    if not isinstance(data, Mapping):
-        raise ModelResponseError(name, "the response is not a JSON object")
+    data = json_object(name, data)
     choices = data.get("choices")
     if not choices and data.get("error"):
         raise stream_error(name, data, secrets)
@@ -310,16 +316,9 @@ def parse_chat_completion(
         )
     finish = choices[0].get("finish_reason")
     finish = finish if isinstance(finish, str) else None
-    stop_reason, error = _stop_reason(finish, any(b["type"] == "toolCall" for b in content))
-    return build_completion(
-        name,
-        content=content,
-        usage=_usage(data.get("usage")),
-        stop_reason=stop_reason,
-        error_message=error,
-        model=str(data.get("model") or model),
-        provider_stop_reason=finish,
-    )
+    stop = _stop_reason(finish, any(b["type"] == "toolCall" for b in content))
+    usage = _usage(data.get("usage"))
+    return response_completion(name, data, content, usage, stop=stop, raw_stop=finish, model=model)
 
 
 class ChatStreamAccumulator:

@@ -43,6 +43,9 @@ class RemoteSummaryClient:
         http_client: a client to use instead of one per call (it is not closed here).
     """
 
+    summarizes_turn_prefix = False
+    """§7.6: a split turn's prefix is always summarized locally, never sent here."""
+
     def __init__(
         self,
         endpoint: str,

@@ -52,23 +52,6 @@ TOOL_END: Final = "tool_end"
 RETRY: Final = "retry"
 PRUNE: Final = "prune"
 
-EVENT_TYPES: Final = frozenset(
-    {
-        AGENT_START,
-        AGENT_END,
-        MESSAGE,
-        TOOL_START,
-        TOOL_END,
-        RETRY,
-        PRUNE,
-        AUTO_COMPACTION_START,
-        AUTO_COMPACTION_END,
-        COMPACTION_START,
-        COMPACTION_END,
-    }
-)
-"""Every event type; the compaction ones are also hook events (``contextree.hooks.registry``)."""
-
 
 # What ``AgentEvent.data`` holds for each type, in pi's camelCase (the one spelling). Optional
 # keys are declared in ``total=False`` subclasses, not with NotRequired: with postponed
@@ -161,6 +144,10 @@ EVENT_DATA: Final[dict[str, type]] = {
     COMPACTION_END: CompactionEndData,
 }
 """The shape of ``AgentEvent.data`` for each event type (a ``TypedDict``)."""
+
+EVENT_TYPES: Final = frozenset(EVENT_DATA)
+"""Every event type; the compaction ones are also hook events
+(:data:`~contextree.hooks.registry.COMPACTION_EVENTS`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,9 +26,10 @@ from contextree.compaction.prune_decider import PruneDecider
 from contextree.compaction.run import CompactionOutcome, compact_session
 from contextree.compaction.summarize import (
     CompactionResult,
-    StructuredSummarizer,
+    as_summarizer,
     local_turn_prefix_summarizer,
 )
+from contextree.compaction.summary_request import Summarizer
 from contextree.entries.ids import iso_to_ms
 from contextree.entries.types import AgentMessage, Entry
 from contextree.errors import CompactionCancelledError, ContextreeError
@@ -36,13 +37,12 @@ from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import ModelClient
 from contextree.llm.errors import is_context_overflow
 from contextree.llm.registry import context_window as registry_context_window
-from contextree.llm.remote import RemoteSummaryClient
 from contextree.runtime.events import AUTO_COMPACTION_END, AUTO_COMPACTION_START, PRUNE
 from contextree.runtime.retry import FallbackClient, Sleep
 from contextree.security.redact import Redactor
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import Settings
-from contextree.tokens.estimate import PiEstimator
+from contextree.tokens.estimate import get_estimator
 from contextree.tokens.memo import MemoizedEstimator
 from contextree.tokens.thresholds import should_compact
 from contextree.tokens.usage import calculate_context_tokens, estimate_context_tokens
@@ -105,8 +105,9 @@ class CompactionTriggers:
         self.sleep = sleep
         self._aborting = aborting
         self.overflow_recovery_attempted = False
-        # Checked before every model call: the tool results' estimates are remembered.
-        self._estimator = MemoizedEstimator(PiEstimator())
+        # Checked before every model call: the tool results' estimates are remembered. The
+        # estimator is the one tokens.estimator names, as the compactions' own.
+        self._estimator = MemoizedEstimator(get_estimator(settings().estimator))
         self._prune_decider = PruneDecider(self._estimator)
         self.task: asyncio.Task[Any] | None = None
         self.last_result: CompactionResult | None = None
@@ -247,9 +248,11 @@ class CompactionTriggers:
 
     # -- running a compaction -------------------------------------------------------------------
 
-    def _one_client(self, candidates: Sequence[ModelClient]) -> ModelClient:
-        if len(candidates) == 1 and isinstance(candidates[0], StructuredSummarizer):
-            return candidates[0]  # the offline summarizer reads messages, not a prompt
+    def _one_client(self, candidates: Sequence[ModelClient]) -> ModelClient | Summarizer:
+        if len(candidates) == 1 and not as_summarizer(candidates[0]).fallible:
+            # Nothing to retry or fall back to (the offline summarizer): used as it is, so it
+            # reads the messages, not a prompt.
+            return candidates[0]
         return FallbackClient(candidates, self.settings.retry, self.sleep)
 
     async def compact(self, reason: str, instructions: str | None) -> CompactionOutcome:
@@ -265,10 +268,10 @@ class CompactionTriggers:
         client = self._one_client(candidates)
         # A remote endpoint never gets a split turn's prefix (§7.6): the other candidates
         # summarize it, else the offline summarizer.
-        prefix: ModelClient | None = None
+        prefix: ModelClient | Summarizer | None = None
         first = candidates[0]
-        if isinstance(first, RemoteSummaryClient):
-            local = [c for c in candidates if not isinstance(c, RemoteSummaryClient)]
+        if not as_summarizer(first).summarizes_turn_prefix:
+            local = [c for c in candidates if as_summarizer(c).summarizes_turn_prefix]
             prefix = self._one_client(local) if local else local_turn_prefix_summarizer(first)
         task = asyncio.ensure_future(
             compact_session(

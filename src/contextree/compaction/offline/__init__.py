@@ -1,12 +1,13 @@
 """The built-in offline summarizer: structured summaries with no model, no network, no key.
 
-It is the default summarizer (DESIGN.md "Built-in default"). ``compact()`` hands it the messages
-themselves (:meth:`OfflineSummarizer.summarize_messages`): the conversation is read as structure
-(requests, constraints, tool calls and their results, commands and exit codes, TODOs, errors,
-the assistant's last words) with long tool outputs kept at both ends, and the summary is written
-as a handoff in the section layout our prompts ask models for (§7.3, docs/summaries.md). It also
-implements the model-client protocol, so a prompt assembled for a model (pi-behaviour.md §7.2,
-e.g. one that reaches ``contextree serve``) is taken apart again and summarized the same way.
+It is the default summarizer (DESIGN.md "Built-in default"). ``compact()`` and branch summaries
+hand it a :class:`~contextree.compaction.summary_request.SummaryRequest`
+(:meth:`OfflineSummarizer.write_summary`), whose messages it reads as structure (requests,
+constraints, tool calls and their results, commands and exit codes, TODOs, errors, the
+assistant's last words) with long tool outputs kept at both ends; the summary is written as a
+handoff in the section layout our prompts ask models for (§7.3, docs/summaries.md). It also
+implements the model-client protocol, so a prompt that arrives as text (pi-behaviour.md §7.2,
+e.g. at ``contextree serve``) is taken apart again and summarized the same way.
 :func:`extract_facts` and :func:`render_key_facts` give the facts alone, for model summaries.
 
 Properties the compaction code relies on:

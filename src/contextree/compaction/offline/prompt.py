@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final, Literal, get_args
+from typing import Final
 
 from contextree.compaction.prompt_templates import load_prompt
+from contextree.compaction.summary_request import SUMMARY_KINDS, SummaryKind
 
 __all__ = ["SUMMARY_KINDS", "SummaryKind", "SummaryPrompt", "parse_summary_prompt"]
-
-SummaryKind = Literal["initial", "update", "turn_prefix", "short", "branch"]
-"""Which summary is asked for: first history summary, update of a previous one, the prefix of
-a split turn, the short display summary, or a branch summary."""
-
-SUMMARY_KINDS: Final[tuple[SummaryKind, ...]] = get_args(SummaryKind)
 
 _TEMPLATE_KINDS: Final[tuple[tuple[str, SummaryKind], ...]] = (
     ("initial-summary", "initial"),

@@ -12,8 +12,8 @@ from typing import Final
 from contextree.compaction.offline.commands import resolved_failures
 from contextree.compaction.offline.digest import LEFT_OUT, Digest
 from contextree.compaction.offline.items import Item, build_items
-from contextree.compaction.offline.prompt import SummaryKind
 from contextree.compaction.offline.text import clip, estimate_tokens, plural
+from contextree.compaction.summary_request import SummaryKind
 
 Layout = tuple[tuple[str, str, tuple[str, ...]], ...]
 """(heading, list style, logical keys); a heading with no keys introduces the next one."""

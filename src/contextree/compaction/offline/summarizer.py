@@ -1,17 +1,26 @@
-"""The offline summarizer: the model-client protocol over the prompt parser, the readers and the
-renderer."""
+"""The offline summarizer: the summarizer protocol over the readers and the renderer, and the
+model-client protocol over the prompt parser (for prompts that arrive as text, e.g. at
+``contextree serve``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from contextree.compaction.offline.conversation import as_user, digest_conversation
 from contextree.compaction.offline.previous import digest_summary, merge_digest
-from contextree.compaction.offline.prompt import SUMMARY_KINDS, SummaryKind, parse_summary_prompt
+from contextree.compaction.offline.prompt import parse_summary_prompt
 from contextree.compaction.offline.render import render_digest, short_summary
 from contextree.compaction.offline.text import estimate_tokens, fit_text
 from contextree.compaction.serialize import serialize_conversation
+from contextree.compaction.summary_request import (
+    SUMMARY_KINDS,
+    SummaryKind,
+    SummaryMethod,
+    SummaryReply,
+    SummaryRequest,
+)
 from contextree.context.convert import convert_to_llm
 from contextree.entries.types import AgentMessage, is_text_content
 from contextree.llm.base import Completion, CompletionRequest, make_usage
@@ -30,6 +39,11 @@ class OfflineSummarizer:
         min_tokens: the budget never drops below this, so tiny conversations still get a
             usable summary (a request's ``max_tokens`` can still lower it).
     """
+
+    method: SummaryMethod = "offline"
+    fallible = False
+    summarizes_turn_prefix = True
+    parallel_requests = True
 
     def __init__(
         self,
@@ -51,8 +65,25 @@ class OfflineSummarizer:
         self.max_tokens_cap = max_tokens_cap
         self.min_tokens = min_tokens
 
+    async def write_summary(self, request: SummaryRequest) -> SummaryReply:
+        """The summary ``request`` asks for, read from its messages (the summarizer protocol;
+        see :meth:`summarize_messages`). ``continued_by`` is read after the messages."""
+        read = request
+        if request.continued_by is not None:
+            read = replace(request, messages=(*request.messages, request.continued_by))
+        text = self.summarize_messages(
+            read.redacted_messages(),
+            kind=request.kind,
+            previous_summary=request.previous_summary,
+            extra_context=request.extra_context,
+            focus=request.custom_instructions,
+            budget_tokens=request.budget_tokens,
+        )
+        return SummaryReply(text)
+
     async def complete(self, request: CompletionRequest) -> Completion:
-        """Summarize the prompt in ``request`` (the model-client protocol).
+        """Summarize the prompt in ``request`` (the model-client protocol), for prompts that
+        arrive as text: compaction and branch summaries call :meth:`write_summary` instead.
 
         The user messages' text is parsed with :func:`parse_summary_prompt`; ``max_tokens``
         lowers the budget. Usage is chars/4 of the prompt and of the summary.
