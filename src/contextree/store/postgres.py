@@ -263,11 +263,6 @@ class PostgresStore(RowStore):
             self._append_function = self._has_append_function(conn)
         self._schema_ready = True
 
-    def _can_append_at_end(self, conn: psycopg.Connection[Any]) -> bool:
-        """Whether the database has the append function of :meth:`append_at_end`."""
-        self._ensure_schema(conn)
-        return bool(self._append_function)
-
     @staticmethod
     def _has_append_function(conn: psycopg.Connection[Any]) -> bool:
         """Whether the database has the append function, made now when it has not: a
@@ -381,8 +376,6 @@ class PostgresStore(RowStore):
             self._writer,
         )
         with self._connection() as conn:
-            if not self._can_append_at_end(conn):
-                return None
             found = self._call_append(conn, params)
         if not found:
             return None
@@ -393,9 +386,14 @@ class PostgresStore(RowStore):
     def _call_append(
         self, conn: psycopg.Connection[Any], params: tuple[Any, ...]
     ) -> list[tuple[Any, ...]]:
+        """The rows of :data:`CALL_APPEND`; none when the function wrote nothing, or when
+        the database has no such function."""
         import psycopg
 
         try:
+            self._ensure_schema(conn)
+            if not self._append_function:
+                return []
             # One statement in its own transaction (the connection commits each): one round
             # trip, and the session's lock is held only while the server runs the function.
             # Not prepared: psycopg prepares a statement in a round trip of its own, and the
