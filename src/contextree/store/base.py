@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-__all__ = ["SessionStore", "StoreTransaction"]
+__all__ = ["AppendsAtEnd", "SessionStore", "StoreTransaction"]
 
 
 class StoreTransaction(Protocol):
@@ -64,4 +64,17 @@ class SessionStore(Protocol):
 
     def transaction(self) -> AbstractContextManager[StoreTransaction]:
         """Hold the write lock (creating the store if needed) for the duration of the block."""
+        ...
+
+
+class AppendsAtEnd(Protocol):
+    """A store that can append without its caller holding the write lock across round trips
+    (PostgreSQL): the lines go after whatever others appended meanwhile, when that gives the
+    outcome an append under the lock would have had. Optional: ``SessionTree`` uses the
+    method when a store has it."""
+
+    def append_at_end(self, known_size: int, data: bytes) -> StoreTransaction | None:
+        """Append ``data`` after the current end; ``known_size`` is how much of the stored
+        bytes the caller has taken in. Returns a read-only view of the content just before
+        ``data`` (to take in others' lines from), or ``None`` when nothing was written."""
         ...

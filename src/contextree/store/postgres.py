@@ -3,8 +3,9 @@
 The tables are those of :mod:`contextree.store.rowstore` (``bytea`` lines, so every byte of a
 pi file survives). A write transaction first takes a transaction-scoped advisory lock keyed by
 the session (``pg_advisory_xact_lock``), so writers of one session take turns while writers of
-other sessions do not wait, and an append is then one INSERT of its line plus an update of the
-session's size. The lock ends with the transaction, so a worker that dies releases it. Each
+other sessions do not wait. The lock ends with the transaction, so a worker that dies releases
+it. An append is one round trip: a server-side function takes the lock, appends and returns what
+other workers appended meanwhile (:mod:`contextree.store.postgres_append`). Each
 committed change sends ``NOTIFY contextree`` with the session, its size and generation as JSON,
 so another worker can wait for appends (:meth:`PostgresStore.wait_for_change`) instead of
 polling.
@@ -24,8 +25,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from contextree.errors import SessionFileError, SessionLockedError
 from contextree.store.masking import mask_passwords, passwords_in
+from contextree.store.postgres_append import (
+    CALL_APPEND,
+    CREATE_FUNCTION,
+    FUNCTION_EXISTS,
+    TakenIn,
+)
 from contextree.store.postgres_pool import SESSION_SETTINGS, pool_for
-from contextree.store.rows import Row
+from contextree.store.rows import Row, rows_of
 from contextree.store.rowstore import (
     INSERT_LINE,
     SCHEMA_VERSION,
@@ -68,8 +75,8 @@ def _pg(sql: str) -> str:
 
 class _Runner:
     """Statements of one transaction. Those without results (the appended lines, the new
-    size, the notification) wait to go with the COMMIT in one pipeline: an append is then
-    two round trips (lock + state, then writes + commit) instead of nine."""
+    size, the notification) wait to go with the COMMIT in one pipeline: a locked write is
+    then two round trips (lock + state, then writes + commit) instead of nine."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self._conn = conn
@@ -141,6 +148,8 @@ class PostgresStore(RowStore):
         self._conn: psycopg.Connection[Any] | None = None
         self._listener: psycopg.Connection[Any] | None = None
         self._schema_ready = False
+        self._append_function = False
+        """Whether the database has the append function (known once the schema is)."""
         self._writer = uuid.uuid4().hex
         """Marks this store's notifications (see :meth:`wait_for_change`)."""
 
@@ -251,7 +260,26 @@ class PostgresStore(RowStore):
                     "ON CONFLICT (key) DO NOTHING",
                     (str(SCHEMA_VERSION),),
                 )
+            self._append_function = self._has_append_function(conn)
         self._schema_ready = True
+
+    @staticmethod
+    def _has_append_function(conn: psycopg.Connection[Any]) -> bool:
+        """Whether the database has the append function, made now when it has not: a
+        database made by an older contextree gets it on the first write (its tables stay as
+        they were, so that version goes on working with them). ``False`` when this role may
+        not create functions: appends then take the lock. Called under the schema lock."""
+        import psycopg
+
+        found = conn.execute(FUNCTION_EXISTS).fetchone()
+        if found is not None and found[0]:
+            return True
+        try:
+            with conn.transaction():  # a savepoint: a refusal leaves the tables' work intact
+                conn.execute(CREATE_FUNCTION)
+        except psycopg.errors.InsufficientPrivilege:
+            return False
+        return True
 
     @contextmanager
     def _reading(self) -> Iterator[_Runner | None]:
@@ -292,15 +320,7 @@ class PostgresStore(RowStore):
             # One round trip: the transaction, its lock wait limit, the session's lock, the
             # session's state read under it and what other workers appended since we looked.
             with conn.pipeline():
-                conn.execute("BEGIN")
-                # Waiting for the advisory lock counts against lock_timeout like any lock wait.
-                conn.execute(
-                    "SELECT set_config('lock_timeout', %s, true)",
-                    (f"{max(1, round(self.lock_timeout * 1000))}ms",),
-                )
-                conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.session,)
-                )
+                self._begin_locked(conn)
                 state = conn.execute(_pg(WRITE_STATE), (self.session,))
                 tail = (
                     conn.execute(_pg(TAIL_FROM), (self.session, tail_from), binary=True)
@@ -329,6 +349,73 @@ class PostgresStore(RowStore):
             # Committed already: fresher statistics are worth a try, not a failure.
             with contextlib.suppress(psycopg.Error):
                 conn.execute("ANALYZE ct_lines")
+
+    def append_at_end(self, known_size: int, data: bytes) -> TakenIn | None:
+        """Append ``data`` (whole lines) after what the session holds now, in one round trip,
+        when the outcome is the one :meth:`transaction` would have had (see
+        :mod:`contextree.store.postgres_append`); ``known_size`` is how much of the session
+        the caller has taken in. Returns the session as it was just before ``data``, to take
+        in what others appended since (in front of ``data``), or ``None`` when nothing was
+        written: then append in a :meth:`transaction`."""
+        seen, generation = self._seen_line_start, self._generation
+        if seen is None or generation is None or not 0 <= seen < known_size:
+            return None
+        rows = rows_of(data, first_seq=1, first_offset=0)
+        if not data.endswith(b"\n") or len(rows) >= _COPY_FROM:
+            return None
+        params = (
+            self.session,
+            generation,
+            known_size,
+            seen,
+            f"{max(1, round(self.lock_timeout * 1000))}ms",
+            [row.line for row in rows],
+            [row.type for row in rows],
+            [row.id for row in rows],
+            [row.parent_id for row in rows],
+            self._writer,
+        )
+        with self._connection() as conn:
+            found = self._call_append(conn, params)
+        if not found:
+            return None
+        size = int(found[0][0])
+        self._seen_line_start = size + rows[-1].offset
+        return TakenIn(self.name, size, seen, b"".join(bytes(row[2]) for row in found))
+
+    def _call_append(
+        self, conn: psycopg.Connection[Any], params: tuple[Any, ...]
+    ) -> list[tuple[Any, ...]]:
+        """The rows of :data:`CALL_APPEND`; none when the function wrote nothing, or when
+        the database has no such function."""
+        import psycopg
+
+        try:
+            self._ensure_schema(conn)
+            if not self._append_function:
+                return []
+            # One statement in its own transaction (the connection commits each): one round
+            # trip, and the session's lock is held only while the server runs the function.
+            # Not prepared: psycopg prepares a statement in a round trip of its own, and the
+            # function keeps its own statements' plans.
+            return conn.execute(CALL_APPEND, params, prepare=False, binary=True).fetchall()
+        except psycopg.errors.UndefinedFunction:
+            # Dropped since we looked (a restore of an older dump, say): nothing was written;
+            # this append takes the lock and the next write makes the function again.
+            self._schema_ready = self._append_function = False
+            return []
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+
+    def _begin_locked(self, conn: psycopg.Connection[Any]) -> None:
+        """Queue BEGIN, the lock wait limit and this session's lock (in a pipeline)."""
+        conn.execute("BEGIN")
+        # Waiting for the advisory lock counts against lock_timeout like any lock wait.
+        conn.execute(
+            "SELECT set_config('lock_timeout', %s, true)",
+            (f"{max(1, round(self.lock_timeout * 1000))}ms",),
+        )
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.session,))
 
     @staticmethod
     def _rollback(conn: psycopg.Connection[Any]) -> None:
