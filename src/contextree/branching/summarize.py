@@ -20,7 +20,7 @@ from contextree.branching.prepare import prepare_branch_entries
 from contextree.compaction.file_ops import compute_file_lists, upsert_file_tags
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.summarize import build_summary_prompt, summary_request
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.errors import ModelError
 from contextree.llm.base import ModelClient
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
@@ -75,7 +75,7 @@ def _instructions(
 
 
 async def generate_branch_summary(
-    entries: Sequence[Entry],
+    entries: Sequence[StoredEntry],
     client: ModelClient,
     *,
     context_window: int,

@@ -22,7 +22,7 @@ from contextree.cli.preview import (
 )
 from contextree.cli.theme import THEME
 from contextree.entries.types import (
-    Entry,
+    StoredEntry,
     entry_message,
     is_assistant_message,
     is_branch_summary_entry,
@@ -47,14 +47,14 @@ def _json(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def _kind_text(entry: Entry) -> Text:
+def _kind_text(entry: StoredEntry) -> Text:
     kind = entry_kind(entry)
     tag, style = kind_tag(kind)
     return Text(tag, style=theme_style(style))
 
 
 def entry_line(
-    entry: Entry, *, label: str | None, is_leaf: bool, on_path: bool, width: int = 60
+    entry: StoredEntry, *, label: str | None, is_leaf: bool, on_path: bool, width: int = 60
 ) -> Text:
     """``<id> <kind> <preview>  #label  ◀ leaf``; the leaf's path bold, other branches dim."""
     text = Text()
@@ -75,7 +75,7 @@ def entry_line(
     return text
 
 
-def entry_detail(entry: Entry, *, label: str | None, is_leaf: bool, on_path: bool) -> Text:
+def entry_detail(entry: StoredEntry, *, label: str | None, is_leaf: bool, on_path: bool) -> Text:
     """Everything an entry holds: message text and tool calls, summaries, or its JSON."""
     text = Text()
     text.append(str(entry.get("id")), style=theme_style("ct.id") + Style(bold=True))
@@ -96,7 +96,7 @@ def entry_detail(entry: Entry, *, label: str | None, is_leaf: bool, on_path: boo
     return text
 
 
-def _body(entry: Entry) -> Text:
+def _body(entry: StoredEntry) -> Text:
     message = entry_message(entry)
     if message is not None:
         return _message_body(message)

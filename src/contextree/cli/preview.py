@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from contextree.entries.js_json import js_stringify
 from contextree.entries.types import (
-    Entry,
+    StoredEntry,
     entry_message,
     is_branch_summary_entry,
     is_compaction_entry,
@@ -128,7 +128,7 @@ def kind_tag(kind: str) -> tuple[str, str]:
     return _KIND_TAGS.get(kind, (kind, _ROLE_STYLES.get(kind, "ct.role.other")))
 
 
-def entry_kind(entry: Entry) -> str:
+def entry_kind(entry: StoredEntry) -> str:
     """``user``, ``assistant``, ``toolResult``, ``compaction``, ``label`` ... for an entry."""
     message = entry_message(entry)
     if message is not None:
@@ -136,12 +136,12 @@ def entry_kind(entry: Entry) -> str:
     return printable(str(entry.get("type", "?")))
 
 
-def entry_preview(entry: Entry, width: int = 72) -> str:
+def entry_preview(entry: StoredEntry, width: int = 72) -> str:
     """A short description of what an entry holds (printable: see :func:`printable`)."""
     return printable(_preview(entry, width))
 
 
-def _preview(entry: Entry, width: int) -> str:
+def _preview(entry: StoredEntry, width: int) -> str:
     message = entry_message(entry)
     if message is not None:
         if is_tool_result_message(message):

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from contextree.compaction.prepare import CompactionPreparation
 from contextree.context.build import message_from_entry
-from contextree.entries.types import Entry, is_text_content
+from contextree.entries.types import StoredEntry, is_text_content
 
 __all__ = ["DroppedFromView", "dropped_from_view", "dropped_json", "summary_carries"]
 
@@ -83,7 +83,7 @@ class _Summary:
 
 
 def dropped_from_view(
-    preparation: CompactionPreparation, path: Sequence[Entry], summary: str | None = None
+    preparation: CompactionPreparation, path: Sequence[StoredEntry], summary: str | None = None
 ) -> DroppedFromView:
     """What compacting ``path`` as ``preparation`` plans folds away; with the ``summary``,
     also the user messages it does not carry."""

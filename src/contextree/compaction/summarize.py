@@ -45,7 +45,7 @@ from contextree.compaction.provider_summary import (
 )
 from contextree.compaction.windows import WindowPlan, conversation_pieces, summarize_in_windows
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import StoredMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ModelError
 from contextree.llm.base import ModelClient
 from contextree.security.redact import Redactor
@@ -129,7 +129,7 @@ class StructuredSummarizer(Protocol):
 
     def summarize_messages(
         self,
-        messages: Sequence[AgentMessage],
+        messages: Sequence[StoredMessage],
         *,
         kind: SummaryKind = "initial",
         previous_summary: str | None = None,
@@ -156,7 +156,7 @@ class _Summarizing:
     usage: list[dict[str, Any]] = field(default_factory=list)
     windows: int = 0
 
-    def messages(self, messages: Sequence[AgentMessage]) -> list[AgentMessage]:
+    def messages(self, messages: Sequence[StoredMessage]) -> list[StoredMessage]:
         if self.redactor is None:
             return list(messages)
         redactor = self.redactor
@@ -165,7 +165,7 @@ class _Summarizing:
     async def part(
         self,
         client: ModelClient,
-        messages: Sequence[AgentMessage],
+        messages: Sequence[StoredMessage],
         *,
         kind: SummaryKind,
         previous: str | None,
@@ -352,7 +352,7 @@ def _strip_section(summary: str, heading: str) -> str:
 
 
 def _recorded_facts(
-    job: _Summarizing, messages: Sequence[AgentMessage], previous: str | None
+    job: _Summarizing, messages: Sequence[StoredMessage], previous: str | None
 ) -> RecordedFacts:
     from contextree.compaction.offline import RecordedFacts
 

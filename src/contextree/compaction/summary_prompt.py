@@ -13,7 +13,7 @@ from typing import Any
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.serialize import serialize_conversation
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import StoredMessage
 from contextree.errors import CompactionError
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
@@ -39,7 +39,7 @@ def _block(tag: str, body: str) -> str:
 
 
 def build_summary_prompt(
-    messages: Sequence[AgentMessage],
+    messages: Sequence[StoredMessage],
     instructions: str,
     *,
     previous_summary: str | None = None,

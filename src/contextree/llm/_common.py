@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextree.entries.types import ContentBlock, StopReason, Usage
+from contextree.entries.types import StopReason, StoredBlock, Usage
 from contextree.errors import ModelResponseError
 from contextree.llm.base import Completion
 
@@ -48,7 +48,7 @@ def block_type(block: Any, *, what: str) -> str:
 def build_completion(
     name: str,
     *,
-    content: list[ContentBlock],
+    content: list[StoredBlock],
     usage: Usage,
     stop_reason: StopReason,
     error_message: str | None,

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Final
 import httpx
 import msgspec
 
-from contextree.entries.types import ContentBlock, LlmMessage, StopReason, Usage
+from contextree.entries.types import LlmMessage, StopReason, StoredBlock, Usage
 from contextree.errors import ModelResponseError
 from contextree.llm._client import _HTTPModelClient
 from contextree.llm._common import block_type, build_completion, count, reasoning_level
@@ -64,7 +64,7 @@ JsonDict = dict[str, Any]
 # -- request mapping ------------------------------------------------------------------------
 
 
-def _image(block: ContentBlock) -> JsonDict:
+def _image(block: StoredBlock) -> JsonDict:
     return {
         "type": "image",
         "source": {
@@ -285,14 +285,14 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-def _from_block(name: str, block: Any) -> ContentBlock:
+def _from_block(name: str, block: Any) -> StoredBlock:
     if not isinstance(block, Mapping):
         raise ModelResponseError(name, "a content block is not a JSON object")
     kind = block.get("type")
     if kind == "text":
         return {"type": "text", "text": str(block.get("text", ""))}
     if kind == "thinking":
-        result: ContentBlock = {"type": "thinking", "thinking": str(block.get("thinking", ""))}
+        result: StoredBlock = {"type": "thinking", "thinking": str(block.get("thinking", ""))}
         if block.get("signature"):
             result["thinkingSignature"] = block["signature"]
         return result

@@ -13,7 +13,7 @@ from contextree.compaction.offline.render import render_digest, short_summary
 from contextree.compaction.offline.text import estimate_tokens, fit_text
 from contextree.compaction.serialize import serialize_conversation
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage, is_text_content
+from contextree.entries.types import StoredMessage, is_text_content
 from contextree.llm.base import Completion, CompletionRequest, make_usage
 
 __all__ = ["OfflineSummarizer"]
@@ -81,7 +81,7 @@ class OfflineSummarizer:
 
     def summarize_messages(
         self,
-        messages: Sequence[AgentMessage],
+        messages: Sequence[StoredMessage],
         *,
         kind: SummaryKind = "initial",
         previous_summary: str | None = None,

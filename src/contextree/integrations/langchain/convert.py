@@ -57,7 +57,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 
-from contextree.entries.types import AgentMessage, ContentBlock, JsonDict, LlmMessage, Usage
+from contextree.entries.types import JsonDict, LlmMessage, StoredBlock, StoredMessage, Usage
 
 __all__ = [
     "PI_METADATA_KEY",
@@ -96,7 +96,7 @@ def from_langchain(
     *,
     now: Callable[[], int] = _now_ms,
     tool_names: Mapping[str, str] | None = None,
-) -> AgentMessage:
+) -> StoredMessage:
     """The pi message for one LangChain message.
 
     Args:
@@ -127,10 +127,10 @@ def from_langchain(
 
 def from_langchain_messages(
     messages: Iterable[BaseMessage], *, now: Callable[[], int] = _now_ms
-) -> list[AgentMessage]:
+) -> list[StoredMessage]:
     """:func:`from_langchain` over a conversation; tool names come from the calls before."""
     names: dict[str, str] = {}
-    converted: list[AgentMessage] = []
+    converted: list[StoredMessage] = []
     for message in messages:
         if isinstance(message, AIMessage):
             names.update((call["id"], call["name"]) for call in message.tool_calls if call["id"])
@@ -154,9 +154,9 @@ def _langchain_fields(message: BaseMessage) -> JsonDict:
 
 def _finish(
     message: BaseMessage, pi: JsonDict, base: JsonDict, now: Callable[[], int]
-) -> AgentMessage:
+) -> StoredMessage:
     # pi's own fields first in pi's key order, then what an earlier conversion carried over.
-    result: AgentMessage = {**base}
+    result: StoredMessage = {**base}
     for key, value in pi.items():
         result.setdefault(key, value)
     result.setdefault("timestamp", now())
@@ -165,8 +165,8 @@ def _finish(
     return result
 
 
-def _user_from_langchain(message: HumanMessage, now: Callable[[], int]) -> AgentMessage:
-    content: str | list[ContentBlock]
+def _user_from_langchain(message: HumanMessage, now: Callable[[], int]) -> StoredMessage:
+    content: str | list[StoredBlock]
     if isinstance(message.content, str):
         content = message.content
     else:
@@ -176,8 +176,8 @@ def _user_from_langchain(message: HumanMessage, now: Callable[[], int]) -> Agent
     return _finish(message, pi, {"role": role, "content": content}, now)
 
 
-def _user_blocks(message: BaseMessage, *, what: str) -> list[ContentBlock]:
-    blocks: list[ContentBlock] = []
+def _user_blocks(message: BaseMessage, *, what: str) -> list[StoredBlock]:
+    blocks: list[StoredBlock] = []
     for index, block in enumerate(message.content_blocks):
         kind = block.get("type")
         where = f"{what}, block {index}"
@@ -193,7 +193,7 @@ def _user_blocks(message: BaseMessage, *, what: str) -> list[ContentBlock]:
     return blocks
 
 
-def _image_from_langchain(block: Mapping[str, Any], *, where: str) -> ContentBlock:
+def _image_from_langchain(block: Mapping[str, Any], *, where: str) -> StoredBlock:
     data = block.get("base64")
     mime = block.get("mime_type")
     if not isinstance(data, str) or not isinstance(mime, str):
@@ -205,7 +205,7 @@ def _image_from_langchain(block: Mapping[str, Any], *, where: str) -> ContentBlo
     return _with_extras({"type": "image", "data": data, "mimeType": mime}, block)
 
 
-def _with_extras(pi_block: ContentBlock, block: Mapping[str, Any]) -> ContentBlock:
+def _with_extras(pi_block: StoredBlock, block: Mapping[str, Any]) -> StoredBlock:
     extras = block.get("extras")
     if isinstance(extras, Mapping):
         stored = extras.get(PI_METADATA_KEY)
@@ -215,9 +215,9 @@ def _with_extras(pi_block: ContentBlock, block: Mapping[str, Any]) -> ContentBlo
     return pi_block
 
 
-def _assistant_from_langchain(message: AIMessage, now: Callable[[], int]) -> AgentMessage:
+def _assistant_from_langchain(message: AIMessage, now: Callable[[], int]) -> StoredMessage:
     what = _describe(message)
-    content: list[ContentBlock] = []
+    content: list[StoredBlock] = []
     blocks = list(message.content_blocks)
     # content_blocks lists the parsed tool calls but not always the invalid ones.
     listed = {b.get("id") for b in blocks if b.get("type") == "invalid_tool_call"}
@@ -265,7 +265,7 @@ def _assistant_from_langchain(message: AIMessage, now: Callable[[], int]) -> Age
     provider = pi.pop("provider", None) or metadata.get("model_provider") or "langchain"
     model = pi.pop("model", None) or metadata.get("model_name") or "unknown"
     has_calls = any(block["type"] == "toolCall" for block in content)
-    base: AgentMessage = {
+    base: StoredMessage = {
         "role": "assistant",
         "content": content,
         "api": pi.pop("api", None) or _api_name(str(provider)),
@@ -277,8 +277,8 @@ def _assistant_from_langchain(message: AIMessage, now: Callable[[], int]) -> Age
     return _finish(message, pi, base, now)
 
 
-def _thinking_from_langchain(block: Mapping[str, Any]) -> ContentBlock:
-    thinking: ContentBlock = {"type": "thinking", "thinking": block.get("reasoning", "")}
+def _thinking_from_langchain(block: Mapping[str, Any]) -> StoredBlock:
+    thinking: StoredBlock = {"type": "thinking", "thinking": block.get("reasoning", "")}
     extras = block.get("extras")
     if isinstance(extras, Mapping) and isinstance(extras.get("signature"), str):
         thinking["thinkingSignature"] = extras["signature"]
@@ -321,14 +321,14 @@ def _usage_from_langchain(usage: UsageMetadata | None, stored: object) -> Usage:
 
 def _tool_from_langchain(
     message: ToolMessage, now: Callable[[], int], names: Mapping[str, str]
-) -> AgentMessage:
+) -> StoredMessage:
     what = _describe(message)
     if isinstance(message.content, str):
-        content: list[ContentBlock] = [{"type": "text", "text": message.content}]
+        content: list[StoredBlock] = [{"type": "text", "text": message.content}]
     else:
         content = _user_blocks(message, what=what)
     pi = _pi_extras(message)
-    base: AgentMessage = {
+    base: StoredMessage = {
         "role": "toolResult",
         "toolCallId": message.tool_call_id,
         "toolName": message.name or names.get(message.tool_call_id, ""),
@@ -407,7 +407,7 @@ def _leftovers(message: LlmMessage, known: frozenset[str]) -> JsonDict:
     return {key: value for key, value in message.items() if key not in known}
 
 
-def _block_extras(block: ContentBlock, known: frozenset[str]) -> dict[str, Any]:
+def _block_extras(block: StoredBlock, known: frozenset[str]) -> dict[str, Any]:
     rest = {key: value for key, value in block.items() if key not in known}
     return {PI_METADATA_KEY: rest} if rest else {}
 
@@ -418,7 +418,7 @@ _THINKING_KEYS = frozenset({"type", "thinking", "thinkingSignature"})
 _CALL_KEYS = frozenset({"type", "id", "name", "arguments"})
 
 
-def _text_to_langchain(block: ContentBlock) -> dict[str, Any]:
+def _text_to_langchain(block: StoredBlock) -> dict[str, Any]:
     """A pi text block as a v1 text block; keys LangChain has no place for go in ``extras``."""
     text: dict[str, Any] = {"type": "text", "text": block.get("text", "")}
     if extras := _block_extras(block, _TEXT_KEYS):
@@ -475,7 +475,8 @@ def _assistant_to_langchain(message: LlmMessage) -> AIMessage:
     content: list[str | dict[str, Any]] = []
     calls: list[ToolCall] = []
     invalid: list[InvalidToolCall] = []
-    for index, block in enumerate(message.get("content") or []):
+    blocks: Any = message.get("content") or []  # read as the file holds it
+    for index, block in enumerate(blocks):
         kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "text":
             content.append(_text_to_langchain(block))
@@ -525,7 +526,7 @@ def _assistant_to_langchain(message: LlmMessage) -> AIMessage:
     )
 
 
-def _thinking_to_langchain(block: ContentBlock) -> dict[str, Any]:
+def _thinking_to_langchain(block: StoredBlock) -> dict[str, Any]:
     reasoning: dict[str, Any] = {"type": "reasoning", "reasoning": block.get("thinking", "")}
     extras: dict[str, Any] = {}
     if isinstance(block.get("thinkingSignature"), str):

@@ -35,7 +35,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMe
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.runtime import Runtime
 
-from contextree.entries.types import AgentMessage, LlmMessage
+from contextree.entries.types import LlmMessage, StoredMessage
 from contextree.integrations.core import ManagedSession
 from contextree.integrations.langchain.convert import from_langchain, to_langchain
 from contextree.llm.errors import is_overflow_text
@@ -223,10 +223,10 @@ class ContextreeMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.session.append(self._convert(new))
         known.update(message.id for message in new if message.id is not None)
 
-    def _convert(self, messages: Sequence[BaseMessage]) -> list[AgentMessage]:
+    def _convert(self, messages: Sequence[BaseMessage]) -> list[StoredMessage]:
         names = self._tool_names(messages)
         provider, model = self.session.provider_and_model
-        converted: list[AgentMessage] = []
+        converted: list[StoredMessage] = []
         for message in messages:
             pi = from_langchain(message, tool_names=names)
             if pi["role"] == "assistant" and provider and pi.get("provider") == "langchain":

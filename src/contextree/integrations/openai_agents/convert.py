@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage, Usage
+from contextree.entries.types import LlmMessage, StoredBlock, StoredMessage, Usage
 
 __all__ = [
     "FAKE_ITEM_ID",
@@ -79,7 +79,7 @@ def items_to_messages(
     api: str = "openai-responses",
     tool_names: Mapping[str, str] | None = None,
     usage: Usage | None = None,
-) -> list[AgentMessage]:
+) -> list[StoredMessage]:
     """pi messages for ``items``, in order.
 
     Args:
@@ -96,7 +96,7 @@ def items_to_messages(
         UnsupportedItemError: an item type or content part pi cannot express.
     """
     names = dict(tool_names or {})
-    messages: list[AgentMessage] = []
+    messages: list[StoredMessage] = []
     pending: list[tuple[int, Mapping[str, Any]]] = []  # the assistant-side run being grouped
 
     def flush() -> None:
@@ -158,26 +158,26 @@ def _zero_cost() -> dict[str, float]:
     return {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
 
 
-def _text(text: str) -> ContentBlock:
+def _text(text: str) -> StoredBlock:
     return {"type": "text", "text": text}
 
 
-def _image(index: int, part: Mapping[str, Any]) -> ContentBlock:
+def _image(index: int, part: Mapping[str, Any]) -> StoredBlock:
     url = part.get("image_url")
     match = _DATA_URL.match(url) if isinstance(url, str) else None
     if match is None:
         raise UnsupportedItemError(
             index, "an input_image that is not a base64 data: URL", "pass the image inline"
         )
-    block: ContentBlock = {"type": "image", "data": match["data"], "mimeType": match["mime"]}
+    block: StoredBlock = {"type": "image", "data": match["data"], "mimeType": match["mime"]}
     detail = part.get("detail")
     if detail not in (None, "auto"):
         block["detail"] = detail
     return block
 
 
-def _input_parts(index: int, parts: Iterable[Any]) -> list[ContentBlock]:
-    blocks: list[ContentBlock] = []
+def _input_parts(index: int, parts: Iterable[Any]) -> list[StoredBlock]:
+    blocks: list[StoredBlock] = []
     for part in parts:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind in ("input_text", "output_text", "text"):
@@ -189,7 +189,7 @@ def _input_parts(index: int, parts: Iterable[Any]) -> list[ContentBlock]:
     return blocks
 
 
-def _user_content(index: int, item: Mapping[str, Any]) -> str | list[ContentBlock]:
+def _user_content(index: int, item: Mapping[str, Any]) -> str | list[StoredBlock]:
     content = item.get("content")
     if isinstance(content, str):
         return content
@@ -200,7 +200,7 @@ def _user_content(index: int, item: Mapping[str, Any]) -> str | list[ContentBloc
 
 def _tool_result(
     index: int, item: Mapping[str, Any], names: Mapping[str, str], timestamp: int
-) -> AgentMessage:
+) -> StoredMessage:
     call_id = str(item.get("call_id"))
     output = item.get("output")
     if isinstance(output, str):
@@ -226,8 +226,8 @@ def _item_id(item: Mapping[str, Any]) -> str | None:
 
 def _assistant(
     run: list[tuple[int, Mapping[str, Any]]], timestamp: int, model: str, provider: str, api: str
-) -> AgentMessage:
-    blocks: list[ContentBlock] = []
+) -> StoredMessage:
+    blocks: list[StoredBlock] = []
     for index, item in run:
         kind = item.get("type", "message")
         if kind == "reasoning":
@@ -252,7 +252,7 @@ def _assistant(
     }
 
 
-def _thinking(item: Mapping[str, Any]) -> ContentBlock:
+def _thinking(item: Mapping[str, Any]) -> StoredBlock:
     summary = item.get("summary") or []
     texts = [str(part.get("text", "")) for part in summary if isinstance(part, Mapping)]
     if not texts:  # models that expose raw reasoning text instead of a summary
@@ -261,7 +261,7 @@ def _thinking(item: Mapping[str, Any]) -> ContentBlock:
     signature = {key: value for key, value in item.items() if key != "provider_data"}
     if signature.get("id") == FAKE_ITEM_ID:
         del signature["id"]
-    block: ContentBlock = {"type": "thinking", "thinking": "\n\n".join(texts)}
+    block: StoredBlock = {"type": "thinking", "thinking": "\n\n".join(texts)}
     if signature.keys() - {"type", "summary"}:
         # Only an item with something to send back (id, encrypted content, raw text) is
         # signed; plain summaries stay unsigned thinking, as other providers' thinking is.
@@ -269,9 +269,9 @@ def _thinking(item: Mapping[str, Any]) -> ContentBlock:
     return block
 
 
-def _tool_call(item: Mapping[str, Any]) -> ContentBlock:
+def _tool_call(item: Mapping[str, Any]) -> StoredBlock:
     raw = item.get("arguments")
-    block: ContentBlock = {
+    block: StoredBlock = {
         "type": "toolCall",
         "id": str(item.get("call_id")),
         "name": str(item.get("name")),
@@ -292,7 +292,7 @@ def _tool_call(item: Mapping[str, Any]) -> ContentBlock:
     return block
 
 
-def _output_parts(index: int, item: Mapping[str, Any]) -> list[ContentBlock]:
+def _output_parts(index: int, item: Mapping[str, Any]) -> list[StoredBlock]:
     content = item.get("content")
     if isinstance(content, str):
         parts: list[Any] = [{"type": "output_text", "text": content}]
@@ -301,7 +301,7 @@ def _output_parts(index: int, item: Mapping[str, Any]) -> list[ContentBlock]:
     else:
         raise UnsupportedItemError(index, f"message content of type {type(content).__name__}")
     item_id = _item_id(item)
-    blocks: list[ContentBlock] = []
+    blocks: list[StoredBlock] = []
     for part in parts:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind in ("output_text", "input_text", "text"):

@@ -27,7 +27,7 @@ from agents.tool import FunctionTool
 from agents.tool_context import ToolContext
 
 from contextree.context import convert_to_llm
-from contextree.entries.types import AgentMessage, Usage
+from contextree.entries.types import LlmMessage, StoredMessage, Usage
 from contextree.integrations.core import ManagedSession
 from contextree.integrations.openai_agents.convert import (
     Item,
@@ -357,11 +357,16 @@ def _without_orphan_outputs(items: list[Item]) -> list[Item]:
     ]
 
 
-def _remainder(message: AgentMessage, items: list[Item]) -> AgentMessage:
+def _prefix(message: StoredMessage, blocks: list[Any], count: int) -> LlmMessage:
+    """``message`` (an LLM message as stored) with only its first ``count`` blocks."""
+    return cast("LlmMessage", {**message, "content": blocks[:count]})
+
+
+def _remainder(message: StoredMessage, items: list[Item]) -> StoredMessage:
     """``message`` with only the blocks that give ``items`` (a prefix of its items)."""
     blocks = list(message.get("content") or [])
     count = len(blocks)
-    while count > 0 and messages_to_items([{**message, "content": blocks[:count]}]) != items:
+    while count > 0 and messages_to_items([_prefix(message, blocks, count)]) != items:
         count -= 1
     rest = {**message, "content": blocks[:count]}
     if message.get("role") == "assistant":

@@ -26,7 +26,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.usage import RequestUsage
 
-from contextree.entries.types import AgentMessage, ContentBlock, JsonDict
+from contextree.entries.types import JsonDict, StoredBlock, StoredMessage
 from contextree.integrations.pydantic_ai.convert_shared import (
     API_BY_PROVIDER,
     ERROR_OUTCOMES,
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 
-def basic_request_part_to_pi(part: ModelRequestPart) -> AgentMessage:
+def basic_request_part_to_pi(part: ModelRequestPart) -> StoredMessage:
     if isinstance(part, UserPromptPart):
         return {
             "role": "user",
@@ -67,7 +67,7 @@ def basic_request_part_to_pi(part: ModelRequestPart) -> AgentMessage:
         }
     if isinstance(part, BaseToolReturnPart):
         text, as_json = tool_return_text(part.content)
-        message: AgentMessage = {
+        message: StoredMessage = {
             "role": "toolResult",
             "toolCallId": part.tool_call_id,
             "toolName": part.tool_name,
@@ -94,10 +94,10 @@ def basic_request_part_to_pi(part: ModelRequestPart) -> AgentMessage:
     raise TypeError(f"no pi message for a pydantic-ai {type(part).__name__}")
 
 
-def user_content_to_pi(content: str | Sequence[UserContent]) -> str | list[ContentBlock]:
+def user_content_to_pi(content: str | Sequence[UserContent]) -> str | list[StoredBlock]:
     if isinstance(content, str):
         return content
-    blocks: list[ContentBlock] = []
+    blocks: list[StoredBlock] = []
     for item in content:
         if isinstance(item, str):
             blocks.append({"type": "text", "text": item})
@@ -133,8 +133,8 @@ def plain_json(value: Any) -> bool:
 
 
 def basic_response_to_pi(
-    message: ModelResponse, content: list[ContentBlock] | None = None
-) -> AgentMessage:
+    message: ModelResponse, content: list[StoredBlock] | None = None
+) -> StoredMessage:
     if content is None:
         content = [
             block
@@ -145,7 +145,7 @@ def basic_response_to_pi(
     if stop is None:
         stop = "toolUse" if any(b["type"] == "toolCall" for b in content) else "stop"
     provider = message.provider_name or "pydantic-ai"
-    out: AgentMessage = {
+    out: StoredMessage = {
         "role": "assistant",
         "content": content,
         "api": API_BY_PROVIDER.get(provider, "pydantic-ai"),
@@ -158,8 +158,8 @@ def basic_response_to_pi(
     return out
 
 
-def basic_response_part_to_pi(part: ModelResponsePart) -> ContentBlock | None:
-    block: ContentBlock
+def basic_response_part_to_pi(part: ModelResponsePart) -> StoredBlock | None:
+    block: StoredBlock
     if isinstance(part, TextPart):
         block = {"type": "text", "text": part.content}
     elif isinstance(part, ThinkingPart):
@@ -189,7 +189,7 @@ def usage_to_pi(usage: RequestUsage) -> JsonDict:
     }
 
 
-def basic_pi_to_request_part(message: AgentMessage) -> ModelRequestPart:
+def basic_pi_to_request_part(message: StoredMessage) -> ModelRequestPart:
     role = message["role"]
     when = from_ms(message.get("timestamp"))
     if role == "user":
@@ -250,7 +250,7 @@ def user_item(dumped: Any) -> UserContent:
     return USER_CONTENT.validate_python(dumped)
 
 
-def basic_pi_to_response(message: AgentMessage) -> ModelResponse:
+def basic_pi_to_response(message: StoredMessage) -> ModelResponse:
     provider = message.get("provider")
     provider_name = provider if isinstance(provider, str) and provider else None
     parts: list[ModelResponsePart] = []
@@ -271,7 +271,7 @@ def basic_pi_to_response(message: AgentMessage) -> ModelResponse:
     )
 
 
-def response_part_from_pi(block: ContentBlock, provider: str | None) -> ModelResponsePart | None:
+def response_part_from_pi(block: StoredBlock, provider: str | None) -> ModelResponsePart | None:
     part = basic_pi_to_response_part(block, provider)
     leftovers = block.get(EXTRA_KEY)
     if part is not None and isinstance(leftovers, dict) and leftovers:
@@ -281,7 +281,7 @@ def response_part_from_pi(block: ContentBlock, provider: str | None) -> ModelRes
 
 
 def basic_pi_to_response_part(
-    block: ContentBlock, provider: str | None
+    block: StoredBlock, provider: str | None
 ) -> ModelResponsePart | None:
     kind = block.get("type")
     if kind == "text":
