@@ -95,11 +95,13 @@ __all__ = [
     "entry_message",
     "is_assistant_message",
     "is_bash_execution_message",
+    "is_branch_summary_message",
     "is_branch_summary_entry",
     "is_compaction_entry",
     "is_compaction_summary_message",
     "is_custom_entry",
     "is_custom_message_entry",
+    "is_developer_message",
     "is_image_content",
     "is_label_entry",
     "is_message_entry",
@@ -570,6 +572,14 @@ def is_tool_result_message(message: object) -> TypeGuard[ToolResultMessage]:
 
 def is_bash_execution_message(message: object) -> TypeGuard[BashExecutionMessage]:
     return isinstance(message, dict) and _tag(message, "role") == "bashExecution"
+
+
+def is_developer_message(message: object) -> TypeGuard[DeveloperMessage]:
+    return isinstance(message, dict) and _tag(message, "role") == "developer"
+
+
+def is_branch_summary_message(message: object) -> TypeGuard[BranchSummaryMessage]:
+    return isinstance(message, dict) and _tag(message, "role") == "branchSummary"
 
 
 def is_compaction_summary_message(message: object) -> TypeGuard[CompactionSummaryMessage]:

@@ -35,9 +35,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
-from contextree.entries.types import LlmMessage, StoredBlock, StoredMessage, Usage
+from contextree.entries.types import (
+    LlmMessage,
+    StoredBlock,
+    StoredMessage,
+    Usage,
+    is_assistant_message,
+    is_image_content,
+    is_text_content,
+    is_tool_call_content,
+    known_block,
+    known_message,
+)
 
 __all__ = [
     "FAKE_ITEM_ID",
@@ -135,7 +146,7 @@ def items_to_messages(
     flush()
     if usage is not None:
         for message in reversed(messages):
-            if message["role"] == "assistant":
+            if is_assistant_message(message):
                 message["usage"] = dict(usage)
                 break
     return messages
@@ -239,7 +250,7 @@ def _assistant(
         provider_data = item.get("provider_data")
         if isinstance(provider_data, Mapping) and isinstance(provider_data.get("model"), str):
             model = provider_data["model"]
-    calls = any(block["type"] == "toolCall" for block in blocks)
+    calls = any(is_tool_call_content(block) for block in blocks)
     return {
         "role": "assistant",
         "content": blocks,
@@ -369,26 +380,41 @@ class ItemCache:
 
 
 def _message_items(message: LlmMessage, index: int) -> list[Item]:
-    role = message.get("role")
-    if role == "user":
-        return [{"role": "user", "content": _to_input_content(message.get("content"))}]
-    if role == "developer":
-        sdk_role = message.get("sdkRole")
-        return [
-            {
-                "role": sdk_role if sdk_role in ("system", "developer") else "developer",
-                "content": _to_input_content(message.get("content")),
-            }
-        ]
-    if role == "assistant":
-        return _assistant_items(message.get("content") or [])
-    if role == "toolResult":
-        return [_output_item(message)]
+    known = known_message(message)
+    if known is not None:
+        match known["role"]:
+            case "user":
+                return [{"role": "user", "content": _to_input_content(known.get("content"))}]
+            case "developer":
+                sdk_role = known.get("sdkRole")
+                return [
+                    {
+                        "role": sdk_role if sdk_role in ("system", "developer") else "developer",
+                        "content": _to_input_content(known.get("content")),
+                    }
+                ]
+            case "assistant":
+                return _assistant_items(known.get("content") or [])
+            case "toolResult":
+                return [_output_item(known)]
+            case (
+                "bashExecution"
+                | "pythonExecution"
+                | "custom"
+                | "hookMessage"
+                | "branchSummary"
+                | "compactionSummary"
+                | "fileMention"
+            ):
+                pass  # a session role: convert_to_llm turns it into an LLM one first
+            case _:
+                assert_never(known)
+    role = message.get("role")  # for the error only: a known session role or an unknown one
     raise ValueError(f"message {index}: role {role!r} is not an LLM message role")
 
 
 def _to_input_part(block: Mapping[str, Any]) -> Item:
-    if block.get("type") == "image":
+    if is_image_content(block):
         part: Item = {
             "type": "input_image",
             "image_url": f"data:{block.get('mimeType')};base64,{block.get('data')}",
@@ -408,7 +434,7 @@ def _to_input_content(content: Any) -> str | list[Item]:
 def _output_item(message: Mapping[str, Any]) -> Item:
     blocks = [block for block in message.get("content") or [] if isinstance(block, Mapping)]
     output: str | list[Item]
-    if all(block.get("type") == "text" for block in blocks) and len(blocks) == 1:
+    if all(is_text_content(block) for block in blocks) and len(blocks) == 1:
         output = str(blocks[0].get("text", ""))
     elif not blocks:
         output = ""
@@ -424,30 +450,38 @@ def _output_item(message: Mapping[str, Any]) -> Item:
 def _assistant_items(blocks: Iterable[Any]) -> list[Item]:
     items: list[Item] = []
     message: Item | None = None  # the message item consecutive text blocks go into
-    for block in blocks:
-        if not isinstance(block, Mapping):
+    for item in blocks:
+        if not isinstance(item, Mapping):
             continue
-        kind = block.get("type")
-        if kind == "text":
-            # A refusal goes back as text: the SDK sends a refusal part as an assistant
-            # message without content, which OpenAI-compatible servers need not accept.
-            part: Item = {
-                "type": "output_text",
-                "text": str(block.get("text", "")),
-                "annotations": list(block.get("annotations") or []),
-            }
-            signature = block.get("textSignature")
-            if message is None or message.get("id") != signature:
-                message = _message_item(signature)
-                items.append(message)
-            message["content"].append(part)
+        block = known_block(item)
+        if block is None:
+            message = None  # a block type this format does not define: no item, ends the text
             continue
-        message = None
-        if kind == "thinking":
-            items.append(_reasoning_item(block))
-        elif kind == "toolCall":
-            items.append(_call_item(block))
-        # other blocks (the fork's redactedThinking, images) have no SDK input item
+        match block["type"]:
+            case "text":
+                # A refusal goes back as text: the SDK sends a refusal part as an assistant
+                # message without content, which OpenAI-compatible servers need not accept.
+                annotations: Any = block.get("annotations") or []
+                part: Item = {
+                    "type": "output_text",
+                    "text": str(block.get("text", "")),
+                    "annotations": list(annotations),
+                }
+                signature = block.get("textSignature")
+                if message is None or message.get("id") != signature:
+                    message = _message_item(signature)
+                    items.append(message)
+                message["content"].append(part)
+            case "thinking":
+                message = None
+                items.append(_reasoning_item(block))
+            case "toolCall":
+                message = None
+                items.append(_call_item(block))
+            case "image" | "redactedThinking":
+                message = None  # no SDK input item
+            case _:
+                assert_never(block)
     return _text_before_calls(items)
 
 
