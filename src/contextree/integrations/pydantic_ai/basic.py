@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, assert_never, cast
 
 from pydantic_ai.messages import (
     BaseToolReturnPart,
@@ -26,7 +26,15 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.usage import RequestUsage
 
-from contextree.entries.types import JsonDict, StoredBlock, StoredMessage
+from contextree.entries.types import (
+    JsonDict,
+    StoredBlock,
+    StoredMessage,
+    is_image_content,
+    is_text_content,
+    is_tool_call_content,
+    known_block,
+)
 from contextree.integrations.pydantic_ai.convert_shared import (
     API_BY_PROVIDER,
     ERROR_OUTCOMES,
@@ -143,7 +151,7 @@ def basic_response_to_pi(
         ]
     stop = STOP_BY_FINISH.get(message.finish_reason or "")
     if stop is None:
-        stop = "toolUse" if any(b["type"] == "toolCall" for b in content) else "stop"
+        stop = "toolUse" if any(is_tool_call_content(b) for b in content) else "stop"
     provider = message.provider_name or "pydantic-ai"
     out: StoredMessage = {
         "role": "assistant",
@@ -224,7 +232,7 @@ def blocks_text(content: object) -> str:
     return "\n".join(
         str(block.get("text", ""))
         for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
+        if is_text_content(block)
     )
 
 
@@ -238,9 +246,9 @@ def pi_content_to_user(content: object) -> str | list[UserContent]:
         extra = block.get(EXTRA_KEY)
         if isinstance(extra, dict) and "item" in extra:
             items.append(user_item(extra["item"]))
-        elif block.get("type") == "text":
+        elif is_text_content(block):
             items.append(str(block.get("text", "")))
-        elif block.get("type") == "image":
+        elif is_image_content(block):
             data = base64.b64decode(str(block.get("data", "")))
             items.append(BinaryContent(data=data, media_type=str(block.get("mimeType", ""))))
     return items
@@ -283,25 +291,31 @@ def response_part_from_pi(block: StoredBlock, provider: str | None) -> ModelResp
 def basic_pi_to_response_part(
     block: StoredBlock, provider: str | None
 ) -> ModelResponsePart | None:
-    kind = block.get("type")
-    if kind == "text":
-        return TextPart(str(block.get("text", "")))
-    if kind == "thinking":
-        signature = block.get("thinkingSignature")
-        if isinstance(signature, str) and signature:
-            # pydantic-ai sends a signature back only to the provider that made it.
-            return ThinkingPart(
-                str(block.get("thinking", "")), signature=signature, provider_name=provider
+    known = known_block(block)
+    if known is None:
+        return None  # a block type this format does not define: no part
+    match known["type"]:
+        case "text":
+            return TextPart(str(known.get("text", "")))
+        case "thinking":
+            signature = known.get("thinkingSignature")
+            if isinstance(signature, str) and signature:
+                # pydantic-ai sends a signature back only to the provider that made it.
+                return ThinkingPart(
+                    str(known.get("thinking", "")), signature=signature, provider_name=provider
+                )
+            return ThinkingPart(str(known.get("thinking", "")))
+        case "toolCall":
+            arguments: object = known.get("arguments")
+            return ToolCallPart(
+                tool_name=str(known.get("name", "")),
+                args=cast(dict[str, Any], arguments) if isinstance(arguments, dict) else {},
+                tool_call_id=str(known.get("id", "")),
             )
-        return ThinkingPart(str(block.get("thinking", "")))
-    if kind == "toolCall":
-        arguments = block.get("arguments")
-        return ToolCallPart(
-            tool_name=str(block.get("name", "")),
-            args=cast(dict[str, Any], arguments) if isinstance(arguments, dict) else {},
-            tool_call_id=str(block.get("id", "")),
-        )
-    return None
+        case "image" | "redactedThinking":
+            return None  # no response part holds them
+        case _:
+            assert_never(known)
 
 
 def usage_from_pi(usage: object) -> RequestUsage:

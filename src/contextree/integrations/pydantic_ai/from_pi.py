@@ -14,7 +14,7 @@ from pydantic_ai.messages import (
 )
 
 from contextree.context import convert_to_llm
-from contextree.entries.types import AgentMessage, JsonDict, StoredMessage
+from contextree.entries.types import AgentMessage, JsonDict, StoredMessage, is_assistant_message
 from contextree.integrations.pydantic_ai.basic import (
     basic_pi_to_request_part,
     basic_pi_to_response,
@@ -122,8 +122,8 @@ def _runs(messages: list[StoredMessage]) -> list[list[StoredMessage]]:
         extra = message.get(EXTRA_KEY)
         extra = extra if isinstance(extra, dict) else {}
         starts = (
-            message["role"] == "assistant"
-            or (current and current[-1]["role"] == "assistant")
+            is_assistant_message(message)
+            or (current and is_assistant_message(current[-1]))
             or "request" in extra
             or "riders" in extra
             or "requestsBefore" in extra
@@ -160,7 +160,8 @@ def _convert_pi(messages: list[StoredMessage]) -> list[ModelMessage]:
         for request in extra.get("requestsBefore", ()):
             flush()
             out.append(REQUEST.validate_python(request))
-        if message["role"] == "assistant":
+        replies = is_assistant_message(message)  # a bool: ``message`` stays a stored dict
+        if replies:
             flush()
             out.append(_pi_to_response(message))
         else:

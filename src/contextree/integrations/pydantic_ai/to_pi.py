@@ -18,7 +18,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from contextree.entries.types import JsonDict, StoredBlock, StoredMessage
+from contextree.entries.types import JsonDict, StoredBlock, StoredMessage, is_assistant_message
 from contextree.integrations.pydantic_ai.basic import (
     basic_pi_to_request_part,
     basic_pi_to_response,
@@ -63,7 +63,7 @@ def model_messages_to_pi(messages: Iterable[ModelMessage]) -> list[StoredMessage
         elif isinstance(message, ModelRequest):
             # After a reply (or at the start) a request begins by itself; only a request right
             # after another one needs its start marked.
-            implied = not pending and (not out or out[-1].get("role") == "assistant")
+            implied = not pending and (not out or is_assistant_message(out[-1]))
             converted = _request_to_pi(message, implied_start=implied)
             if not converted:
                 pending.append(_request_dump_without_parts(message, _REQUEST_PART_DUMPS(message)))
