@@ -24,6 +24,7 @@ from contextree.entries.types import (
     entry_message,
     is_branch_summary_entry,
     is_compaction_entry,
+    is_custom_message_entry,
     is_message_entry,
     is_text_content,
     is_tool_call_content,
@@ -69,7 +70,8 @@ def _message_for_summary(
                 return None
             return _cut_tool_result(message, tool_result_chars)
         return message
-    if entry.get("type") in ("custom_message", "branch_summary"):
+    summary_like = is_custom_message_entry(entry) or is_branch_summary_entry(entry)
+    if summary_like:  # a bool: ``entry`` stays the stored dict message_from_entry takes
         return message_from_entry(entry, for_context=False)
     return None
 
@@ -158,7 +160,7 @@ def prepare_branch_entries(
         tokens = estimate(message)
         if token_budget > 0 and total + tokens > token_budget:
             if (
-                entry.get("type") in ("compaction", "branch_summary")
+                (is_compaction_entry(entry) or is_branch_summary_entry(entry))
                 and total < token_budget * _SUMMARY_ENTRY_SHARE
             ):
                 messages.append(message)

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from contextree.compaction.summarize import CompactionResult
 from contextree.context.convert import with_recall_hint
 from contextree.context.provider import ProviderView
-from contextree.entries.types import LlmMessage, StoredMessage
+from contextree.entries.types import LlmMessage, StoredMessage, is_assistant_message
 from contextree.errors import CompactionError
 from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import ModelClient
@@ -143,7 +143,7 @@ class ManagedSession:
             if self.redactor is not None:
                 message = redact_stored_message(message, self.redactor)
             ids.append(self.tree.append_message(message))
-            if message.get("role") == "assistant" and message.get("stopReason") != "error":
+            if is_assistant_message(message) and message.get("stopReason") != "error":
                 self._triggers.overflow_recovery_attempted = False
         return ids
 
