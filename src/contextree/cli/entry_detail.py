@@ -25,8 +25,11 @@ from contextree.entries.types import (
     StoredEntry,
     entry_message,
     is_assistant_message,
+    is_bash_execution_message,
     is_branch_summary_entry,
+    is_branch_summary_message,
     is_compaction_entry,
+    is_compaction_summary_message,
     is_custom_message_entry,
     is_image_content,
     is_text_content,
@@ -125,10 +128,9 @@ def _summary_body(entry: Mapping[str, Any], facts: str) -> Text:
 
 
 def _message_body(message: dict[str, Any]) -> Text:
-    role = message.get("role")
-    if role in ("branchSummary", "compactionSummary"):
+    if is_branch_summary_message(message) or is_compaction_summary_message(message):
         return Text(str(message.get("summary", "")))
-    if role == "bashExecution":
+    if is_bash_execution_message(message):
         body = Text(f"$ {message.get('command', '')}\n", style=theme_style("ct.heading"))
         body.append(str(message.get("output", "")))
         body.append(f"\n\nexit code {message.get('exitCode', '-')}", style=theme_style("ct.meta"))

@@ -10,8 +10,11 @@ from contextree.entries.js_json import js_stringify
 from contextree.entries.types import (
     StoredEntry,
     entry_message,
+    is_bash_execution_message,
     is_branch_summary_entry,
+    is_branch_summary_message,
     is_compaction_entry,
+    is_compaction_summary_message,
     is_custom_entry,
     is_custom_message_entry,
     is_image_content,
@@ -90,10 +93,9 @@ def _call_args(arguments: object) -> str:
 
 def message_text(message: Mapping[str, Any]) -> str:
     """The readable text of a message: text blocks, tool calls, summaries or commands."""
-    role = message.get("role")
-    if role in ("branchSummary", "compactionSummary"):
+    if is_branch_summary_message(message) or is_compaction_summary_message(message):
         return str(message.get("summary", ""))
-    if role == "bashExecution":
+    if is_bash_execution_message(message):
         return f"$ {message.get('command', '')}"
     content = message.get("content")
     if isinstance(content, str):
