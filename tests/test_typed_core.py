@@ -9,8 +9,8 @@ explicit unknown case.
 The count below is the review's measure: lines reading a tag as an untyped string
 (``x.get("type")``, ``x.get("role")``, ``x["type"] == ...``). Outside the codec it stays under
 :data:`THRESHOLD`. The codec is ``entries/codec.py`` and the provider wire formats in ``llm/``
-(they parse foreign JSON); the frameworks' own item and block formats read by the adapters are
-foreign too and are listed in :data:`FOREIGN` with their exact counts.
+(they parse foreign JSON); the frameworks' own item and block formats read by the adapters, and
+a tool's JSON Schema, are foreign too and are listed in :data:`FOREIGN` with their counts.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ FOREIGN: dict[str, tuple[int, str]] = {
         4,
         "LangChain v1 content blocks (invalid_tool_call, reasoning, ...)",
     ),
+    "runtime/tools/base.py": (1, "a JSON Schema property's type, not a session value"),
 }
-"""Lines reading a framework's own format, not a pi value, by file."""
+"""Lines reading a foreign format (a framework's items, JSON Schema), not a pi value, by file."""
 
 
 def _sites() -> dict[str, int]:

@@ -490,6 +490,8 @@ BLOCK_TYPES: Final = frozenset({"text", "image", "thinking", "redactedThinking",
 def _tag(value: object, key: str) -> object:
     """The tag (``type`` or ``role``) of a stored dict; ``None`` for anything else. The one
     place outside the codec that reads a tag as an untyped value."""
+    if type(value) is dict:  # the usual case, ahead of the slower ABC check
+        return value.get(key)
     return value.get(key) if isinstance(value, Mapping) else None
 
 
@@ -503,14 +505,15 @@ def known_entry(entry: Mapping[str, Any]) -> Entry | None:
 def known_message(message: object) -> AgentMessage | None:
     """``message`` typed by its ``role`` (the same dict), or ``None`` when it is not an object
     or its role is not one this format defines (pi files may hold others: they are kept)."""
-    known = isinstance(message, dict) and _tag(message, "role") in MESSAGE_ROLES
+    # Read inline (no helper call): every estimate and conversion of a context comes here.
+    known = isinstance(message, dict) and message.get("role") in MESSAGE_ROLES
     return cast("AgentMessage", message) if known else None
 
 
 def known_block(block: object) -> ContentBlock | None:
     """``block`` typed by its ``type`` (the same dict), or ``None`` when it is not an object
     or of a type this format does not define."""
-    known = isinstance(block, dict) and _tag(block, "type") in BLOCK_TYPES
+    known = isinstance(block, dict) and block.get("type") in BLOCK_TYPES
     return cast("ContentBlock", block) if known else None
 
 

@@ -162,9 +162,12 @@ def _content_size(content: object, measure: Callable[[str], int], *, images: boo
         block = known_block(item)
         if block is None:
             continue  # not an object, or a block type this format does not define: counts 0
+        # Estimating runs over every message of a context: no helper call per string.
         match block["type"]:
             case "text":
-                size += _str_size(block.get("text"), measure)
+                text = block.get("text")
+                if isinstance(text, str):
+                    size += measure(text)
             case "image":
                 size += IMAGE_CHARS if images else 0
             case "thinking" | "redactedThinking" | "toolCall":
@@ -184,17 +187,19 @@ def _assistant_size(content: object, measure: Callable[[str], int]) -> int:
             continue  # not an object, or a block type this format does not define: counts 0
         match block["type"]:
             case "text":
-                size += _str_size(block.get("text"), measure)
+                text = block.get("text")
             case "thinking":
-                size += _str_size(block.get("thinking"), measure)
+                text = block.get("thinking")
             case "toolCall":
-                size += _str_size(block.get("name"), measure)
+                text = block.get("name")
                 if "arguments" in block:
                     size += _arguments_size(block["arguments"], measure)
             case "image" | "redactedThinking":
-                pass  # pi counts neither in an assistant message
+                continue  # pi counts neither in an assistant message
             case _:
                 assert_never(block)
+        if isinstance(text, str):
+            size += measure(text)
     return size
 
 
