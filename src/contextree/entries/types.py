@@ -488,8 +488,9 @@ BLOCK_TYPES: Final = frozenset({"text", "image", "thinking", "redactedThinking",
 
 
 def _tag(value: object, key: str) -> object:
-    """The tag (``type`` or ``role``) of a stored dict; ``None`` for anything else. The one
-    place outside the codec that reads a tag as an untyped value."""
+    """The tag (``type`` or ``role``) of a stored dict; ``None`` for anything else. This module
+    (here and in ``known_message``/``known_block``) is where a tag read as an untyped value
+    becomes a type."""
     if type(value) is dict:  # the usual case, ahead of the slower ABC check
         return value.get(key)
     return value.get(key) if isinstance(value, Mapping) else None
