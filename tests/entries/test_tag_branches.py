@@ -21,17 +21,11 @@ TAGS = ENTRY_TYPES | MESSAGE_ROLES | {"text", "image", "thinking", "toolCall"}
 NOT_ENTRIES = ("llm/", "integrations/")
 
 ALLOWED: dict[str, tuple[int, str]] = {
-    "entries/types.py": (17, "the guards themselves and entry_message"),
-    "compaction/cut_points.py": (1, "every message entry ends a step of the walk, readable or not"),
     "compaction/offline/conversation.py": (
         1,
         "a developer message has no shape of its own: it is read as the user's (issue 25)",
     ),
     "context/build.py": (1, "the hot path of every context: the tag is read once per entry"),
-    "context/provider.py": (
-        2,
-        "LlmMessage list plumbing: a TypeGuard would retype the messages put back in the lists",
-    ),
     "runtime/agent.py": (1, "the reply is passed on as an AgentMessage"),
     "runtime/triggers.py": (1, "returns the message itself as an AgentMessage"),
     "store/migrations.py": (1, "renames pi's pre-v3 role in a raw dict (no shape for it)"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.session.tree import SessionTree
 
 __all__ = ["BranchCollection", "collect_entries_for_branch_summary"]
@@ -20,7 +20,7 @@ __all__ = ["BranchCollection", "collect_entries_for_branch_summary"]
 class BranchCollection:
     """The entries a move abandons, oldest first, and where the two paths meet."""
 
-    entries: list[Entry]
+    entries: list[StoredEntry]
     """From just after the common ancestor to the old leaf, every entry type included."""
     common_ancestor_id: str | None
     """The deepest entry on both paths; ``None`` when they share nothing (or no old leaf)."""
@@ -50,7 +50,7 @@ def collect_entries_for_branch_summary(
             common = entry_id
             break
 
-    entries: list[Entry] = []
+    entries: list[StoredEntry] = []
     seen: set[str] = set()
     current: str | None = old_leaf_id
     while current is not None and current != common and current not in seen:

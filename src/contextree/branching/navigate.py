@@ -35,7 +35,7 @@ from contextree.branching.collect import collect_entries_for_branch_summary
 from contextree.branching.summarize import BranchSummaryResult, generate_branch_summary
 from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
 from contextree.entries.types import (
-    Entry,
+    StoredEntry,
     is_custom_entry,
     is_custom_message_entry,
     is_message_entry,
@@ -73,7 +73,7 @@ class TreePreparation:
     target_id: str
     old_leaf_id: str | None
     common_ancestor_id: str | None
-    entries_to_summarize: list[Entry]
+    entries_to_summarize: list[StoredEntry]
     """The abandoned entries, oldest first (§9.1)."""
     user_wants_summary: bool
     custom_instructions: str | None = None
@@ -93,7 +93,7 @@ class NavigationResult:
     aborted: bool = False
     editor_text: str | None = None
     """The text of a user or custom message target, to edit and send again."""
-    summary_entry: Entry | None = None
+    summary_entry: StoredEntry | None = None
     """The ``branch_summary`` entry written, if any."""
     new_leaf_id: str | None = None
     """The leaf after the move: the summary entry, the label entry, or the new position."""
@@ -132,7 +132,9 @@ def _text_blocks(content: object) -> str:
     return "".join(str(block.get("text", "")) for block in content if is_text_content(block))
 
 
-def _position(tree: SessionTree, target: Entry, target_id: str) -> tuple[str | None, str | None]:
+def _position(
+    tree: SessionTree, target: StoredEntry, target_id: str
+) -> tuple[str | None, str | None]:
     """``(new_leaf_id, editor_text)`` for a move to ``target`` (§9.4 step 6)."""
     if is_message_entry(target):
         message = target["message"]
@@ -150,7 +152,7 @@ def _position(tree: SessionTree, target: Entry, target_id: str) -> tuple[str | N
     return parent, text
 
 
-def _is_leaf_marker(entry: Entry) -> bool:
+def _is_leaf_marker(entry: StoredEntry) -> bool:
     # Our decision-8 bookkeeping is no content: a branch holding only such markers is not
     # summarized (pi would write "No content to summarize" for it).
     return is_custom_entry(entry) and entry.get("customType") == LEAF_CUSTOM_TYPE
@@ -249,7 +251,7 @@ def _resolved(
 class _Plan:
     """What a move will do, read before any hook or model runs."""
 
-    target: Entry
+    target: StoredEntry
     old_leaf_id: str | None
     preparation: TreePreparation
     opts: SummaryOptions
@@ -288,7 +290,7 @@ class _Summary:
 @dataclass(frozen=True, slots=True)
 class _Written:
     editor_text: str | None
-    summary_entry: Entry | None = None
+    summary_entry: StoredEntry | None = None
     label_entry_id: str | None = None
     from_extension: bool = False
     elsewhere: bool = False

@@ -19,11 +19,12 @@ from typing import Any
 from contextree.compaction.file_ops import FileOps, extract_file_ops_from_message, seed_from_details
 from contextree.context.build import compaction_summary_message, message_from_entry
 from contextree.entries.types import (
-    AgentMessage,
-    Entry,
+    StoredEntry,
+    StoredMessage,
     entry_message,
     is_branch_summary_entry,
     is_compaction_entry,
+    is_custom_message_entry,
     is_message_entry,
     is_text_content,
     is_tool_call_content,
@@ -45,7 +46,7 @@ taken so far use less than this share of it (it stands for a lot of history)."""
 class BranchPreparation:
     """The messages to summarize (oldest first), the files touched, and their token estimate."""
 
-    messages: list[AgentMessage]
+    messages: list[StoredMessage]
     file_ops: FileOps = field(default_factory=FileOps)
     total_tokens: int = 0
 
@@ -56,8 +57,8 @@ def _is_from_extension(entry: Mapping[str, Any]) -> bool:
 
 
 def _message_for_summary(
-    entry: Entry, tool_result_chars: int, call_ids: set[str]
-) -> AgentMessage | None:
+    entry: StoredEntry, tool_result_chars: int, call_ids: set[str]
+) -> StoredMessage | None:
     if is_compaction_entry(entry):
         return compaction_summary_message(entry)
     message = entry_message(entry)
@@ -69,12 +70,13 @@ def _message_for_summary(
                 return None
             return _cut_tool_result(message, tool_result_chars)
         return message
-    if entry.get("type") in ("custom_message", "branch_summary"):
+    summary_like = is_custom_message_entry(entry) or is_branch_summary_entry(entry)
+    if summary_like:  # a bool: ``entry`` stays the stored dict message_from_entry takes
         return message_from_entry(entry, for_context=False)
     return None
 
 
-def _cut_tool_result(message: Mapping[str, Any], limit: int) -> AgentMessage | None:
+def _cut_tool_result(message: Mapping[str, Any], limit: int) -> StoredMessage | None:
     """A copy of a tool result whose text blocks together hold at most ``limit`` characters
     (``None`` when it has no text)."""
     content = message.get("content")
@@ -105,7 +107,7 @@ def _cut(text: str, limit: int) -> str:
     )
 
 
-def _tool_call_ids(entries: Sequence[Entry]) -> set[str]:
+def _tool_call_ids(entries: Sequence[StoredEntry]) -> set[str]:
     ids: set[str] = set()
     for entry in entries:
         if not is_message_entry(entry):
@@ -121,7 +123,7 @@ def _tool_call_ids(entries: Sequence[Entry]) -> set[str]:
 
 
 def prepare_branch_entries(
-    entries: Sequence[Entry],
+    entries: Sequence[StoredEntry],
     token_budget: int = 0,
     *,
     estimator: TokenEstimator | None = None,
@@ -148,7 +150,7 @@ def prepare_branch_entries(
             seed_from_details(ops, entry.get("details"))
 
     call_ids = _tool_call_ids(entries) if tool_result_chars > 0 else set()
-    messages: list[AgentMessage] = []
+    messages: list[StoredMessage] = []
     total = 0
     for entry in reversed(entries):
         message = _message_for_summary(entry, tool_result_chars, call_ids)
@@ -158,7 +160,7 @@ def prepare_branch_entries(
         tokens = estimate(message)
         if token_budget > 0 and total + tokens > token_budget:
             if (
-                entry.get("type") in ("compaction", "branch_summary")
+                (is_compaction_entry(entry) or is_branch_summary_entry(entry))
                 and total < token_budget * _SUMMARY_ENTRY_SHARE
             ):
                 messages.append(message)

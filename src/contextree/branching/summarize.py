@@ -22,7 +22,7 @@ from contextree.compaction.file_ops import compute_file_lists, upsert_file_tags
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.summarize import as_summarizer
 from contextree.compaction.summary_request import Summarizer, SummaryRequest
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.errors import ModelError
 from contextree.llm.base import ModelClient
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
@@ -77,7 +77,7 @@ def _instructions(
 
 
 async def generate_branch_summary(
-    entries: Sequence[Entry],
+    entries: Sequence[StoredEntry],
     client: ModelClient | Summarizer,
     *,
     context_window: int,

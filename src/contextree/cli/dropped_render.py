@@ -14,13 +14,13 @@ from contextree.compaction.cost import CostReport
 from contextree.compaction.dropped import DroppedFromView, dropped_from_view
 from contextree.compaction.prepare import NothingToCompact
 from contextree.compaction.run import CompactionOutcome, CompactionPlan
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.session.tree import SessionTree
 
 __all__ = ["dropped_entries", "dropped_summary", "dry_run_view", "outcome_view"]
 
 
-def dropped_entries(dropped: DroppedFromView, path: Sequence[Entry]) -> RenderableType:
+def dropped_entries(dropped: DroppedFromView, path: Sequence[StoredEntry]) -> RenderableType:
     """Each folded entry on its own line: id, kind and a preview; user messages the summary
     does not carry (when known) marked ``!``."""
     wanted = set(dropped.folded)

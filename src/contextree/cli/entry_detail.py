@@ -22,11 +22,14 @@ from contextree.cli.preview import (
 )
 from contextree.cli.theme import THEME
 from contextree.entries.types import (
-    Entry,
+    StoredEntry,
     entry_message,
     is_assistant_message,
+    is_bash_execution_message,
     is_branch_summary_entry,
+    is_branch_summary_message,
     is_compaction_entry,
+    is_compaction_summary_message,
     is_custom_message_entry,
     is_image_content,
     is_text_content,
@@ -47,14 +50,14 @@ def _json(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def _kind_text(entry: Entry) -> Text:
+def _kind_text(entry: StoredEntry) -> Text:
     kind = entry_kind(entry)
     tag, style = kind_tag(kind)
     return Text(tag, style=theme_style(style))
 
 
 def entry_line(
-    entry: Entry, *, label: str | None, is_leaf: bool, on_path: bool, width: int = 60
+    entry: StoredEntry, *, label: str | None, is_leaf: bool, on_path: bool, width: int = 60
 ) -> Text:
     """``<id> <kind> <preview>  #label  ◀ leaf``; the leaf's path bold, other branches dim."""
     text = Text()
@@ -75,7 +78,7 @@ def entry_line(
     return text
 
 
-def entry_detail(entry: Entry, *, label: str | None, is_leaf: bool, on_path: bool) -> Text:
+def entry_detail(entry: StoredEntry, *, label: str | None, is_leaf: bool, on_path: bool) -> Text:
     """Everything an entry holds: message text and tool calls, summaries, or its JSON."""
     text = Text()
     text.append(str(entry.get("id")), style=theme_style("ct.id") + Style(bold=True))
@@ -96,7 +99,7 @@ def entry_detail(entry: Entry, *, label: str | None, is_leaf: bool, on_path: boo
     return text
 
 
-def _body(entry: Entry) -> Text:
+def _body(entry: StoredEntry) -> Text:
     message = entry_message(entry)
     if message is not None:
         return _message_body(message)
@@ -125,10 +128,9 @@ def _summary_body(entry: Mapping[str, Any], facts: str) -> Text:
 
 
 def _message_body(message: dict[str, Any]) -> Text:
-    role = message.get("role")
-    if role in ("branchSummary", "compactionSummary"):
+    if is_branch_summary_message(message) or is_compaction_summary_message(message):
         return Text(str(message.get("summary", "")))
-    if role == "bashExecution":
+    if is_bash_execution_message(message):
         body = Text(f"$ {message.get('command', '')}\n", style=theme_style("ct.heading"))
         body.append(str(message.get("output", "")))
         body.append(f"\n\nexit code {message.get('exitCode', '-')}", style=theme_style("ct.meta"))

@@ -8,10 +8,13 @@ from typing import Any, Final
 
 from contextree.entries.js_json import js_stringify
 from contextree.entries.types import (
-    Entry,
+    StoredEntry,
     entry_message,
+    is_bash_execution_message,
     is_branch_summary_entry,
+    is_branch_summary_message,
     is_compaction_entry,
+    is_compaction_summary_message,
     is_custom_entry,
     is_custom_message_entry,
     is_image_content,
@@ -90,10 +93,9 @@ def _call_args(arguments: object) -> str:
 
 def message_text(message: Mapping[str, Any]) -> str:
     """The readable text of a message: text blocks, tool calls, summaries or commands."""
-    role = message.get("role")
-    if role in ("branchSummary", "compactionSummary"):
+    if is_branch_summary_message(message) or is_compaction_summary_message(message):
         return str(message.get("summary", ""))
-    if role == "bashExecution":
+    if is_bash_execution_message(message):
         return f"$ {message.get('command', '')}"
     content = message.get("content")
     if isinstance(content, str):
@@ -128,7 +130,7 @@ def kind_tag(kind: str) -> tuple[str, str]:
     return _KIND_TAGS.get(kind, (kind, _ROLE_STYLES.get(kind, "ct.role.other")))
 
 
-def entry_kind(entry: Entry) -> str:
+def entry_kind(entry: StoredEntry) -> str:
     """``user``, ``assistant``, ``toolResult``, ``compaction``, ``label`` ... for an entry."""
     message = entry_message(entry)
     if message is not None:
@@ -136,12 +138,12 @@ def entry_kind(entry: Entry) -> str:
     return printable(str(entry.get("type", "?")))
 
 
-def entry_preview(entry: Entry, width: int = 72) -> str:
+def entry_preview(entry: StoredEntry, width: int = 72) -> str:
     """A short description of what an entry holds (printable: see :func:`printable`)."""
     return printable(_preview(entry, width))
 
 
-def _preview(entry: Entry, width: int) -> str:
+def _preview(entry: StoredEntry, width: int) -> str:
     message = entry_message(entry)
     if message is not None:
         if is_tool_result_message(message):

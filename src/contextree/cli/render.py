@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from contextree.compaction.prepare import CompactionPreparation
     from contextree.compaction.run import CompactionPlan
     from contextree.context.build import SessionContext
-    from contextree.entries.types import Entry, LlmMessage
+    from contextree.entries.types import LlmMessage, StoredEntry
     from contextree.eval import EvalReport
     from contextree.session.check import CheckReport
     from contextree.session.describe import SessionDescription
@@ -304,7 +304,7 @@ def _context_lines(messages: Sequence[LlmMessage]) -> Iterator[list[tuple[str, s
             if message.get("isError"):
                 header.append((" error", "ct.error"))
         yield header
-        content = message.get("content")
+        content: object = message.get("content")
         if isinstance(content, str):
             yield [(printable(content), "")]
         elif isinstance(content, list):
@@ -353,7 +353,7 @@ def _tokens(messages: Sequence[dict[str, Any]]) -> int:
 
 
 def compaction_plan(
-    prep: CompactionPreparation, path: Sequence[Entry], *, summary_budget: int
+    prep: CompactionPreparation, path: Sequence[StoredEntry], *, summary_budget: int
 ) -> RenderableType:
     """The dry-run view of a compaction: cut point, split turn, summarized and kept."""
     first = path[prep.first_kept_entry_index]

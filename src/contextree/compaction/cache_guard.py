@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from contextree.entries.ids import iso_to_ms
-from contextree.entries.types import Entry, entry_message, is_assistant_message
+from contextree.entries.types import StoredEntry, entry_message, is_assistant_message
 from contextree.settings.schema import PruneSettings
 
 __all__ = ["CACHING_PROVIDERS", "CacheState", "cache_state"]
@@ -34,7 +34,7 @@ class CacheState:
     """Time since the last reply (``None``: no reply in the context)."""
 
 
-def cache_state(region: Sequence[Entry], settings: PruneSettings, now_ms: int) -> CacheState:
+def cache_state(region: Sequence[StoredEntry], settings: PruneSettings, now_ms: int) -> CacheState:
     """The cache state of a context region (the entries sent), judged from its last reply."""
     for entry in reversed(region):
         message = entry_message(entry)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextree.entries.types import AgentMessage, is_assistant_message
+from contextree.entries.types import StoredMessage, is_assistant_message
 from contextree.settings.prices import ModelPrice
 
 __all__ = ["CostReport", "CostRun", "growth_per_request", "project_costs"]
@@ -137,7 +137,7 @@ def project_costs(
     )
 
 
-def growth_per_request(messages: Sequence[AgentMessage], tokens: int) -> int:
+def growth_per_request(messages: Sequence[StoredMessage], tokens: int) -> int:
     """The context's average growth per reply: its tokens over its assistant replies."""
     replies = sum(1 for m in messages if is_assistant_message(m))
     return max(1, tokens // max(1, replies))

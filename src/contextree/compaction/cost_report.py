@@ -11,7 +11,7 @@ from contextree.compaction.prune import PruneDecision, tokens_after
 from contextree.compaction.run import CompactionPlan
 from contextree.context.build import build_context_from_path
 from contextree.entries.ids import now_ms
-from contextree.entries.types import Entry, entry_message, is_assistant_message
+from contextree.entries.types import StoredEntry, entry_message, is_assistant_message
 from contextree.settings.prices import find_price
 from contextree.settings.schema import Settings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
@@ -19,7 +19,7 @@ from contextree.tokens.estimate import TokenEstimator, get_estimator
 __all__ = ["compaction_cost", "prune_cost", "session_model"]
 
 
-def session_model(path: Sequence[Entry]) -> str | None:
+def session_model(path: Sequence[StoredEntry]) -> str | None:
     """``provider:model`` of the last reply on the path (the model the next request uses)."""
     for index in range(len(path) - 1, -1, -1):
         message = entry_message(path[index])
@@ -34,7 +34,7 @@ class _Context:
     """A path's context as the cost model needs it."""
 
     def __init__(
-        self, path: Sequence[Entry], settings: Settings, estimator: TokenEstimator, at_ms: int
+        self, path: Sequence[StoredEntry], settings: Settings, estimator: TokenEstimator, at_ms: int
     ) -> None:
         self.estimate = estimator.estimate
         _, start = context_region(path)
@@ -62,7 +62,7 @@ class _Context:
 
 
 def prune_cost(
-    path: Sequence[Entry],
+    path: Sequence[StoredEntry],
     decision: PruneDecision,
     settings: Settings,
     *,

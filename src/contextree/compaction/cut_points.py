@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final, assert_never
 
-from contextree.entries.types import Entry, entry_message
+from contextree.entries.types import (
+    AgentMessage,
+    StoredEntry,
+    entry_message,
+    known_entry,
+    known_message,
+)
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
 __all__ = ["CutPoint", "find_cut_point", "find_turn_start_index", "find_valid_cut_points"]
-
-_CUT_ROLES = frozenset(
-    {"user", "assistant", "bashExecution", "branchSummary", "compactionSummary", "custom"}
-)
-_TURN_START_ROLES = frozenset({"user", "bashExecution"})
-_TURN_START_TYPES = frozenset({"branch_summary", "custom_message"})
-_MESSAGE_LIKE_TYPES = frozenset({"message", "branch_summary", "custom_message"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,29 +32,84 @@ class CutPoint:
     is_split_turn: bool
 
 
-def _role(entry: Entry) -> str | None:
-    message = entry_message(entry)
-    role = message.get("role") if message is not None else None
-    return role if isinstance(role, str) else None
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """What an entry is to the cut (§5.1-5.3)."""
+
+    cut: bool = False
+    """Kept history may begin here."""
+    turn_start: bool = False
+    message_like: bool = False
+    """A message entry, or an entry the context turns into a message."""
+    message: bool = False
+    """A ``message`` entry: its message counts toward the kept tokens."""
+    stops_pull: bool = False
+    """Metadata before the cut is pulled into the kept region up to such an entry."""
 
 
-def _is_cut_point(entry: Entry) -> bool:
-    kind = entry.get("type")
-    if kind in _TURN_START_TYPES:
-        return True
-    return kind == "message" and _role(entry) in _CUT_ROLES
+_METADATA: Final = _Place()
+_SUMMARY_LIKE: Final = _Place(cut=True, turn_start=True, message_like=True)
+_COMPACTION: Final = _Place(stops_pull=True)
+_TURN_START_MESSAGE: Final = _Place(
+    cut=True, turn_start=True, message_like=True, message=True, stops_pull=True
+)
+_CUT_MESSAGE: Final = _Place(cut=True, message_like=True, message=True, stops_pull=True)
+_OTHER_MESSAGE: Final = _Place(message_like=True, message=True, stops_pull=True)
 
 
-def _is_turn_start(entry: Entry) -> bool:
-    return entry.get("type") in _TURN_START_TYPES or _role(entry) in _TURN_START_ROLES
+def _message_place(message: AgentMessage | None) -> _Place:
+    if message is None:
+        return _OTHER_MESSAGE  # no message object, or a role this format does not define
+    match message["role"]:
+        case "user" | "bashExecution":
+            return _TURN_START_MESSAGE
+        case "assistant" | "branchSummary" | "compactionSummary" | "custom":
+            return _CUT_MESSAGE
+        # toolResult is never a cut point; nor are the fork's roles, nor pre-v3 hookMessage
+        case "toolResult" | "developer" | "pythonExecution" | "fileMention" | "hookMessage":
+            return _OTHER_MESSAGE
+        case _:
+            assert_never(message)
 
 
-def find_valid_cut_points(entries: Sequence[Entry], start: int, end: int) -> list[int]:
+def _place(entry: StoredEntry) -> _Place:
+    known = known_entry(entry)
+    if known is None:
+        return _METADATA  # a type this format does not define: treated as metadata, as pi does
+    match known["type"]:
+        case "message":
+            return _message_place(known_message(known.get("message")))
+        case "branch_summary" | "custom_message":
+            return _SUMMARY_LIKE
+        case "compaction":
+            return _COMPACTION
+        case (
+            "thinking_level_change"
+            | "model_change"
+            | "custom"
+            | "label"
+            | "session_info"
+            | "service_tier_change"
+            | "ttsr_injection"
+            | "mcp_tool_selection"
+            | "session_init"
+            | "mode_change"
+        ):
+            return _METADATA
+        case _:
+            assert_never(known)
+
+
+def _is_turn_start(entry: StoredEntry) -> bool:
+    return _place(entry).turn_start
+
+
+def find_valid_cut_points(entries: Sequence[StoredEntry], start: int, end: int) -> list[int]:
     """Indices in ``[start, end)`` where kept history may begin (never a toolResult)."""
-    return [i for i in range(start, end) if _is_cut_point(entries[i])]
+    return [i for i in range(start, end) if _place(entries[i]).cut]
 
 
-def find_turn_start_index(entries: Sequence[Entry], index: int, start: int) -> int:
+def find_turn_start_index(entries: Sequence[StoredEntry], index: int, start: int) -> int:
     """The nearest turn start at or before ``index`` (down to ``start``), or -1."""
     for i in range(index, start - 1, -1):
         if _is_turn_start(entries[i]):
@@ -63,7 +118,7 @@ def find_turn_start_index(entries: Sequence[Entry], index: int, start: int) -> i
 
 
 def find_cut_point(
-    entries: Sequence[Entry],
+    entries: Sequence[StoredEntry],
     start: int,
     end: int,
     *,
@@ -79,7 +134,7 @@ def find_cut_point(
     accumulated = 0
     for i in range(end - 1, start - 1, -1):
         entry = entries[i]
-        if entry.get("type") != "message":  # metadata entries neither count nor stop the walk
+        if not _place(entry).message:  # metadata entries neither count nor stop the walk
             continue
         message = entry_message(entry)
         if message is not None:
@@ -92,10 +147,10 @@ def find_cut_point(
                     break
             break
     # Pull metadata entries just before the cut into the kept region (§5.3 step 4).
-    while cut_index > start and entries[cut_index - 1].get("type") not in ("message", "compaction"):
+    while cut_index > start and not _place(entries[cut_index - 1]).stops_pull:
         cut_index -= 1
     first_message = next(
-        (i for i in range(cut_index, end) if entries[i].get("type") in _MESSAGE_LIKE_TYPES),
+        (i for i in range(cut_index, end) if _place(entries[i]).message_like),
         cut_index,
     )
     if first_message < end and _is_turn_start(entries[first_message]):

@@ -19,7 +19,13 @@ from typing import Any, Final
 
 from contextree.compaction.prepare import CompactionPreparation
 from contextree.context.build import message_from_entry
-from contextree.entries.types import Entry, is_text_content
+from contextree.entries.types import (
+    StoredEntry,
+    is_bash_execution_message,
+    is_text_content,
+    is_tool_result_message,
+    is_user_message,
+)
 
 __all__ = ["DroppedFromView", "dropped_from_view", "dropped_json", "summary_carries"]
 
@@ -83,7 +89,7 @@ class _Summary:
 
 
 def dropped_from_view(
-    preparation: CompactionPreparation, path: Sequence[Entry], summary: str | None = None
+    preparation: CompactionPreparation, path: Sequence[StoredEntry], summary: str | None = None
 ) -> DroppedFromView:
     """What compacting ``path`` as ``preparation`` plans folds away; with the ``summary``,
     also the user messages it does not carry."""
@@ -98,10 +104,9 @@ def dropped_from_view(
         if message is None or not isinstance(entry_id, str):
             continue
         folded.append(entry_id)
-        role = message.get("role")
-        if role in ("toolResult", "bashExecution"):
+        if is_tool_result_message(message) or is_bash_execution_message(message):
             tools.append(entry_id)
-        elif role == "user":
+        elif is_user_message(message):
             users.append(entry_id)
             if carried is not None and not carried.carries(_text(message.get("content"))):
                 missing.append(entry_id)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from contextree.entries.types import AgentMessage, is_assistant_message, is_tool_call_content
+from contextree.entries.types import StoredMessage, is_assistant_message, is_tool_call_content
 
 __all__ = [
     "MAX_LISTED_FILES",
@@ -45,7 +45,7 @@ class FileOps:
     edited: set[str] = field(default_factory=set)
 
 
-def extract_file_ops_from_message(message: AgentMessage, ops: FileOps) -> None:
+def extract_file_ops_from_message(message: StoredMessage, ops: FileOps) -> None:
     """Add the paths of ``message``'s ``read``/``write``/``edit`` tool calls to ``ops``.
 
     Only assistant messages count, and only calls whose ``arguments.path`` is a non-empty

@@ -21,7 +21,7 @@ from contextree.context.build import (
     message_from_entry,
 )
 from contextree.entries.sequence import id_reader, type_at, type_reader
-from contextree.entries.types import AgentMessage, Entry, is_branch_summary_entry
+from contextree.entries.types import StoredEntry, StoredMessage, is_branch_summary_entry
 from contextree.settings.schema import CompactionSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 from contextree.tokens.usage import (
@@ -51,9 +51,9 @@ class CompactionPreparation:
 
     first_kept_entry_id: str
     first_kept_entry_index: int
-    messages_to_summarize: list[AgentMessage]
-    turn_prefix_messages: list[AgentMessage]
-    recent_messages: list[AgentMessage]
+    messages_to_summarize: list[StoredMessage]
+    turn_prefix_messages: list[StoredMessage]
+    recent_messages: list[StoredMessage]
     is_split_turn: bool
     turn_start_index: int
     tokens_before: int
@@ -69,7 +69,7 @@ class CompactionPreparation:
     cut: CutPoint = field(repr=False)
 
 
-def context_region(path: Sequence[Entry]) -> tuple[int, int]:
+def context_region(path: Sequence[StoredEntry]) -> tuple[int, int]:
     """``(index of the latest compaction or -1, index where the current context starts)``.
 
     The context starts at the latest compaction's ``firstKeptEntryId`` (decision 1), else
@@ -101,11 +101,11 @@ class _Region:
     """The messages of ``path[start:end]`` with their path indices, built once per plan."""
 
     indices: list[int]
-    entries: list[Entry]
-    messages: list[AgentMessage]
+    entries: list[StoredEntry]
+    messages: list[StoredMessage]
 
     @classmethod
-    def of(cls, path: Sequence[Entry], start: int, end: int) -> _Region:
+    def of(cls, path: Sequence[StoredEntry], start: int, end: int) -> _Region:
         indices, entries, messages = [], [], []
         for index, entry in enumerate(path[start:end], start):
             message = message_from_entry(entry, for_context=False)
@@ -115,11 +115,11 @@ class _Region:
                 messages.append(message)
         return cls(indices, entries, messages)
 
-    def between(self, start: int, end: int) -> list[AgentMessage]:
+    def between(self, start: int, end: int) -> list[StoredMessage]:
         """Messages of the entries at path indices ``start <= index < end``."""
         return self.messages[bisect_left(self.indices, start) : bisect_left(self.indices, end)]
 
-    def in_context(self) -> list[AgentMessage]:
+    def in_context(self) -> list[StoredMessage]:
         """The messages as the context shows them: empty branch summaries left out."""
         return [
             message
@@ -129,7 +129,7 @@ class _Region:
 
 
 def _adjusted_keep(
-    path: Sequence[Entry], region: _Region, keep: int, estimator: TokenEstimator
+    path: Sequence[StoredEntry], region: _Region, keep: int, estimator: TokenEstimator
 ) -> int:
     """§4.4: shrink the keep budget by how much the provider's count exceeds our estimate."""
     usage = get_last_assistant_usage(path)
@@ -159,7 +159,7 @@ def _nothing_to_summarize(cut: CutPoint, boundary_start: int, keep: int, asked: 
 
 
 def prepare_compaction(
-    path_entries: Sequence[Entry],
+    path_entries: Sequence[StoredEntry],
     settings: CompactionSettings | None = None,
     *,
     estimator: TokenEstimator | None = None,
@@ -231,7 +231,7 @@ def prepare_compaction(
     )
 
 
-def _tokens_now(region: _Region, previous: Entry | None, estimator: TokenEstimator) -> int:
+def _tokens_now(region: _Region, previous: StoredEntry | None, estimator: TokenEstimator) -> int:
     """pi 0.73.1: the estimate of the context as it is now (usage plus what follows it). The
     context is the previous summary plus every message from the boundary on."""
     context_messages = region.in_context()
@@ -241,7 +241,7 @@ def _tokens_now(region: _Region, previous: Entry | None, estimator: TokenEstimat
 
 
 def _carried_over(
-    previous: Entry | None, summarized: Sequence[AgentMessage]
+    previous: StoredEntry | None, summarized: Sequence[StoredMessage]
 ) -> tuple[str | None, dict[str, Any] | None, FileOps]:
     """What the new compaction takes over: the previous summary and preserved data, and the
     files read and changed (the previous compaction's, unless a hook or extension wrote it,

@@ -14,14 +14,14 @@ else the offline summarizer's (OpenAI's item is encrypted).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from contextree.compaction.prepare import context_region
 from contextree.compaction.summary_prompt import ModelSummarizer
 from contextree.compaction.summary_request import SummaryMethod, SummaryReply, SummaryRequest
 from contextree.context.convert import convert_to_llm
 from contextree.context.provider import provider_messages
-from contextree.entries.types import AgentMessage, Entry, LlmMessage
+from contextree.entries.types import LlmMessage, StoredEntry, StoredMessage
 
 if TYPE_CHECKING:
     from contextree.llm.base import Completion, CompletionRequest
@@ -87,10 +87,10 @@ class ProviderSummarizer:
 
 
 def provider_history(
-    messages: Sequence[AgentMessage], previous_summary: str | None
+    messages: Sequence[StoredMessage], previous_summary: str | None
 ) -> list[LlmMessage]:
     """What the provider compacts: the earlier summary, then the history, as a request."""
-    head: list[AgentMessage] = []
+    head: list[StoredMessage] = []
     if previous_summary:
         text = f"Summary of the conversation before this point:\n\n{previous_summary}"
         head.append({"role": "user", "content": [{"type": "text", "text": text}]})
@@ -109,7 +109,7 @@ def provider_details(result: ProviderCompaction) -> dict[str, Any]:
 
 
 def replay_provider_compaction(
-    messages: list[LlmMessage], path: Sequence[Entry], provider: str
+    messages: list[LlmMessage], path: Sequence[StoredEntry], provider: str
 ) -> list[LlmMessage]:
     """A request's ``messages`` (built from ``path``'s context) with the latest compaction's
     provider item sent back when ``provider`` wrote it. Anthropic: its ``compaction`` block, in
@@ -129,5 +129,6 @@ def replay_provider_compaction(
     blocks = anthropic_blocks(stored.get("items"))
     if not blocks:
         return messages
-    replay: LlmMessage = {"role": "assistant", "content": blocks[-1:], "provider": provider}
+    # The content is the provider's own block, replayed as it was sent (not a pi block).
+    replay = cast("LlmMessage", {"role": "assistant", "content": blocks[-1:], "provider": provider})
     return [messages[0], replay, *messages[1:]]

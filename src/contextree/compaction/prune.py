@@ -18,7 +18,12 @@ from contextree.compaction.cache_guard import CacheState, cache_state
 from contextree.compaction.prepare import context_region
 from contextree.compaction.superseded import FILE_TOOLS, Superseded, stale_reads
 from contextree.entries.ids import now_ms
-from contextree.entries.types import AgentMessage, Entry, entry_message, is_tool_result_message
+from contextree.entries.types import (
+    StoredEntry,
+    StoredMessage,
+    entry_message,
+    is_tool_result_message,
+)
 from contextree.settings.schema import PruneSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
@@ -49,7 +54,7 @@ __all__ = [
 class PruneCandidate:
     """A tool result that would be pruned, with its estimated tokens and why."""
 
-    entry: Entry
+    entry: StoredEntry
     tokens: int
     reason: str = "old"
     """``old`` (outside the protect window) or ``superseded`` (a later entry replaces it)."""
@@ -144,12 +149,12 @@ def superseded_candidate(stale: Superseded, tokens: int) -> PruneCandidate | Non
 
 
 def finish_decision(
-    region: Sequence[Entry],
+    region: Sequence[StoredEntry],
     superseded: list[tuple[int, PruneCandidate]],
     old: list[tuple[int, PruneCandidate]],
     settings: PruneSettings,
     cache: CacheState,
-    estimate: Callable[[AgentMessage], int],
+    estimate: Callable[[StoredMessage], int],
 ) -> PruneDecision:
     """Stale reads first, then old outputs (each newest first, with their region positions);
     the cache guard, then the minimum savings."""
@@ -194,7 +199,7 @@ def nothing_pruned(
 
 
 def tokens_after(
-    region: Sequence[Entry], first: int, estimate: Callable[[AgentMessage], int]
+    region: Sequence[StoredEntry], first: int, estimate: Callable[[StoredMessage], int]
 ) -> dict[int, int]:
     """Estimated tokens of the messages after each position from ``first`` to the end."""
     after: dict[int, int] = {}
@@ -208,7 +213,7 @@ def tokens_after(
 
 
 def decide_prune(
-    path_entries: Sequence[Entry],
+    path_entries: Sequence[StoredEntry],
     settings: PruneSettings | None = None,
     *,
     estimator: TokenEstimator | None = None,
@@ -226,7 +231,10 @@ def decide_prune(
 
 
 def _decide(
-    path_entries: Sequence[Entry], settings: PruneSettings, estimator: TokenEstimator, at_ms: int
+    path_entries: Sequence[StoredEntry],
+    settings: PruneSettings,
+    estimator: TokenEstimator,
+    at_ms: int,
 ) -> PruneDecision:
     estimate = estimator.estimate
     protected = set(settings.protected_tools)
@@ -270,10 +278,10 @@ def _decide(
     return finish_decision(region, superseded, old, settings, cache, estimate)
 
 
-def apply_prune(decision: PruneDecision, *, now: Callable[[], int] = now_ms) -> list[Entry]:
+def apply_prune(decision: PruneDecision, *, now: Callable[[], int] = now_ms) -> list[StoredEntry]:
     """New versions of the chosen entries: placeholder content, ``prunedAt``, original kept."""
     stamp = now()
-    updated: list[Entry] = []
+    updated: list[StoredEntry] = []
     for candidate in decision.candidates:
         entry = copy.deepcopy(candidate.entry)
         message = entry["message"]
@@ -286,12 +294,12 @@ def apply_prune(decision: PruneDecision, *, now: Callable[[], int] = now_ms) -> 
 
 
 def prune_tool_outputs(
-    path_entries: Sequence[Entry],
+    path_entries: Sequence[StoredEntry],
     settings: PruneSettings | None = None,
     *,
     estimator: TokenEstimator | None = None,
     now: Callable[[], int] = now_ms,
-) -> tuple[PruneDecision, list[Entry]]:
+) -> tuple[PruneDecision, list[StoredEntry]]:
     """Decide and apply: the decision and the replacement entries (empty when none)."""
     stamp = now()  # one time for the cache and the stamp
     settings = settings or PruneSettings()

@@ -35,7 +35,7 @@ from contextree.compaction.prune import (
 )
 from contextree.compaction.superseded import Superseded, SupersededReads
 from contextree.entries.ids import now_ms
-from contextree.entries.types import Entry, entry_message, is_tool_result_message
+from contextree.entries.types import StoredEntry, entry_message, is_tool_result_message
 from contextree.settings.schema import PruneSettings
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
@@ -113,8 +113,8 @@ class PruneDecider:
         self._forget()
 
     def _forget(self) -> None:
-        self._region: list[Entry] = []  # the context region the sums describe
-        self._results: list[Entry] = []  # its tool-result entries, oldest first
+        self._region: list[StoredEntry] = []  # the context region the sums describe
+        self._results: list[StoredEntry] = []  # its tool-result entries, oldest first
         self._tokens: list[int] = []
         self._eligible: list[bool] = []
         self._unpruned: list[bool] = []
@@ -133,7 +133,7 @@ class PruneDecider:
 
     def decide(
         self,
-        path_entries: Sequence[Entry],
+        path_entries: Sequence[StoredEntry],
         settings: PruneSettings | None = None,
         *,
         at_ms: int | None = None,
@@ -157,7 +157,7 @@ class PruneDecider:
         self._region = region
         return self._decision(settings, now_ms() if at_ms is None else at_ms)
 
-    def _take(self, entry: Entry, position: int, protected: frozenset[str]) -> None:
+    def _take(self, entry: StoredEntry, position: int, protected: frozenset[str]) -> None:
         message = entry_message(entry)
         if not is_tool_result_message(message):
             self._all.append(self._all[-1] + (self._estimate(message) if message else 0))

@@ -11,13 +11,13 @@ from contextree.compaction.dropped import DroppedFromView, dropped_json
 from contextree.compaction.prepare import CompactionPreparation, NothingToCompact
 from contextree.compaction.prune import PruneDecision
 from contextree.compaction.run import CompactionOutcome, CompactionPlan
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import StoredMessage
 from contextree.tokens.estimate import estimate_tokens
 
 __all__ = ["compaction_json", "plan_json", "prune_json"]
 
 
-def _part(entries: int, messages: Sequence[AgentMessage]) -> dict[str, int]:
+def _part(entries: int, messages: Sequence[StoredMessage]) -> dict[str, int]:
     tokens = sum(estimate_tokens(m) for m in messages)
     return {"entries": entries, "messages": len(messages), "tokens": tokens}
 

@@ -21,7 +21,7 @@ from contextree.compaction.prepare import (
 from contextree.compaction.summarize import CompactionResult, compact
 from contextree.compaction.summary_request import Summarizer
 from contextree.context.build import SessionContext
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.errors import CompactionCancelledError
 from contextree.hooks.events import (
     BeforeCompactEvent,
@@ -54,7 +54,7 @@ class CompactionOutcome:
     """A saved compaction: the result, the new entry, and the context after it."""
 
     result: CompactionResult
-    entry: Entry
+    entry: StoredEntry
     preparation: CompactionPreparation
     context: SessionContext
     dropped: DroppedFromView | None = None
@@ -66,7 +66,7 @@ class CompactionPlan:
     """What a compaction would do (``compact --dry-run``): nothing written, no model called."""
 
     preparation: CompactionPreparation
-    path: Sequence[Entry]
+    path: Sequence[StoredEntry]
     """The branch the preparation indexes into (root to leaf; decoded as it is read)."""
     summary_budget: int
     """The summary's token budget, as the run would ask for it."""

@@ -7,10 +7,10 @@ continue it. The output is byte-for-byte what pi's ``serializeConversation`` pro
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, assert_never
 
 from contextree.entries.js_json import js_object_entries, js_stringify
-from contextree.entries.types import LlmMessage, is_text_content
+from contextree.entries.types import LlmMessage, is_text_content, known_block, known_message
 from contextree.tokens.estimate import utf16_len
 
 __all__ = ["TOOL_RESULT_MAX_CHARS", "TOOL_RESULT_TAIL_CHARS", "serialize_conversation"]
@@ -40,23 +40,35 @@ def serialize_conversation(llm_messages: Iterable[LlmMessage], *, keep_tail: boo
 
 
 def _message_parts(message: object, keep_tail: bool = False) -> list[str]:
-    if not isinstance(message, dict):
-        return []
-    match message.get("role"):
+    known = known_message(message)
+    if known is None:
+        return []  # not an object, or a role this format does not define: not rendered
+    match known["role"]:
         case "user":
-            text = _joined_text(message.get("content"))
+            text = _joined_text(known.get("content"))
             return [f"[User]: {text}"] if text else []
         case "assistant":
-            return _assistant_parts(message.get("content"))
+            return _assistant_parts(known.get("content"))
         case "toolResult":
-            text = _joined_text(message.get("content"))
+            text = _joined_text(known.get("content"))
             if not text:
                 return []
             if keep_tail:
                 return [f"[Tool result]: {_head_and_tail(text)}"]
             return [f"[Tool result]: {_truncate(text, TOOL_RESULT_MAX_CHARS)}"]
+        case (
+            "developer"
+            | "bashExecution"
+            | "pythonExecution"
+            | "custom"
+            | "hookMessage"
+            | "branchSummary"
+            | "compactionSummary"
+            | "fileMention"
+        ):
+            return []  # convert_to_llm has rewritten or dropped these; pi renders three roles
         case _:
-            return []
+            assert_never(known)
 
 
 def _joined_text(content: object) -> str:
@@ -73,18 +85,21 @@ def _assistant_parts(content: object) -> list[str]:
     texts: list[str] = []
     thinkings: list[str] = []
     calls: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        match block.get("type"):
+    for item in content:
+        block = known_block(item)
+        if block is None:
+            continue  # not an object, or a block type this format does not define
+        match block["type"]:
             case "text":
                 texts.append(_str(block.get("text")))
             case "thinking":
                 thinkings.append(_str(block.get("thinking")))
             case "toolCall":
                 calls.append(_tool_call(block.get("name"), block.get("arguments")))
+            case "image" | "redactedThinking":
+                pass  # pi renders neither
             case _:
-                pass
+                assert_never(block)
     parts: list[str] = []
     # As in pi, a part is emitted as soon as it has a block, even one with empty text.
     if thinkings:

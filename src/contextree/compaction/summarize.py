@@ -45,7 +45,7 @@ from contextree.compaction.summary_request import (
     SummaryRequest,
     redacted,
 )
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import StoredMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ModelError
 from contextree.llm.base import ModelClient
 from contextree.security.redact import Redactor
@@ -162,7 +162,7 @@ class _Summarizing:
         self.usage.append(dict(usage))
 
     def request(
-        self, messages: Sequence[AgentMessage], kind: SummaryKind, budget: int, **more: Any
+        self, messages: Sequence[StoredMessage], kind: SummaryKind, budget: int, **more: Any
     ) -> SummaryRequest:
         """The request for one summary of this compaction (``more``: its other fields)."""
         return SummaryRequest(
@@ -179,12 +179,12 @@ class _Summarizing:
     async def part(
         self,
         summarizer: Summarizer,
-        messages: Sequence[AgentMessage],
+        messages: Sequence[StoredMessage],
         *,
         kind: SummaryKind,
         previous: str | None,
         budget: int,
-        continued_by: AgentMessage | None = None,
+        continued_by: StoredMessage | None = None,
     ) -> str:
         """One summary (history or turn prefix) by ``summarizer`` within ``budget`` tokens."""
         prefix = kind == "turn_prefix"
@@ -331,7 +331,7 @@ def _strip_section(summary: str, heading: str) -> str:
 
 
 def _recorded_facts(
-    job: _Summarizing, messages: Sequence[AgentMessage], previous: str | None
+    job: _Summarizing, messages: Sequence[StoredMessage], previous: str | None
 ) -> RecordedFacts:
     from contextree.compaction.offline import RecordedFacts
 

@@ -20,7 +20,7 @@ from contextree.compaction.summary_request import (
 )
 from contextree.compaction.windows import WindowPlan, conversation_pieces, summarize_in_windows
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import StoredMessage
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.tokens.estimate import utf16_len
@@ -45,7 +45,7 @@ def _block(tag: str, body: str) -> str:
 
 
 def build_summary_prompt(
-    messages: Sequence[AgentMessage],
+    messages: Sequence[StoredMessage],
     instructions: str,
     *,
     previous_summary: str | None = None,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol, get_args, runtime_checkable
 
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import StoredMessage
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 
 __all__ = [
@@ -58,7 +58,7 @@ def redacted(value: Any, redactor: Redactor) -> Any:
 class SummaryRequest:
     """Everything one summary needs; each summarizer uses what applies to it."""
 
-    messages: tuple[AgentMessage, ...]
+    messages: tuple[StoredMessage, ...]
     """The messages to summarize (pi's AgentMessages, before ``convert_to_llm``)."""
     kind: SummaryKind
     budget_tokens: int
@@ -72,7 +72,7 @@ class SummaryRequest:
     instructions: str | None = None
     """Replaces the built-in prompt of a history or branch summary (a hook's prompt, a
     branch summary's replacing instructions); summarizers without prompts ignore it."""
-    continued_by: AgentMessage | None = None
+    continued_by: StoredMessage | None = None
     """The message the kept part starts with (a split turn's first): read by a summarizer
     that tracks questions and requests, so it does not report as pending what it answers."""
     redactor: Redactor | None = DEFAULT_REDACTOR
@@ -86,7 +86,7 @@ class SummaryRequest:
     on_usage: Callable[[Mapping[str, Any]], None] | None = field(default=None, compare=False)
     """Called with the provider usage of each call as it is spent (cost reporting)."""
 
-    def redacted_messages(self) -> list[AgentMessage]:
+    def redacted_messages(self) -> list[StoredMessage]:
         """:attr:`messages` with every string redacted (for summarizers that read them)."""
         if self.redactor is None:
             return list(self.messages)

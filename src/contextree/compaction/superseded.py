@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextree.entries.types import (
-    Entry,
+    StoredEntry,
     entry_message,
     is_assistant_message,
     is_tool_call_content,
@@ -35,7 +35,7 @@ FILE_TOOLS = frozenset({"read", *_WRITERS})
 class Superseded:
     """A stale read result: its entry, where it is in the walk, what made it stale."""
 
-    entry: Entry
+    entry: StoredEntry
     position: int
     by: str
     """The id of the entry that supersedes it."""
@@ -54,12 +54,12 @@ class SupersededReads:
 
     def __init__(self) -> None:
         self._calls: dict[str, tuple[str, str, str]] = {}  # call id -> (tool, path, read key)
-        self._open: dict[str, list[tuple[Entry, int, str]]] = {}  # path -> current reads
+        self._open: dict[str, list[tuple[StoredEntry, int, str]]] = {}  # path -> current reads
         self._position = 0
         self.superseded: dict[int, Superseded] = {}
         """By the entry's position among the entries taken."""
 
-    def take(self, entry: Entry) -> list[Superseded]:
+    def take(self, entry: StoredEntry) -> list[Superseded]:
         """Record one entry of the path (the next one after those taken before); returns the
         earlier results it makes stale."""
         position = self._position
@@ -74,7 +74,7 @@ class SupersededReads:
         return []
 
     def _note_result(
-        self, entry: Entry, position: int, tool: str, path: str, key: str
+        self, entry: StoredEntry, position: int, tool: str, path: str, key: str
     ) -> list[Superseded]:
         reads = self._open.setdefault(path, [])
         if tool == "read":
@@ -114,7 +114,7 @@ def _file_calls(content: Any) -> dict[str, tuple[str, str, str]]:
     return calls
 
 
-def stale_reads(region: Sequence[Entry], results: Sequence[int]) -> dict[int, Superseded]:
+def stale_reads(region: Sequence[StoredEntry], results: Sequence[int]) -> dict[int, Superseded]:
     """What :class:`SupersededReads` finds over ``region``, looking only at the file tool
     results at ``results`` (positions, ascending) and the assistant message before each."""
     tracker = SupersededReads()

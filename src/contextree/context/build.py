@@ -15,8 +15,8 @@ from typing import Any, Final, Protocol
 from contextree.entries.ids import iso_to_ms
 from contextree.entries.sequence import id_reader, type_reader
 from contextree.entries.types import (
-    AgentMessage,
-    Entry,
+    StoredEntry,
+    StoredMessage,
     is_assistant_message,
     is_branch_summary_entry,
     is_custom_message_entry,
@@ -68,7 +68,7 @@ class ModelRef:
 class SessionContext:
     """What a leaf's path amounts to: messages for the model, thinking level and model."""
 
-    messages: list[AgentMessage] = field(default_factory=list)
+    messages: list[StoredMessage] = field(default_factory=list)
     thinking_level: str = "off"
     model: ModelRef | None = None
     entry_ids: list[str | None] = field(default_factory=list)
@@ -76,7 +76,7 @@ class SessionContext:
     compaction's id for its summary)."""
 
 
-def message_from_entry(entry: Entry, *, for_context: bool = True) -> AgentMessage | None:
+def message_from_entry(entry: StoredEntry, *, for_context: bool = True) -> StoredMessage | None:
     """The message an entry contributes, or ``None`` (pi's ``getMessageFromEntry``).
 
     With ``for_context`` an empty branch summary produces nothing, as when pi rebuilds the
@@ -86,7 +86,7 @@ def message_from_entry(entry: Entry, *, for_context: bool = True) -> AgentMessag
         message = entry.get("message")
         return message if isinstance(message, dict) else None
     if is_custom_message_entry(entry):
-        custom: AgentMessage = {
+        custom: StoredMessage = {
             "role": "custom",
             "customType": entry.get("customType"),
             "content": entry.get("content", ""),
@@ -111,10 +111,10 @@ def message_from_entry(entry: Entry, *, for_context: bool = True) -> AgentMessag
     return None
 
 
-def compaction_summary_message(entry: Mapping[str, Any]) -> AgentMessage:
+def compaction_summary_message(entry: Mapping[str, Any]) -> StoredMessage:
     """The ``compactionSummary`` message a compaction entry stands for."""
     summary = entry.get("summary")
-    message: AgentMessage = {
+    message: StoredMessage = {
         "role": "compactionSummary",
         "summary": summary if isinstance(summary, str) else "",
         "tokensBefore": entry.get("tokensBefore", 0),
@@ -125,7 +125,7 @@ def compaction_summary_message(entry: Mapping[str, Any]) -> AgentMessage:
     return message
 
 
-def _model_from(entry: Entry) -> ModelRef | None:
+def _model_from(entry: StoredEntry) -> ModelRef | None:
     if is_model_change_entry(entry):
         provider, model_id = entry.get("provider"), entry.get("modelId")
         if isinstance(provider, str) and isinstance(model_id, str):
@@ -143,7 +143,7 @@ def _model_from(entry: Entry) -> ModelRef | None:
     return None
 
 
-def _remote_history(compaction: Entry) -> dict[str, Any] | None:
+def _remote_history(compaction: StoredEntry) -> dict[str, Any] | None:
     # The fork's OpenAI remote compaction replays native history instead of kept entries (§7.8).
     preserve = compaction.get("preserveData")
     if not isinstance(preserve, dict):
@@ -157,7 +157,7 @@ def _remote_history(compaction: Entry) -> dict[str, Any] | None:
     return None
 
 
-def _thinking_level(path: Sequence[Entry]) -> str:
+def _thinking_level(path: Sequence[StoredEntry]) -> str:
     type_of = type_reader(path)
     for index in range(len(path) - 1, -1, -1):
         if type_of(index) == "thinking_level_change":
@@ -166,7 +166,7 @@ def _thinking_level(path: Sequence[Entry]) -> str:
     return "off"
 
 
-def _model(path: Sequence[Entry]) -> ModelRef | None:
+def _model(path: Sequence[StoredEntry]) -> ModelRef | None:
     # The last model_change or assistant message wins (pi); scanning backwards stops early.
     type_of = type_reader(path)
     for index in range(len(path) - 1, -1, -1):
@@ -187,7 +187,7 @@ class LazyEntry(Protocol):
     def id(self) -> str | None: ...
 
     @property
-    def entry(self) -> Entry: ...
+    def entry(self) -> StoredEntry: ...
 
 
 class ContextNeeds:
@@ -229,7 +229,7 @@ class ContextNeeds:
         return self._compaction and self._kept and self._thinking and self._model
 
 
-def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
+def build_context_from_path(path: Sequence[StoredEntry]) -> SessionContext:
     """Build the context of a root-to-leaf path of entries.
 
     Only the entries the context needs are read: with a compaction on the path, the kept
@@ -249,10 +249,10 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
     thinking = _thinking_level(path)
     model = _model(path)
 
-    messages: list[AgentMessage] = []
+    messages: list[StoredMessage] = []
     entry_ids: list[str | None] = []
 
-    def emit(entries: Sequence[Entry]) -> None:
+    def emit(entries: Sequence[StoredEntry]) -> None:
         for entry in entries:
             message = message_from_entry(entry)
             if message is not None:
@@ -284,7 +284,7 @@ def build_context_from_path(path: Sequence[Entry]) -> SessionContext:
     return SessionContext(messages, thinking, model, entry_ids)
 
 
-def appended_context(context: SessionContext, entry: Entry) -> SessionContext | None:
+def appended_context(context: SessionContext, entry: StoredEntry) -> SessionContext | None:
     """The context of a path one entry longer than the one ``context`` was built from.
 
     Gives what :func:`build_context_from_path` gives for the longer path, without reading the
@@ -311,16 +311,16 @@ def appended_context(context: SessionContext, entry: Entry) -> SessionContext | 
     return SessionContext(messages, thinking, model, entry_ids)
 
 
-def _entry_id(entry: Entry) -> str | None:
+def _entry_id(entry: StoredEntry) -> str | None:
     entry_id = entry.get("id")
     return entry_id if isinstance(entry_id, str) else None
 
 
-def path_to(leaf_id: str, by_id: Mapping[str, Entry]) -> list[Entry]:
+def path_to(leaf_id: str, by_id: Mapping[str, StoredEntry]) -> list[StoredEntry]:
     """Root-first path ending at ``leaf_id``; stops at a missing parent or a cycle."""
-    path: list[Entry] = []
+    path: list[StoredEntry] = []
     seen: set[str] = set()
-    current: Entry | None = by_id.get(leaf_id)
+    current: StoredEntry | None = by_id.get(leaf_id)
     while current is not None:
         entry_id = current.get("id")
         if not isinstance(entry_id, str) or entry_id in seen:
@@ -334,7 +334,7 @@ def path_to(leaf_id: str, by_id: Mapping[str, Entry]) -> list[Entry]:
 
 
 def build_session_context(
-    entries: Sequence[Entry], leaf_id: str | _Unset | None = UNSET
+    entries: Sequence[StoredEntry], leaf_id: str | _Unset | None = UNSET
 ) -> SessionContext:
     """pi's ``buildSessionContext(entries, leafId)`` over a list of entries in file order.
 

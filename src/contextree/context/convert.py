@@ -19,15 +19,20 @@ Input messages are never modified.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, assert_never, cast
 
 from contextree.entries.js_json import js_stringify
 from contextree.entries.types import (
     AgentMessage,
-    ContentBlock,
+    BashExecutionMessage,
     LlmMessage,
+    StoredMessage,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
     is_text_content,
     is_user_message,
+    known_message,
 )
 
 if TYPE_CHECKING:
@@ -80,7 +85,9 @@ def with_recall_hint(messages: list[LlmMessage]) -> list[LlmMessage]:
         text = block.get("text") if isinstance(block, dict) else None
         if isinstance(text, str) and text.startswith(_COMPACTION_PREAMBLE + "\n\n<summary>"):
             hinted = text.replace(_COMPACTION_PREAMBLE, f"{_COMPACTION_PREAMBLE} {RECALL_HINT}", 1)
-            out[index] = {**message, "content": [{**block, "text": hinted}]}
+            hinted_block = cast("TextContent", {**block, "text": hinted})
+            hinted_message: UserMessage = {**message, "content": [hinted_block]}
+            out[index] = hinted_message
             break  # a context holds one compaction summary, first
     return out
 
@@ -95,7 +102,7 @@ def branch_summary_text(summary: str) -> str:
     return f"{_BRANCH_PREAMBLE}\n\n<summary>\n{summary}\n</summary>"
 
 
-def bash_execution_to_text(message: AgentMessage) -> str:
+def bash_execution_to_text(message: BashExecutionMessage | StoredMessage) -> str:
     """The user text a ``bashExecution`` message becomes (pi's ``bashExecutionToText``)."""
     command = message.get("command")
     output = message.get("output")
@@ -119,7 +126,7 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def convert_to_llm(messages: Iterable[AgentMessage]) -> list[LlmMessage]:
+def convert_to_llm(messages: Iterable[StoredMessage | AgentMessage]) -> list[LlmMessage]:
     """The messages a model sees for ``messages``, in order (see the module docstring)."""
     converted: list[LlmMessage] = []
     for message in messages:
@@ -149,31 +156,36 @@ def context_json(context: SessionContext) -> dict[str, Any]:
 
 def convert_message(message: object) -> LlmMessage | None:
     """What a model sees for one agent message, or ``None`` (not sent)."""
-    if not isinstance(message, dict):
+    known = known_message(message)
+    if known is None:
+        # Not an object, or a role this format does not define (a pi file may hold one: it is
+        # kept in the file and sent nowhere).
         return None
-    match message.get("role"):
+    match known["role"]:
         # pi drops "developer"; the fork sends it to the model as is, and so do we.
         case "user" | "assistant" | "developer":
-            return message
+            return known
         case "toolResult":
-            return _pruned_tool_result(message) if message.get("prunedAt") is not None else message
+            return _pruned_tool_result(known) if known.get("prunedAt") is not None else known
         case "custom" | "hookMessage":
-            return _user(message, _custom_content(message.get("content")))
+            return _user(known, _custom_content(known.get("content")))
         case "bashExecution":
-            if message.get("excludeFromContext"):
+            if known.get("excludeFromContext"):
                 return None
-            return _user(message, [_text(bash_execution_to_text(message))])
+            return _user(known, [_text(bash_execution_to_text(known))])
         case "branchSummary":
-            return _user(message, [_text(branch_summary_text(_summary(message)))])
+            return _user(known, [_text(branch_summary_text(_summary(known)))])
         case "compactionSummary":
-            return _user(message, [_text(compaction_summary_text(_summary(message)))])
+            return _user(known, [_text(compaction_summary_text(_summary(known)))])
+        case "pythonExecution" | "fileMention":
+            return None  # the fork's own roles: not part of pi's context
         case _:
-            return None
+            assert_never(known)
 
 
-def _pruned_tool_result(message: AgentMessage) -> LlmMessage:
+def _pruned_tool_result(message: ToolResultMessage) -> ToolResultMessage:
     # The fork's rule: a pruned result keeps only its text (images dropped), or a placeholder.
-    content = message.get("content")
+    content: object = message.get("content")  # a damaged file may hold anything here
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
@@ -184,12 +196,13 @@ def _pruned_tool_result(message: AgentMessage) -> LlmMessage:
         )
     else:
         text = ""
-    converted = {key: value for key, value in message.items() if key != "prunedContent"}
+    kept = {key: value for key, value in message.items() if key != "prunedContent"}
+    converted = cast("ToolResultMessage", kept)
     converted["content"] = [_text(text or PRUNED_OUTPUT_PLACEHOLDER)]
     return converted
 
 
-def _custom_content(content: object) -> list[ContentBlock]:
+def _custom_content(content: object) -> list[Any]:
     if isinstance(content, str):
         return [_text(content)]
     if isinstance(content, list):
@@ -202,12 +215,12 @@ def _summary(message: AgentMessage) -> str:
     return summary if isinstance(summary, str) else ""
 
 
-def _text(text: str) -> ContentBlock:
+def _text(text: str) -> TextContent:
     return {"type": "text", "text": text}
 
 
-def _user(source: AgentMessage, content: list[ContentBlock]) -> LlmMessage:
-    converted: LlmMessage = {"role": "user", "content": content}
+def _user(source: AgentMessage, content: list[Any]) -> UserMessage:
+    converted: UserMessage = {"role": "user", "content": content}
     if "timestamp" in source:
         converted["timestamp"] = source["timestamp"]
     return converted

@@ -50,11 +50,20 @@ import operator
 import re
 from collections.abc import Iterable, Sequence
 from itertools import islice
-from typing import Final
+from typing import Any, Final
 
 from contextree.context.convert import convert_message
 from contextree.context.thinking import drop_old_thinking
-from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage
+from contextree.entries.types import (
+    AssistantMessage,
+    LlmMessage,
+    StoredMessage,
+    ToolCallContent,
+    ToolResultMessage,
+    is_assistant_message,
+    is_tool_call_content,
+    is_tool_result_message,
+)
 
 __all__ = ["DROPPED_STOP_REASONS", "MISSING_RESULT_TEXT", "ProviderView", "provider_messages"]
 
@@ -92,7 +101,7 @@ class ProviderView:
     __slots__ = ("_context", "_settled", "_settled_ids", "_settled_out")
 
     def __init__(self) -> None:
-        self._context: list[AgentMessage] = []
+        self._context: list[StoredMessage] = []
         # context[:_settled] is done: it gave _settled_out, using _settled_ids; _context holds
         # those messages and the assistant message that closes them.
         self._settled = 0
@@ -100,7 +109,7 @@ class ProviderView:
         self._settled_ids: set[str] = set()
 
     def messages(
-        self, context: Sequence[AgentMessage], *, keep_thinking_turns: int = -1
+        self, context: Sequence[StoredMessage], *, keep_thinking_turns: int = -1
     ) -> list[LlmMessage]:
         """The provider view of ``context`` (a fresh list; the messages are read-only)."""
         settled, known = self._settled, self._context
@@ -117,7 +126,8 @@ class ProviderView:
             if llm_message is not None:
                 converted.append((position, llm_message))
         last = next(
-            (i for i in range(len(converted) - 1, 0, -1) if _is_assistant(converted[i][1])), 0
+            (i for i in range(len(converted) - 1, 0, -1) if is_assistant_message(converted[i][1])),
+            0,
         )
         if last:
             # What comes before the last assistant message settles.
@@ -139,46 +149,48 @@ def _provide(items: list[LlmMessage], used_ids: set[str]) -> list[LlmMessage]:
     index = 0
     while index < len(items):
         message = items[index]
-        if not _is_assistant(message):
+        if not is_assistant_message(message):
             # Before the first assistant message: a tool result here answers nothing.
-            if _role(message) != "toolResult":
+            if not is_tool_result_message(message):
                 out.append(message)
             index += 1
             continue
         end = index + 1
-        while end < len(items) and not _is_assistant(items[end]):
+        while end < len(items) and not is_assistant_message(items[end]):
             end += 1
         batch = items[index + 1 : end]
         if message.get("stopReason") in DROPPED_STOP_REASONS:
-            out.extend(m for m in batch if _role(m) != "toolResult")
+            out.extend(m for m in batch if not is_tool_result_message(m))
         else:
             out.extend(_answered(message, batch, used_ids))
         index = end
     return out
 
 
-def _answered(message: LlmMessage, batch: list[LlmMessage], used_ids: set[str]) -> list[LlmMessage]:
+def _answered(
+    message: AssistantMessage, batch: list[LlmMessage], used_ids: set[str]
+) -> list[LlmMessage]:
     """The assistant message, one result per call in call order, then the batch's others."""
-    content = message.get("content")
+    content: object = message.get("content")  # a damaged file may hold anything here
     calls = (
-        [(i, block) for i, block in enumerate(content) if _is_tool_call(block)]
+        [(i, block) for i, block in enumerate(content) if is_tool_call_content(block)]
         if isinstance(content, list)
         else []
     )
     waiting: dict[str, list[int]] = {}
     for position, (_, block) in enumerate(calls):
         waiting.setdefault(_text(block.get("id")), []).append(position)
-    answers: list[LlmMessage | None] = [None] * len(calls)
+    answers: list[ToolResultMessage | None] = [None] * len(calls)
     others: list[LlmMessage] = []
     for item in batch:
-        if _role(item) == "toolResult":
+        if is_tool_result_message(item):
             queue = waiting.get(_text(item.get("toolCallId")))
             if queue:
                 answers[queue.pop(0)] = item
             continue  # an orphan or a duplicate
         others.append(item)
 
-    new_content: list[ContentBlock] | None = None
+    new_content: list[Any] | None = None
     results: list[LlmMessage] = []
     for (block_index, block), answer in zip(calls, answers, strict=True):
         call_id = _unique_id(_text(block.get("id")), used_ids)
@@ -192,12 +204,16 @@ def _answered(message: LlmMessage, batch: list[LlmMessage], used_ids: set[str]) 
             results.append({**answer, "toolCallId": call_id})
         else:
             results.append(answer)
-    assistant = message if new_content is None else {**message, "content": new_content}
+    assistant: AssistantMessage = (
+        message if new_content is None else {**message, "content": new_content}
+    )
     return [assistant, *results, *others]
 
 
-def _missing_result(message: LlmMessage, call: ContentBlock, call_id: str) -> LlmMessage:
-    result: LlmMessage = {
+def _missing_result(
+    message: AssistantMessage, call: ToolCallContent, call_id: str
+) -> ToolResultMessage:
+    result: ToolResultMessage = {
         "role": "toolResult",
         "toolCallId": call_id,
         "toolName": _text(call.get("name")),
@@ -229,18 +245,6 @@ def _unique_id(call_id: str, used_ids: set[str]) -> str:
             used_ids.add(candidate)
             return candidate
         number += 1
-
-
-def _is_assistant(message: object) -> bool:
-    return isinstance(message, dict) and message.get("role") == "assistant"
-
-
-def _is_tool_call(block: object) -> bool:
-    return isinstance(block, dict) and block.get("type") == "toolCall"
-
-
-def _role(message: object) -> object:
-    return message.get("role") if isinstance(message, dict) else None
 
 
 def _text(value: object) -> str:

@@ -14,8 +14,16 @@ the cached prompt prefix from that point on. That is why it is off by default.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import assert_never, cast
 
-from contextree.entries.types import LlmMessage, is_assistant_message, is_user_message
+from contextree.entries.types import (
+    AssistantBlock,
+    AssistantMessage,
+    LlmMessage,
+    is_assistant_message,
+    is_user_message,
+    known_block,
+)
 
 __all__ = ["THINKING_TYPES", "drop_old_thinking"]
 
@@ -40,10 +48,19 @@ def drop_old_thinking(messages: Sequence[LlmMessage], keep_turns: int) -> list[L
             continue
         kept = [b for b in content if not _is_thinking(b)]
         if kept and len(kept) < len(content):
-            out[index] = {**message, "content": kept}
+            thinned: AssistantMessage = {**message, "content": cast("list[AssistantBlock]", kept)}
+            out[index] = thinned
     return out
 
 
 def _is_thinking(block: object) -> bool:
-    kind = block.get("type") if isinstance(block, dict) else None
-    return isinstance(kind, str) and kind in THINKING_TYPES
+    known = known_block(block)
+    if known is None:
+        return False  # not an object, or a block type this format does not define: kept
+    match known["type"]:
+        case "thinking" | "redactedThinking":  # THINKING_TYPES
+            return True
+        case "text" | "image" | "toolCall":
+            return False
+        case _:
+            assert_never(known)

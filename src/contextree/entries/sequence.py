@@ -10,28 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 
 __all__ = ["id_at", "id_reader", "type_at", "type_reader"]
 
 
-def type_reader(path: Sequence[Entry]) -> Callable[[int], object]:
+def type_reader(path: Sequence[StoredEntry]) -> Callable[[int], object]:
     """A function giving the ``type`` of ``path[index]``."""
     lookup: Callable[[int], object] | None = getattr(path, "type_at", None)
     return lookup if lookup is not None else lambda index: path[index].get("type")
 
 
-def id_reader(path: Sequence[Entry]) -> Callable[[int], object]:
+def id_reader(path: Sequence[StoredEntry]) -> Callable[[int], object]:
     """A function giving the ``id`` of ``path[index]``."""
     lookup: Callable[[int], object] | None = getattr(path, "id_at", None)
     return lookup if lookup is not None else lambda index: path[index].get("id")
 
 
-def type_at(path: Sequence[Entry], index: int) -> object:
+def type_at(path: Sequence[StoredEntry], index: int) -> object:
     """The ``type`` of ``path[index]``."""
     return type_reader(path)(index)
 
 
-def id_at(path: Sequence[Entry], index: int) -> object:
+def id_at(path: Sequence[StoredEntry], index: int) -> object:
     """The ``id`` of ``path[index]``."""
     return id_reader(path)(index)

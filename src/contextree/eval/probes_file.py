@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import cast
 
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage, is_message_entry
+from contextree.entries.types import StoredMessage, is_message_entry
 from contextree.errors import ContextreeError
 from contextree.eval.corpus import EvalSession, PlantedProbe
 from contextree.eval.probes import PROBE_KINDS, Probe, ProbeKind
@@ -75,7 +75,7 @@ def load_probes(path: Path) -> list[Probe]:
 
 
 def session_with_probes(
-    name: str, messages: Sequence[AgentMessage], probes: Sequence[Probe], rounds: int
+    name: str, messages: Sequence[StoredMessage], probes: Sequence[Probe], rounds: int
 ) -> EvalSession:
     """The session cut into ``rounds`` slices of about equal message counts, with each probe
     placed at the first message holding all its values.
@@ -98,7 +98,7 @@ def session_with_probes(
     return EvalSession(name, "user", slices, tuple(placed))
 
 
-def branch_messages(tree: SessionTree) -> list[AgentMessage]:
+def branch_messages(tree: SessionTree) -> list[StoredMessage]:
     """The messages on the session's current branch, oldest first (earlier compactions and
     other entries left out: the eval compacts the messages again)."""
     return [entry["message"] for entry in tree.get_branch() if is_message_entry(entry)]

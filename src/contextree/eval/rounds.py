@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from contextree.compaction.options import SummaryOptions
 from contextree.compaction.run import compact_session
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage, is_compaction_entry
+from contextree.entries.types import StoredMessage, is_compaction_entry
 from contextree.eval.corpus import PlantedProbe
 from contextree.eval.score import KeptCheck
 from contextree.llm.base import ModelClient
@@ -48,7 +48,7 @@ class SessionRun:
 
 async def run_session(
     name: str,
-    slices: Sequence[Sequence[AgentMessage]],
+    slices: Sequence[Sequence[StoredMessage]],
     probes: Sequence[PlantedProbe],
     summarizer: ModelClient,
     *,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextree.entries.types import AgentMessage, Entry
+from contextree.entries.types import StoredEntry, StoredMessage
 
 __all__ = [
     "BeforeCompactEvent",
@@ -30,7 +30,7 @@ class BeforeCompactEvent:
 
     preparation: Any
     """The ``CompactionPreparation`` about to be summarized."""
-    branch_entries: Sequence[Entry]
+    branch_entries: Sequence[StoredEntry]
     """The root-to-leaf path (entries are decoded as you read them)."""
     custom_instructions: str | None
     reason: str = "manual"
@@ -49,7 +49,7 @@ class CompactingEvent:
     """``session.compacting``: may steer the summary prompt."""
 
     session_id: str
-    messages: list[AgentMessage]
+    messages: list[StoredMessage]
     """Messages to summarize followed by the turn prefix."""
 
 
@@ -67,7 +67,7 @@ class CompactingResult:
 class SessionCompactEvent:
     """``session_compact``: the compaction entry was saved."""
 
-    compaction_entry: Entry
+    compaction_entry: StoredEntry
     from_extension: bool
     dropped: Any = None
     """What left the model's view (``contextree.compaction.dropped.DroppedFromView``): the
@@ -98,5 +98,5 @@ class SessionTreeEvent:
 
     new_leaf_id: str | None
     old_leaf_id: str | None
-    summary_entry: Entry | None = None
+    summary_entry: StoredEntry | None = None
     from_extension: bool | None = None

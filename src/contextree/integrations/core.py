@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from contextree.compaction.summarize import CompactionResult
 from contextree.context.convert import with_recall_hint
 from contextree.context.provider import ProviderView
-from contextree.entries.types import AgentMessage, LlmMessage
+from contextree.entries.types import LlmMessage, StoredMessage, is_assistant_message
 from contextree.errors import CompactionError
 from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import ModelClient
@@ -132,7 +132,7 @@ class ManagedSession:
 
     # -- the conversation -----------------------------------------------------------------------
 
-    def append(self, messages: Iterable[AgentMessage]) -> list[str]:
+    def append(self, messages: Iterable[StoredMessage]) -> list[str]:
         """Append pi messages in order (assistant replies and tool results redacted first).
 
         A successful assistant reply re-arms overflow recovery, as a good reply does in our
@@ -143,11 +143,11 @@ class ManagedSession:
             if self.redactor is not None:
                 message = redact_stored_message(message, self.redactor)
             ids.append(self.tree.append_message(message))
-            if message.get("role") == "assistant" and message.get("stopReason") != "error":
+            if is_assistant_message(message) and message.get("stopReason") != "error":
                 self._triggers.overflow_recovery_attempted = False
         return ids
 
-    def context_messages(self) -> list[AgentMessage]:
+    def context_messages(self) -> list[StoredMessage]:
         """What the model sees: the summaries as user-context messages, then kept messages."""
         return self.tree.build_session_context().messages
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contextree.entries.types import ContentBlock, StopReason, Usage
+from contextree.entries.types import StopReason, StoredBlock, Usage
 from contextree.errors import ModelResponseError
 from contextree.llm.base import Completion
 
@@ -49,7 +49,7 @@ def block_type(block: Any, *, what: str) -> str:
 def build_completion(
     name: str,
     *,
-    content: list[ContentBlock],
+    content: list[StoredBlock],
     usage: Usage,
     stop_reason: StopReason,
     error_message: str | None,
@@ -92,7 +92,7 @@ def json_object(name: str, data: Any) -> Mapping[str, Any]:
 def response_completion(
     name: str,
     data: Mapping[str, Any],
-    content: list[ContentBlock],
+    content: list[StoredBlock],
     usage: Usage,
     *,
     stop: tuple[StopReason, str | None],

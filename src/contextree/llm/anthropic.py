@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Final
 import httpx
 import msgspec
 
-from contextree.entries.types import ContentBlock, LlmMessage, StopReason, Usage
+from contextree.entries.types import LlmMessage, StopReason, StoredBlock, Usage
 from contextree.errors import ModelResponseError
 from contextree.llm._client import _HTTPModelClient
 from contextree.llm._common import (
@@ -70,7 +70,7 @@ JsonDict = dict[str, Any]
 # -- request mapping ------------------------------------------------------------------------
 
 
-def _image(block: ContentBlock) -> JsonDict:
+def _image(block: StoredBlock) -> JsonDict:
     return {
         "type": "image",
         "source": {
@@ -291,14 +291,14 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-def _from_block(name: str, block: Any) -> ContentBlock:
+def _from_block(name: str, block: Any) -> StoredBlock:
     if not isinstance(block, Mapping):
         raise ModelResponseError(name, "a content block is not a JSON object")
     kind = block.get("type")
     if kind == "text":
         return {"type": "text", "text": str(block.get("text", ""))}
     if kind == "thinking":
-        result: ContentBlock = {"type": "thinking", "thinking": str(block.get("thinking", ""))}
+        result: StoredBlock = {"type": "thinking", "thinking": str(block.get("thinking", ""))}
         if block.get("signature"):
             result["thinkingSignature"] = block["signature"]
         return result
@@ -343,7 +343,7 @@ def parse_message_response(
     )
 
 
-def _stop_of(raw_stop: str | None, content: list[ContentBlock]) -> tuple[StopReason, str | None]:
+def _stop_of(raw_stop: str | None, content: list[StoredBlock]) -> tuple[StopReason, str | None]:
     """pi's stop reason for Anthropic's, and the error message a refusal carries."""
     stop_reason = _STOP_REASONS.get(raw_stop or "", "stop")
     if stop_reason == "stop" and any(b["type"] == "toolCall" for b in content):

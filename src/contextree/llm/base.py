@@ -12,9 +12,17 @@ Cancellation is asyncio task cancellation: cancelling the task that awaits
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
-from contextree.entries.types import ContentBlock, LlmMessage, StopReason, Usage, is_text_content
+from contextree.entries.types import (
+    AssistantBlock,
+    AssistantMessage,
+    LlmMessage,
+    StopReason,
+    StoredBlock,
+    Usage,
+    is_text_content,
+)
 
 __all__ = [
     "Completion",
@@ -70,7 +78,7 @@ class CompletionRequest:
 class Completion:
     """What a model answered, in pi's assistant-message vocabulary."""
 
-    content: list[ContentBlock]
+    content: list[StoredBlock]
     """``text``, ``thinking`` and ``toolCall`` blocks, in the order the model produced them."""
     usage: Usage = field(default_factory=make_usage)
     """``{input, output, cacheRead, cacheWrite, totalTokens}``; ``input`` excludes cache reads."""
@@ -92,21 +100,21 @@ class Completion:
         )
 
     @property
-    def tool_calls(self) -> list[ContentBlock]:
+    def tool_calls(self) -> list[StoredBlock]:
         """The ``toolCall`` blocks, in order."""
         return [block for block in self.content if block.get("type") == "toolCall"]
 
     @classmethod
     def from_text(cls, text: str, *, model: str = "", usage: Usage | None = None) -> Completion:
         """A completion holding one text block."""
-        block: ContentBlock = {"type": "text", "text": text}
+        block: StoredBlock = {"type": "text", "text": text}
         return cls(content=[block], usage=usage or make_usage(), model=model)
 
-    def to_message(self, *, timestamp: int | None = None) -> LlmMessage:
+    def to_message(self, *, timestamp: int | None = None) -> AssistantMessage:
         """This completion as a pi assistant message (no ``api``/``provider`` fields)."""
-        message: LlmMessage = {
+        message: AssistantMessage = {
             "role": "assistant",
-            "content": [dict(block) for block in self.content],
+            "content": [cast("AssistantBlock", dict(block)) for block in self.content],
             "model": self.model,
             "usage": dict(self.usage),
             "stopReason": self.stop_reason,

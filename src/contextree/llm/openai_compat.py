@@ -13,7 +13,7 @@ from typing import Any, Final
 import httpx
 import msgspec
 
-from contextree.entries.types import ContentBlock, LlmMessage, StopReason, Usage
+from contextree.entries.types import LlmMessage, StopReason, StoredBlock, Usage
 from contextree.errors import ModelResponseError
 from contextree.llm._client import _HTTPModelClient
 from contextree.llm._common import (
@@ -50,7 +50,7 @@ JsonDict = dict[str, Any]
 # -- request mapping ------------------------------------------------------------------------
 
 
-def _image_part(block: ContentBlock) -> JsonDict:
+def _image_part(block: StoredBlock) -> JsonDict:
     url = f"data:{block.get('mimeType', 'image/png')};base64,{block.get('data', '')}"
     return {"type": "image_url", "image_url": {"url": url}}
 
@@ -76,7 +76,7 @@ def _user_content(content: Any, *, what: str) -> str | list[JsonDict]:
 
 
 def _assistant_message(message: LlmMessage, *, what: str) -> JsonDict | None:
-    content = message.get("content")
+    content: Any = message.get("content")  # read as the file holds it
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
     if not isinstance(content, list):
@@ -114,7 +114,7 @@ def _assistant_message(message: LlmMessage, *, what: str) -> JsonDict | None:
 
 def _tool_message(message: LlmMessage, *, what: str) -> tuple[JsonDict, list[JsonDict]]:
     """The ``tool`` message, and the images it held (tool messages cannot carry images)."""
-    content = message.get("content")
+    content: Any = message.get("content")  # read as the file holds it
     texts: list[str] = []
     images: list[JsonDict] = []
     if isinstance(content, str):
@@ -255,7 +255,7 @@ def _arguments(name: str, tool: str, raw: Any) -> JsonDict:
     return value
 
 
-def _tool_call(name: str, index: int, call_id: Any, tool: Any, raw_args: Any) -> ContentBlock:
+def _tool_call(name: str, index: int, call_id: Any, tool: Any, raw_args: Any) -> StoredBlock:
     tool_name = str(tool or "")
     return {
         "type": "toolCall",
@@ -301,7 +301,7 @@ def parse_chat_completion(
     message = choices[0].get("message")
     if not isinstance(message, Mapping):
         raise ModelResponseError(name, "the first choice has no message")
-    content: list[ContentBlock] = []
+    content: list[StoredBlock] = []
     if reasoning := _reasoning_of(message):
         content.append({"type": "thinking", "thinking": reasoning})
     if text := _text_of(message.get("content")):
@@ -380,7 +380,7 @@ class ChatStreamAccumulator:
             raise ModelResponseError(
                 self._name, "the stream terminated before the response was complete"
             )
-        content: list[ContentBlock] = []
+        content: list[StoredBlock] = []
         if self._reasoning:
             content.append({"type": "thinking", "thinking": "".join(self._reasoning)})
         if self._text and (text := "".join(self._text)):

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 import msgspec
+
+from contextree.entries.types import known_block, known_entry, known_message
 
 __all__ = ["Document", "entry_document", "entry_text"]
 
@@ -37,18 +39,25 @@ def _blocks(content: object, *, calls: bool = False) -> str:
     if not isinstance(content, list):
         return ""
     parts: list[str] = []
-    for block in content:
-        if not isinstance(block, Mapping):
-            continue
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif calls and kind == "toolCall":
-            arguments = block.get("arguments")
-            # msgspec writes JSON four times faster than json.dumps (0.6 s of 2.4 s at 100k
-            # entries); the words are the same, only the spaces after ',' and ':' go.
-            shown = arguments if isinstance(arguments, str) else _json(arguments)
-            parts.append(f"{block.get('name', '')} {shown}")
+    for item in content:
+        block = known_block(item)
+        if block is None:
+            continue  # not an object, or a block type this format does not define
+        match block["type"]:
+            case "text":
+                if isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+            case "toolCall":
+                if calls:
+                    arguments: object = block.get("arguments")
+                    # msgspec writes JSON four times faster than json.dumps (0.6 s of 2.4 s
+                    # at 100k entries); the words are the same, only the spaces go.
+                    shown = arguments if isinstance(arguments, str) else _json(arguments)
+                    parts.append(f"{block.get('name', '')} {shown}")
+            case "image" | "thinking" | "redactedThinking":
+                pass  # no words to find
+            case _:
+                assert_never(block)
     return "\n".join(parts)
 
 
@@ -60,37 +69,62 @@ def _json(value: object) -> str:
 
 
 def _message_text(message: Mapping[str, Any]) -> str:
-    role = message.get("role")
-    if role == "assistant":
-        return _blocks(message.get("content"), calls=True)
-    if role == "toolResult":
-        # Pruning keeps the original output in prunedContent: that is what recall is for.
-        original = message.get("prunedContent", message.get("content"))
-        return f"{message.get('toolName', '')}\n{_blocks(original)}".strip()
-    if role == "bashExecution":
-        return f"$ {message.get('command', '')}\n{message.get('output', '')}"
-    if role in ("branchSummary", "compactionSummary"):
-        summary = message.get("summary")
-        return summary if isinstance(summary, str) else ""
-    return _blocks(message.get("content"))
+    known = known_message(message)
+    if known is None:
+        return _blocks(message.get("content"))  # a role this format does not define
+    match known["role"]:
+        case "assistant":
+            return _blocks(known.get("content"), calls=True)
+        case "toolResult":
+            # Pruning keeps the original output in prunedContent: that is what recall is for.
+            original = known.get("prunedContent", known.get("content"))
+            return f"{known.get('toolName', '')}\n{_blocks(original)}".strip()
+        case "bashExecution":
+            return f"$ {known.get('command', '')}\n{known.get('output', '')}"
+        case "branchSummary" | "compactionSummary":
+            summary: object = known.get("summary")
+            return summary if isinstance(summary, str) else ""
+        case "user" | "developer" | "custom" | "hookMessage" | "pythonExecution" | "fileMention":
+            return _blocks(known.get("content"))
+        case _:
+            assert_never(known)
 
 
 def entry_text(entry: Mapping[str, Any]) -> tuple[str, str] | None:
     """``(role, text)`` of an entry with words in it, else ``None``."""
-    kind = entry.get("type")
-    if kind == "message":
-        message = entry.get("message")
-        if not isinstance(message, Mapping):
+    known = known_entry(entry)
+    if known is None:
+        return None  # an entry type this format does not define: nothing to find
+    match known["type"]:
+        case "message":
+            message: object = known.get("message")
+            if not isinstance(message, Mapping):
+                return None
+            text = _message_text(message)
+            return (str(message.get("role", "")), text) if text.strip() else None
+        case "compaction" | "branch_summary":
+            summary: object = known.get("summary")
+            if isinstance(summary, str) and summary.strip():
+                return (known["type"], summary)
             return None
-        text = _message_text(message)
-        return (str(message.get("role", "")), text) if text.strip() else None
-    if kind in ("compaction", "branch_summary"):
-        summary = entry.get("summary")
-        return (kind, summary) if isinstance(summary, str) and summary.strip() else None
-    if kind == "custom_message":
-        text = _blocks(entry.get("content"))
-        return ("custom", text) if text.strip() else None
-    return None
+        case "custom_message":
+            text = _blocks(known.get("content"))
+            return ("custom", text) if text.strip() else None
+        case (
+            "thinking_level_change"
+            | "model_change"
+            | "custom"
+            | "label"
+            | "session_info"
+            | "service_tier_change"
+            | "ttsr_injection"
+            | "mcp_tool_selection"
+            | "session_init"
+            | "mode_change"
+        ):
+            return None
+        case _:
+            assert_never(known)
 
 
 def entry_document(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.errors import EntryNotFoundError
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ class Expansion:
     """The entry asked for and up to ``around`` entries before and after it."""
 
     entry_id: str
-    entries: list[Entry]
+    entries: list[StoredEntry]
     """Oldest first: ancestors, the entry, then what follows it."""
     target: int
     """Index of the entry asked for in :attr:`entries`."""
@@ -28,7 +28,7 @@ class Expansion:
     or on another branch)."""
 
 
-def _following(tree: SessionTree, entry_id: str, count: int) -> list[Entry]:
+def _following(tree: SessionTree, entry_id: str, count: int) -> list[StoredEntry]:
     """Up to ``count`` entries after ``entry_id``: along the leaf's path when the entry is on
     it, else along each newest child."""
     if count <= 0:
@@ -38,7 +38,7 @@ def _following(tree: SessionTree, entry_id: str, count: int) -> list[Entry]:
     if entry_id in ids:
         start = ids.index(entry_id) + 1
         return list(path[start : start + count])
-    found: list[Entry] = []
+    found: list[StoredEntry] = []
     current = entry_id
     while len(found) < count:
         children = tree.get_children(current)

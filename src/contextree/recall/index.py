@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.recall.appended import lines_since
 from contextree.recall.base import Hit, IndexBackend, IndexState
 from contextree.recall.build import documents_in_background
@@ -223,7 +223,7 @@ class RecallIndex:
             return self._sync(tree)  # another process brought it up to date meanwhile
         return SyncReport(False, len(documents), "appended")
 
-    def _documents(self, entries: Sequence[Entry], first_seq: int) -> list[Document]:
+    def _documents(self, entries: Sequence[StoredEntry], first_seq: int) -> list[Document]:
         redact = self._redact
         return [
             document

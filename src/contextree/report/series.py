@@ -119,5 +119,5 @@ def build_series(path: Sequence[Mapping[str, Any]]) -> SessionSeries:
                 series.turns.append(TurnPoint(next_turn, entry_id, prompt, "usage"))
             else:
                 series.turns.append(TurnPoint(next_turn, entry_id, sent, "estimate"))
-        sent += estimate_tokens(message)  # type: ignore[arg-type]
+        sent += estimate_tokens(message)
     return series

@@ -35,7 +35,7 @@ from contextree.compaction.summarize import CompactionResult
 from contextree.context.convert import convert_to_llm, with_recall_hint
 from contextree.context.provider import provider_messages
 from contextree.entries.ids import now_ms
-from contextree.entries.types import AgentMessage, LlmMessage
+from contextree.entries.types import LlmMessage, StoredMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ContextreeError, ModelError
 from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import Completion, CompletionRequest, ModelClient
@@ -93,7 +93,7 @@ def _api_name(provider: str) -> str:
 
 
 def request_messages(
-    messages: Sequence[AgentMessage], *, recall_hint: bool = False, keep_thinking_turns: int = -1
+    messages: Sequence[StoredMessage], *, recall_hint: bool = False, keep_thinking_turns: int = -1
 ) -> list[LlmMessage]:
     """The messages sent to the model: the provider view of the context
     (:func:`~contextree.context.provider.provider_messages`). Failed and aborted replies (and
@@ -212,10 +212,10 @@ class AgentSession:
     async def _emit(self, kind: str, **data: Any) -> None:
         await self._events.emit(kind, **data)
 
-    def context_messages(self) -> list[AgentMessage]:
+    def context_messages(self) -> list[StoredMessage]:
         return self.tree.build_session_context().messages
 
-    def _last_assistant(self) -> AgentMessage | None:
+    def _last_assistant(self) -> StoredMessage | None:
         for message in reversed(self.context_messages()):
             if message.get("role") == "assistant":
                 return message
@@ -277,7 +277,7 @@ class AgentSession:
         return TurnOutcome(error=error)
 
     def _append_user(self, text: str, *, synthetic: bool = False) -> None:
-        message: AgentMessage = {
+        message: StoredMessage = {
             "role": "user",
             "content": [{"type": "text", "text": text}],
             "timestamp": self._now(),
@@ -330,9 +330,9 @@ class AgentSession:
             tools=[tool_spec(tool) for tool in tools.values()],
         )
 
-    def _assistant_message(self, completion: Completion) -> AgentMessage:
+    def _assistant_message(self, completion: Completion) -> StoredMessage:
         provider, model = self.provider_and_model
-        message: AgentMessage = {
+        message: StoredMessage = {
             "role": "assistant",
             "content": completion.content,
             "api": _api_name(provider),
@@ -346,7 +346,7 @@ class AgentSession:
             message["errorMessage"] = completion.error_message
         return message
 
-    def _failed_message(self, stop_reason: str, error: str) -> AgentMessage:
+    def _failed_message(self, stop_reason: str, error: str) -> StoredMessage:
         provider, model = self.provider_and_model
         return {
             "role": "assistant",
@@ -360,7 +360,7 @@ class AgentSession:
             "timestamp": self._now(),
         }
 
-    async def _persist(self, message: AgentMessage) -> str:
+    async def _persist(self, message: StoredMessage) -> str:
         if self._stored_redactor is not None:
             # A reply that echoes a key, or a tool that prints one, is redacted before it is
             # written: what the session keeps is sent again with every later request.
@@ -430,7 +430,7 @@ class AgentSession:
     # -- compaction triggers (runtime/triggers.py) ----------------------------------------------
 
     async def _check_compaction(
-        self, message: AgentMessage, *, skip_aborted_check: bool = True
+        self, message: StoredMessage, *, skip_aborted_check: bool = True
     ) -> str | None:
         return await self._triggers.after_reply(message, skip_aborted_check=skip_aborted_check)
 

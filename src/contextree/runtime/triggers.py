@@ -31,7 +31,7 @@ from contextree.compaction.summarize import (
 )
 from contextree.compaction.summary_request import Summarizer
 from contextree.entries.ids import iso_to_ms
-from contextree.entries.types import AgentMessage, Entry
+from contextree.entries.types import StoredEntry, StoredMessage
 from contextree.errors import CompactionCancelledError, ContextreeError
 from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import ModelClient
@@ -126,14 +126,14 @@ class CompactionTriggers:
         if self.task is not None and not self.task.done():
             self.task.cancel()
 
-    def latest_compaction(self) -> Entry | None:
+    def latest_compaction(self) -> StoredEntry | None:
         """The latest compaction on the current branch, decoding only that entry."""
         return self.tree.latest_compaction()
 
     # -- the triggers ---------------------------------------------------------------------------
 
     async def after_reply(
-        self, message: AgentMessage, *, skip_aborted_check: bool = True
+        self, message: StoredMessage, *, skip_aborted_check: bool = True
     ) -> FollowUp | None:
         """§10.2 after a reply: overflow recovery or threshold compaction.
 
@@ -220,7 +220,7 @@ class CompactionTriggers:
             threshold_tokens=settings.threshold_tokens,
         )
 
-    async def _reply_tokens(self, message: AgentMessage, latest: Entry | None) -> int | None:
+    async def _reply_tokens(self, message: StoredMessage, latest: StoredEntry | None) -> int | None:
         if message.get("stopReason") == "error":
             # No usage on a failed reply: estimate from the last successful one (pi 0.73.1).
             messages = self.tree.build_session_context().messages
@@ -339,7 +339,7 @@ def current_task_cancelling() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-def _predates(message: AgentMessage, compaction: Entry | None) -> bool:
+def _predates(message: StoredMessage, compaction: StoredEntry | None) -> bool:
     """Whether ``message`` is no newer than ``compaction`` (so its usage measured the old
     context); a message without a timestamp counts as old."""
     if compaction is None:
@@ -349,7 +349,7 @@ def _predates(message: AgentMessage, compaction: Entry | None) -> bool:
     return message_ms <= iso_to_ms(compaction.get("timestamp"))
 
 
-def _without_usage(message: AgentMessage) -> AgentMessage:
+def _without_usage(message: StoredMessage) -> StoredMessage:
     if message.get("role") != "assistant" or "usage" not in message:
         return message
     return {key: value for key, value in message.items() if key != "usage"}

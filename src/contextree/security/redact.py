@@ -24,7 +24,12 @@ from typing import Any, Final
 
 import ahocorasick_rs
 
-from contextree.entries.types import is_text_content, is_thinking_content
+from contextree.entries.types import (
+    is_assistant_message,
+    is_text_content,
+    is_thinking_content,
+    is_tool_result_message,
+)
 
 __all__ = [
     "BUILTIN_PATTERNS",
@@ -250,7 +255,7 @@ def redact_stored_message(message: Mapping[str, Any], redactor: Redactor) -> dic
     arguments and signed thinking stay as the model sent them; other roles, the user's own
     words above all, are returned unchanged."""
     out = dict(message)
-    if message.get("role") not in ("assistant", "toolResult"):
+    if not (is_assistant_message(message) or is_tool_result_message(message)):
         return out
     content = message.get("content")
     if isinstance(content, str):

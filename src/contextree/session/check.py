@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from contextree.entries.codec import INVALID_UTF8, LineError, entry_problem
 from contextree.entries.shapes import message_problem
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.errors import cycle_text
 from contextree.session.tool_pairs import ToolPairing
 from contextree.session.tree import SessionTree, parent_cycle
@@ -89,7 +89,7 @@ def _known(entry_id: object, tree: SessionTree) -> bool:
     return isinstance(entry_id, str) and tree.has_entry(entry_id)
 
 
-def _entry_findings(tree: SessionTree, record: Record, entry: Entry) -> list[Finding]:
+def _entry_findings(tree: SessionTree, record: Record, entry: StoredEntry) -> list[Finding]:
     """What is wrong with one decoded entry on its own (its shape, its references)."""
     where = (record.line, record.id)
     problem = entry_problem(entry, needs_id=True)

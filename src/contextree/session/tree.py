@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from contextree.entries.ids import iso_now
-from contextree.entries.types import AgentMessage, Entry
+from contextree.entries.types import StoredEntry, StoredMessage
 from contextree.errors import EntryNotFoundError, TreeError
 from contextree.session.rebase import WriteMark
 from contextree.session.tree_nodes import PathView, TreeNode, parent_cycle
@@ -70,7 +70,7 @@ class SessionTree(TreeSync):
 
     # -- appending ------------------------------------------------------------------------------
 
-    def _base(self, kind: str) -> Entry:
+    def _base(self, kind: str) -> StoredEntry:
         return {
             "type": kind,
             "id": self._new_id(self._index.complete_all().by_id.__contains__),
@@ -78,7 +78,7 @@ class SessionTree(TreeSync):
             "timestamp": self._now(),
         }
 
-    def append_entry(self, entry: Entry) -> str:
+    def append_entry(self, entry: StoredEntry) -> str:
         """Append a complete entry dict (it must carry ``type``, ``id``, ``parentId``)."""
         if not isinstance(entry.get("type"), str) or not isinstance(entry.get("id"), str):
             raise TreeError('an entry needs a string "type" and "id"')
@@ -87,7 +87,7 @@ class SessionTree(TreeSync):
         self._write([Record.from_entry(entry)])
         return str(entry["id"])
 
-    def append_message(self, message: AgentMessage) -> str:
+    def append_message(self, message: StoredMessage) -> str:
         """Append a ``message`` entry holding ``message``; returns the new id."""
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise TypeError('a message must be a dict with a string "role"')
@@ -162,7 +162,7 @@ class SessionTree(TreeSync):
     def append_custom(self, custom_type: str, data: Any = None) -> str:
         """Append a ``custom`` entry (extension state; never in the LLM context)."""
         base = self._base("custom")
-        entry: Entry = {"type": "custom", "customType": custom_type}
+        entry: StoredEntry = {"type": "custom", "customType": custom_type}
         if data is not None:
             entry["data"] = data
         entry.update(id=base["id"], parentId=base["parentId"], timestamp=base["timestamp"])
@@ -173,7 +173,7 @@ class SessionTree(TreeSync):
     ) -> str:
         """Append a ``custom_message`` entry (reaches the LLM as a user message)."""
         base = self._base("custom_message")
-        entry: Entry = {
+        entry: StoredEntry = {
             "type": "custom_message",
             "customType": custom_type,
             "content": content,

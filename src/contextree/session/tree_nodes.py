@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.store.index import Record, entries_of
 
 __all__ = ["PathView", "TreeNode", "parent_cycle", "timestamp_key"]
 
 
-class PathView(Sequence[Entry]):
+class PathView(Sequence[StoredEntry]):
     """A root-to-leaf path whose entries are decoded only when read.
 
     ``type_at`` and ``id_at`` answer from the index without decoding, so algorithms that look
@@ -29,31 +29,31 @@ class PathView(Sequence[Entry]):
         return len(self._records)
 
     @overload
-    def __getitem__(self, index: int) -> Entry: ...
+    def __getitem__(self, index: int) -> StoredEntry: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[Entry]: ...
+    def __getitem__(self, index: slice) -> list[StoredEntry]: ...
 
-    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
+    def __getitem__(self, index: int | slice) -> StoredEntry | list[StoredEntry]:
         if isinstance(index, slice):
             return entries_of(self._records[index])
         return self._records[index].entry
 
-    def __iter__(self) -> Iterator[Entry]:
+    def __iter__(self) -> Iterator[StoredEntry]:
         for record in self._records:
             yield record.entry
 
-    def __reversed__(self) -> Iterator[Entry]:
+    def __reversed__(self) -> Iterator[StoredEntry]:
         for record in reversed(self._records):
             yield record.entry
 
-    def __add__(self, other: Sequence[Entry]) -> list[Entry]:
+    def __add__(self, other: Sequence[StoredEntry]) -> list[StoredEntry]:
         return [*self, *other]
 
-    def __radd__(self, other: Sequence[Entry]) -> list[Entry]:
+    def __radd__(self, other: Sequence[StoredEntry]) -> list[StoredEntry]:
         return [*other, *self]
 
-    def copy(self) -> list[Entry]:
+    def copy(self) -> list[StoredEntry]:
         """The entries as a list (all decoded)."""
         return list(self)
 
@@ -140,7 +140,7 @@ class TreeNode:
         self.label = label
 
     @property
-    def entry(self) -> Entry:
+    def entry(self) -> StoredEntry:
         return self._record.entry
 
     @property

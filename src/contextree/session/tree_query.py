@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from contextree.context.build import ContextNeeds, SessionContext, build_context_from_path
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.errors import EntryNotFoundError, ParentCycleError
 from contextree.session.tree_nodes import PathView, TreeNode, parent_cycle, timestamp_key
 from contextree.session.tree_state import TreeState
@@ -79,7 +79,7 @@ class TreeQuery(TreeState):
         path.reverse()
         return path
 
-    def get_children(self, entry_id: str | None) -> list[Entry]:
+    def get_children(self, entry_id: str | None) -> list[StoredEntry]:
         """Direct children of ``entry_id`` (``None``: the roots), oldest first."""
         return [record.entry for record in self._child_map().get(entry_id, [])]
 
@@ -174,7 +174,7 @@ class TreeQuery(TreeState):
             list(context.messages), context.thinking_level, context.model, list(context.entry_ids)
         )
 
-    def latest_compaction(self, leaf_id: str | None = None) -> Entry | None:
+    def latest_compaction(self, leaf_id: str | None = None) -> StoredEntry | None:
         """The latest compaction on the path to ``leaf_id`` (default: the leaf), or ``None``."""
         target = leaf_id if leaf_id is not None else self.leaf_id
         if target is None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from contextree.context.build import SessionContext
 from contextree.entries.ids import iso_now, new_entry_id, new_session_id
-from contextree.entries.types import CURRENT_SESSION_VERSION, Entry, Header
+from contextree.entries.types import CURRENT_SESSION_VERSION, Header, StoredEntry
 from contextree.store.base import SessionStore
 from contextree.store.index import (
     BadLine,
@@ -184,11 +184,11 @@ class TreeState:
         """Bytes of the store this tree has read or written (grows with its appends)."""
         return self._known_size
 
-    def get_entries(self) -> list[Entry]:
+    def get_entries(self) -> list[StoredEntry]:
         """Every entry in file order."""
         return entries_of(self.records())
 
-    def get_entry(self, entry_id: str) -> Entry | None:
+    def get_entry(self, entry_id: str) -> StoredEntry | None:
         """The entry with ``entry_id``, or ``None``."""
         record = self._index.get(entry_id)
         return record.entry if record is not None else None
@@ -205,7 +205,7 @@ class TreeState:
         record = self._index.get(entry_id)
         return record.line if record is not None else None
 
-    def get_leaf_entry(self) -> Entry | None:
+    def get_leaf_entry(self) -> StoredEntry | None:
         return self.get_entry(self.leaf_id) if self.leaf_id is not None else None
 
     def _forget_branches(self) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from contextree.context.build import appended_context
 from contextree.entries.codec import encode_line
-from contextree.entries.types import Entry
+from contextree.entries.types import StoredEntry
 from contextree.errors import EntryNotFoundError, ParentCycleError
 from contextree.session.rebase import (
     CompactedElsewhereError,
@@ -44,7 +44,10 @@ class TreeSync(TreeQuery):
     # -- rewriting ------------------------------------------------------------------------------
 
     def rewrite_entries(
-        self, replacements: Sequence[Entry], *, planned_from: Sequence[Entry] | None = None
+        self,
+        replacements: Sequence[StoredEntry],
+        *,
+        planned_from: Sequence[StoredEntry] | None = None,
     ) -> list[str]:
         """Replace entries (matched by id) with new versions in one atomic rewrite; returns
         the ids replaced.
@@ -82,8 +85,8 @@ class TreeSync(TreeQuery):
         return [str(key) for key in by_new_id]
 
     def _unchanged_since(
-        self, by_new_id: dict[Any, Entry], planned_from: Sequence[Entry]
-    ) -> dict[Any, Entry]:
+        self, by_new_id: dict[Any, StoredEntry], planned_from: Sequence[StoredEntry]
+    ) -> dict[Any, StoredEntry]:
         """The replacements whose entry is still as it was read when they were made."""
         read = {e.get("id"): e for e in planned_from}
         by_id = self._index.by_id

@@ -36,7 +36,7 @@ from contextree.entries.codec import (
     replaced_text,
     surrogate_free,
 )
-from contextree.entries.types import CURRENT_SESSION_VERSION, Entry, Header
+from contextree.entries.types import CURRENT_SESSION_VERSION, Header, StoredEntry
 from contextree.errors import SessionFileError, UnsupportedVersionError
 
 __all__ = [
@@ -82,7 +82,7 @@ class Record(msgspec.Struct, gc=False):
     """The line was read with invalid UTF-8 replaced by U+FFFD (its bytes stay as they are)."""
 
     @classmethod
-    def from_entry(cls, entry: Entry, *, line: int | None = None) -> Record:
+    def from_entry(cls, entry: StoredEntry, *, line: int | None = None) -> Record:
         """A record for a new entry (no stored bytes yet)."""
         parent = entry.get("parentId")
         return cls(
@@ -108,13 +108,13 @@ class Record(msgspec.Struct, gc=False):
         self.buf = None
 
     @property
-    def entry(self) -> Entry:
+    def entry(self) -> StoredEntry:
         """The full entry dict (decoded from the stored line on first access)."""
         if self.cached is None:
             self.cached = self.peek()
         return self.cached
 
-    def peek(self) -> Entry:
+    def peek(self) -> StoredEntry:
         """The full entry dict, decoded but not kept (the decoded one when there is one): a
         pass over every entry of a large session (``check``) then holds one at a time."""
         if self.cached is not None:
@@ -227,7 +227,7 @@ def collector_paused(pause: bool = True) -> Iterator[None]:
         gc.enable()
 
 
-def entries_of(records: Iterable[Record]) -> list[Entry]:
+def entries_of(records: Iterable[Record]) -> list[StoredEntry]:
     """The entries of ``records``, decoding those not decoded yet (in bulk without the GC)."""
     batch = records if isinstance(records, list) else list(records)
     with collector_paused(len(batch) >= _BULK):

@@ -13,10 +13,10 @@ Estimates never raise: a field that is missing or has the wrong type counts 0.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, assert_never
 
 from contextree.entries.js_json import js_stringify
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import AgentMessage, StoredMessage, known_block, known_message
 
 __all__ = [
     "IMAGE_CHARS",
@@ -113,7 +113,7 @@ def get_estimator(name: str) -> TokenEstimator:
     return factory()
 
 
-def estimate_tokens(message: AgentMessage) -> int:
+def estimate_tokens(message: StoredMessage | AgentMessage) -> int:
     """pi's token estimate of one message (§4.1): ``ceil(chars / 4)`` over UTF-16 units."""
     return _PI.estimate(message)
 
@@ -124,25 +124,28 @@ def _ceil_quarter(size: int) -> int:
 
 def _message_size(message: object, measure: Callable[[str], int]) -> int:
     """The units pi counts for ``message`` (§4.1), each string measured with ``measure``."""
-    if not isinstance(message, dict):
-        return 0
-    match message.get("role"):
+    known = known_message(message)
+    if known is None:
+        return 0  # not an object, or a role this format does not define: counts 0, as in pi
+    match known["role"]:
         case "user":
-            return _content_size(message.get("content"), measure, images=False)
+            return _content_size(known.get("content"), measure, images=False)
         case "assistant":
-            return _assistant_size(message.get("content"), measure)
+            return _assistant_size(known.get("content"), measure)
         # pi counts custom messages (DESIGN decision 7); "hookMessage" is their pre-v3 name,
         # which pi's migration renames to "custom" before estimating.
         case "toolResult" | "custom" | "hookMessage":
-            return _content_size(message.get("content"), measure, images=True)
+            return _content_size(known.get("content"), measure, images=True)
         case "bashExecution":
-            return _str_size(message.get("command"), measure) + _str_size(
-                message.get("output"), measure
+            return _str_size(known.get("command"), measure) + _str_size(
+                known.get("output"), measure
             )
         case "branchSummary" | "compactionSummary":
-            return _str_size(message.get("summary"), measure)
+            return _str_size(known.get("summary"), measure)
+        case "developer" | "pythonExecution" | "fileMention":
+            return 0  # the fork's estimator has no case for these (§4.1, a quirk kept)
         case _:
-            return 0
+            assert_never(known)
 
 
 def _str_size(value: object, measure: Callable[[str], int]) -> int:
@@ -155,17 +158,22 @@ def _content_size(content: object, measure: Callable[[str], int], *, images: boo
     if not isinstance(content, list):
         return 0
     size = 0
-    # Estimating runs over every message of a context: no helper call per string.
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                size += measure(text)
-        elif kind == "image" and images:
-            size += IMAGE_CHARS
+    for item in content:
+        block = known_block(item)
+        if block is None:
+            continue  # not an object, or a block type this format does not define: counts 0
+        # Estimating runs over every message of a context: no helper call per string.
+        match block["type"]:
+            case "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    size += measure(text)
+            case "image":
+                size += IMAGE_CHARS if images else 0
+            case "thinking" | "redactedThinking" | "toolCall":
+                pass  # not content a user message or a tool result carries: counts 0
+            case _:
+                assert_never(block)
     return size
 
 
@@ -173,20 +181,23 @@ def _assistant_size(content: object, measure: Callable[[str], int]) -> int:
     if not isinstance(content, list):
         return 0
     size = 0
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            text = block.get("text")
-        elif kind == "thinking":
-            text = block.get("thinking")
-        elif kind == "toolCall":
-            text = block.get("name")
-            if "arguments" in block:
-                size += _arguments_size(block["arguments"], measure)
-        else:
-            continue
+    for item in content:
+        block = known_block(item)
+        if block is None:
+            continue  # not an object, or a block type this format does not define: counts 0
+        match block["type"]:
+            case "text":
+                text = block.get("text")
+            case "thinking":
+                text = block.get("thinking")
+            case "toolCall":
+                text = block.get("name")
+                if "arguments" in block:
+                    size += _arguments_size(block["arguments"], measure)
+            case "image" | "redactedThinking":
+                continue  # pi counts neither in an assistant message
+            case _:
+                assert_never(block)
         if isinstance(text, str):
             size += measure(text)
     return size

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contextree.entries.types import (
-    AgentMessage,
-    Entry,
+    StoredEntry,
+    StoredMessage,
     Usage,
     is_assistant_message,
     is_compaction_summary_message,
@@ -88,7 +88,7 @@ def _valid_usage(message: object) -> Usage | None:
     return usage if isinstance(usage, dict) else None
 
 
-def get_last_assistant_usage(entries: Sequence[Entry]) -> Usage | None:
+def get_last_assistant_usage(entries: Sequence[StoredEntry]) -> Usage | None:
     """The usage of the last assistant reply among ``message`` entries that was not aborted or
     failed, or ``None`` when there is none."""
     for entry in reversed(entries):
@@ -99,7 +99,7 @@ def get_last_assistant_usage(entries: Sequence[Entry]) -> Usage | None:
     return None
 
 
-def get_last_assistant_usage_index(messages: Sequence[AgentMessage]) -> int | None:
+def get_last_assistant_usage_index(messages: Sequence[StoredMessage]) -> int | None:
     """Index of the last assistant message with a valid usage, or ``None``."""
     for index in range(len(messages) - 1, -1, -1):
         if _valid_usage(messages[index]) is not None:
@@ -108,7 +108,7 @@ def get_last_assistant_usage_index(messages: Sequence[AgentMessage]) -> int | No
 
 
 def estimate_context_tokens(
-    messages: Sequence[AgentMessage], estimator: TokenEstimator | None = None
+    messages: Sequence[StoredMessage], estimator: TokenEstimator | None = None
 ) -> ContextEstimate:
     """The context size of ``messages``: the last valid usage plus estimates of what follows.
 
@@ -126,7 +126,7 @@ def estimate_context_tokens(
 
 
 def estimate_current_tokens(
-    messages: Sequence[AgentMessage], estimator: TokenEstimator | None = None
+    messages: Sequence[StoredMessage], estimator: TokenEstimator | None = None
 ) -> ContextEstimate:
     """Like :func:`estimate_context_tokens`, but a usage measured before the compaction that
     starts ``messages`` is stale (it counted the history the summary replaced) and is ignored,
@@ -148,7 +148,7 @@ def estimate_current_tokens(
 
 
 def _minus_later_pruning(
-    messages: Sequence[AgentMessage], estimate: ContextEstimate, estimator: TokenEstimator | None
+    messages: Sequence[StoredMessage], estimate: ContextEstimate, estimator: TokenEstimator | None
 ) -> ContextEstimate:
     """``estimate`` less what tool results pruned after its usage was measured saved (their
     originals, kept in ``prunedContent``, were in the measured prompt; now a placeholder is)."""

@@ -27,7 +27,7 @@ from contextree.compaction.offline.render import FULL_LAYOUT, Layout, fit_layout
 from contextree.compaction.offline.text import clip, estimate_tokens, fit_text
 from contextree.compaction.serialize import serialize_conversation
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import StoredMessage
 
 __all__ = [
     "RECORDED_FACTS_HEADING",
@@ -78,7 +78,7 @@ class HandoffFacts:
     """Earlier questions to the user that no later message took up."""
 
 
-def _digest(messages: Sequence[AgentMessage], previous_summary: str | None) -> Digest:
+def _digest(messages: Sequence[StoredMessage], previous_summary: str | None) -> Digest:
     conversation = serialize_conversation(as_user(convert_to_llm(messages)), keep_tail=True)
     digest = digest_conversation(conversation, focus=None)
     if previous_summary and previous_summary.strip():
@@ -87,7 +87,7 @@ def _digest(messages: Sequence[AgentMessage], previous_summary: str | None) -> D
 
 
 def extract_facts(
-    messages: Sequence[AgentMessage], *, previous_summary: str | None = None
+    messages: Sequence[StoredMessage], *, previous_summary: str | None = None
 ) -> HandoffFacts:
     """The facts of ``messages`` (pi AgentMessages), carried over from ``previous_summary``."""
     d = _digest(messages, previous_summary)
@@ -163,7 +163,7 @@ class RecordedFacts:
     heading: Final = RECORDED_FACTS_HEADING
 
     def __init__(
-        self, messages: Sequence[AgentMessage], *, previous_summary: str | None = None
+        self, messages: Sequence[StoredMessage], *, previous_summary: str | None = None
     ) -> None:
         self._digest = _digest(messages, previous_summary)
         self._layout = _RECORDED_LAYOUT + tuple(
@@ -188,7 +188,7 @@ class RecordedFacts:
 
 
 def record_facts(
-    messages: Sequence[AgentMessage],
+    messages: Sequence[StoredMessage],
     *,
     budget_tokens: int,
     previous_summary: str | None = None,

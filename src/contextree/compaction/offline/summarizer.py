@@ -22,7 +22,7 @@ from contextree.compaction.summary_request import (
     SummaryRequest,
 )
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import AgentMessage, is_text_content
+from contextree.entries.types import StoredMessage, is_text_content
 from contextree.llm.base import Completion, CompletionRequest, make_usage
 
 __all__ = ["OfflineSummarizer"]
@@ -112,7 +112,7 @@ class OfflineSummarizer:
 
     def summarize_messages(
         self,
-        messages: Sequence[AgentMessage],
+        messages: Sequence[StoredMessage],
         *,
         kind: SummaryKind = "initial",
         previous_summary: str | None = None,

@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal, assert_never, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -57,7 +57,18 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.ai import InputTokenDetails, UsageMetadata
 
-from contextree.entries.types import AgentMessage, ContentBlock, JsonDict, LlmMessage, Usage
+from contextree.entries.types import (
+    JsonDict,
+    LlmMessage,
+    StoredBlock,
+    StoredMessage,
+    ToolCallContent,
+    Usage,
+    is_developer_message,
+    is_tool_call_content,
+    known_block,
+    known_message,
+)
 
 __all__ = [
     "PI_METADATA_KEY",
@@ -96,7 +107,7 @@ def from_langchain(
     *,
     now: Callable[[], int] = _now_ms,
     tool_names: Mapping[str, str] | None = None,
-) -> AgentMessage:
+) -> StoredMessage:
     """The pi message for one LangChain message.
 
     Args:
@@ -127,10 +138,10 @@ def from_langchain(
 
 def from_langchain_messages(
     messages: Iterable[BaseMessage], *, now: Callable[[], int] = _now_ms
-) -> list[AgentMessage]:
+) -> list[StoredMessage]:
     """:func:`from_langchain` over a conversation; tool names come from the calls before."""
     names: dict[str, str] = {}
-    converted: list[AgentMessage] = []
+    converted: list[StoredMessage] = []
     for message in messages:
         if isinstance(message, AIMessage):
             names.update((call["id"], call["name"]) for call in message.tool_calls if call["id"])
@@ -154,9 +165,9 @@ def _langchain_fields(message: BaseMessage) -> JsonDict:
 
 def _finish(
     message: BaseMessage, pi: JsonDict, base: JsonDict, now: Callable[[], int]
-) -> AgentMessage:
+) -> StoredMessage:
     # pi's own fields first in pi's key order, then what an earlier conversion carried over.
-    result: AgentMessage = {**base}
+    result: StoredMessage = {**base}
     for key, value in pi.items():
         result.setdefault(key, value)
     result.setdefault("timestamp", now())
@@ -165,8 +176,8 @@ def _finish(
     return result
 
 
-def _user_from_langchain(message: HumanMessage, now: Callable[[], int]) -> AgentMessage:
-    content: str | list[ContentBlock]
+def _user_from_langchain(message: HumanMessage, now: Callable[[], int]) -> StoredMessage:
+    content: str | list[StoredBlock]
     if isinstance(message.content, str):
         content = message.content
     else:
@@ -176,8 +187,8 @@ def _user_from_langchain(message: HumanMessage, now: Callable[[], int]) -> Agent
     return _finish(message, pi, {"role": role, "content": content}, now)
 
 
-def _user_blocks(message: BaseMessage, *, what: str) -> list[ContentBlock]:
-    blocks: list[ContentBlock] = []
+def _user_blocks(message: BaseMessage, *, what: str) -> list[StoredBlock]:
+    blocks: list[StoredBlock] = []
     for index, block in enumerate(message.content_blocks):
         kind = block.get("type")
         where = f"{what}, block {index}"
@@ -193,7 +204,7 @@ def _user_blocks(message: BaseMessage, *, what: str) -> list[ContentBlock]:
     return blocks
 
 
-def _image_from_langchain(block: Mapping[str, Any], *, where: str) -> ContentBlock:
+def _image_from_langchain(block: Mapping[str, Any], *, where: str) -> StoredBlock:
     data = block.get("base64")
     mime = block.get("mime_type")
     if not isinstance(data, str) or not isinstance(mime, str):
@@ -205,7 +216,7 @@ def _image_from_langchain(block: Mapping[str, Any], *, where: str) -> ContentBlo
     return _with_extras({"type": "image", "data": data, "mimeType": mime}, block)
 
 
-def _with_extras(pi_block: ContentBlock, block: Mapping[str, Any]) -> ContentBlock:
+def _with_extras(pi_block: StoredBlock, block: Mapping[str, Any]) -> StoredBlock:
     extras = block.get("extras")
     if isinstance(extras, Mapping):
         stored = extras.get(PI_METADATA_KEY)
@@ -215,9 +226,9 @@ def _with_extras(pi_block: ContentBlock, block: Mapping[str, Any]) -> ContentBlo
     return pi_block
 
 
-def _assistant_from_langchain(message: AIMessage, now: Callable[[], int]) -> AgentMessage:
+def _assistant_from_langchain(message: AIMessage, now: Callable[[], int]) -> StoredMessage:
     what = _describe(message)
-    content: list[ContentBlock] = []
+    content: list[StoredBlock] = []
     blocks = list(message.content_blocks)
     # content_blocks lists the parsed tool calls but not always the invalid ones.
     listed = {b.get("id") for b in blocks if b.get("type") == "invalid_tool_call"}
@@ -264,8 +275,8 @@ def _assistant_from_langchain(message: AIMessage, now: Callable[[], int]) -> Age
     metadata = message.response_metadata
     provider = pi.pop("provider", None) or metadata.get("model_provider") or "langchain"
     model = pi.pop("model", None) or metadata.get("model_name") or "unknown"
-    has_calls = any(block["type"] == "toolCall" for block in content)
-    base: AgentMessage = {
+    has_calls = any(is_tool_call_content(block) for block in content)
+    base: StoredMessage = {
         "role": "assistant",
         "content": content,
         "api": pi.pop("api", None) or _api_name(str(provider)),
@@ -277,8 +288,8 @@ def _assistant_from_langchain(message: AIMessage, now: Callable[[], int]) -> Age
     return _finish(message, pi, base, now)
 
 
-def _thinking_from_langchain(block: Mapping[str, Any]) -> ContentBlock:
-    thinking: ContentBlock = {"type": "thinking", "thinking": block.get("reasoning", "")}
+def _thinking_from_langchain(block: Mapping[str, Any]) -> StoredBlock:
+    thinking: StoredBlock = {"type": "thinking", "thinking": block.get("reasoning", "")}
     extras = block.get("extras")
     if isinstance(extras, Mapping) and isinstance(extras.get("signature"), str):
         thinking["thinkingSignature"] = extras["signature"]
@@ -321,14 +332,14 @@ def _usage_from_langchain(usage: UsageMetadata | None, stored: object) -> Usage:
 
 def _tool_from_langchain(
     message: ToolMessage, now: Callable[[], int], names: Mapping[str, str]
-) -> AgentMessage:
+) -> StoredMessage:
     what = _describe(message)
     if isinstance(message.content, str):
-        content: list[ContentBlock] = [{"type": "text", "text": message.content}]
+        content: list[StoredBlock] = [{"type": "text", "text": message.content}]
     else:
         content = _user_blocks(message, what=what)
     pi = _pi_extras(message)
-    base: AgentMessage = {
+    base: StoredMessage = {
         "role": "toolResult",
         "toolCallId": message.tool_call_id,
         "toolName": message.name or names.get(message.tool_call_id, ""),
@@ -377,13 +388,28 @@ def to_langchain(message: LlmMessage) -> BaseMessage:
         MessageConversionError: for another role or a content block LangChain's standard
             blocks cannot hold.
     """
-    role = message.get("role")
-    if role in ("user", "developer"):
-        return _user_to_langchain(message)
-    if role == "assistant":
-        return _assistant_to_langchain(message)
-    if role == "toolResult":
-        return _tool_to_langchain(message)
+    known = known_message(message)
+    if known is not None:
+        match known["role"]:
+            case "user" | "developer":
+                return _user_to_langchain(known)
+            case "assistant":
+                return _assistant_to_langchain(known)
+            case "toolResult":
+                return _tool_to_langchain(known)
+            case (
+                "bashExecution"
+                | "pythonExecution"
+                | "custom"
+                | "hookMessage"
+                | "branchSummary"
+                | "compactionSummary"
+                | "fileMention"
+            ):
+                pass  # a session role: the error below
+            case _:
+                assert_never(known)
+    role = message.get("role")  # for the error only: a session role or an unknown one
     raise MessageConversionError(
         f"a pi {role!r} message has no LangChain counterpart; convert the context with "
         "contextree.context.convert_to_llm first"
@@ -407,7 +433,7 @@ def _leftovers(message: LlmMessage, known: frozenset[str]) -> JsonDict:
     return {key: value for key, value in message.items() if key not in known}
 
 
-def _block_extras(block: ContentBlock, known: frozenset[str]) -> dict[str, Any]:
+def _block_extras(block: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
     rest = {key: value for key, value in block.items() if key not in known}
     return {PI_METADATA_KEY: rest} if rest else {}
 
@@ -418,7 +444,7 @@ _THINKING_KEYS = frozenset({"type", "thinking", "thinkingSignature"})
 _CALL_KEYS = frozenset({"type", "id", "name", "arguments"})
 
 
-def _text_to_langchain(block: ContentBlock) -> dict[str, Any]:
+def _text_to_langchain(block: Mapping[str, Any]) -> dict[str, Any]:
     """A pi text block as a v1 text block; keys LangChain has no place for go in ``extras``."""
     text: dict[str, Any] = {"type": "text", "text": block.get("text", "")}
     if extras := _block_extras(block, _TEXT_KEYS):
@@ -428,24 +454,37 @@ def _text_to_langchain(block: ContentBlock) -> dict[str, Any]:
 
 def _blocks_to_langchain(content: Sequence[Any], *, what: str) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    for index, block in enumerate(content):
-        kind = block.get("type") if isinstance(block, Mapping) else None
-        if kind == "text":
-            blocks.append(_text_to_langchain(block))
-        elif kind == "image":
-            image: dict[str, Any] = {
-                "type": "image",
-                "base64": block.get("data", ""),
-                "mime_type": block.get("mimeType", ""),
-            }
-            if extras := _block_extras(block, _IMAGE_KEYS):
-                image["extras"] = extras
-            blocks.append(image)
-        else:
-            raise MessageConversionError(
-                f"{what}, block {index}: a {kind!r} block has no LangChain counterpart here"
-            )
+    for index, item in enumerate(content):
+        block = known_block(item)
+        if block is not None:
+            match block["type"]:
+                case "text":
+                    blocks.append(_text_to_langchain(block))
+                    continue
+                case "image":
+                    image: dict[str, Any] = {
+                        "type": "image",
+                        "base64": block.get("data", ""),
+                        "mime_type": block.get("mimeType", ""),
+                    }
+                    if extras := _block_extras(block, _IMAGE_KEYS):
+                        image["extras"] = extras
+                    blocks.append(image)
+                    continue
+                case "thinking" | "redactedThinking" | "toolCall":
+                    pass  # not in user or tool-result content: the error below
+                case _:
+                    assert_never(block)
+        raise MessageConversionError(
+            f"{what}, block {index}: a {_block_kind(item)!r} block has no LangChain "
+            "counterpart here"
+        )
     return blocks
+
+
+def _block_kind(block: object) -> object:
+    """The ``type`` a block claims, for an error message (any value, or ``None``)."""
+    return block.get("type") if isinstance(block, Mapping) else None
 
 
 def _user_to_langchain(message: LlmMessage) -> HumanMessage:
@@ -457,7 +496,7 @@ def _user_to_langchain(message: LlmMessage) -> HumanMessage:
     else:
         content = list(_blocks_to_langchain(raw, what="pi user message"))
     extras = _leftovers(message, _USER_KEYS)
-    if message.get("role") == "developer":
+    if is_developer_message(message):
         extras["role"] = "developer"
     metadata = _metadata(extras)
     return HumanMessage(content=content, id=ident, name=name, response_metadata=metadata)
@@ -475,39 +514,28 @@ def _assistant_to_langchain(message: LlmMessage) -> AIMessage:
     content: list[str | dict[str, Any]] = []
     calls: list[ToolCall] = []
     invalid: list[InvalidToolCall] = []
-    for index, block in enumerate(message.get("content") or []):
-        kind = block.get("type") if isinstance(block, Mapping) else None
-        if kind == "text":
-            content.append(_text_to_langchain(block))
-        elif kind == "thinking":
-            content.append(_thinking_to_langchain(block))
-        elif kind == "toolCall" and "rawArguments" in block:
-            bad = InvalidToolCall(
-                type="invalid_tool_call",
-                id=block.get("id") or None,
-                name=block.get("name") or None,
-                args=block["rawArguments"],
-                error=None,
-            )
-            content.append(dict(bad))
-            invalid.append(bad)
-        elif kind == "toolCall":
-            call = ToolCall(
-                type="tool_call",
-                id=block.get("id") or None,
-                name=block.get("name", ""),
-                args=dict(block.get("arguments") or {}),
-            )
-            entry: dict[str, Any] = dict(call)
-            if extras := _block_extras(block, _CALL_KEYS):
-                entry["extras"] = extras
-            content.append(entry)
-            calls.append(call)
-        else:
-            raise MessageConversionError(
-                f"pi assistant message, block {index}: a {kind!r} block has no LangChain "
-                "counterpart"
-            )
+    blocks: Any = message.get("content") or []  # read as the file holds it
+    for index, item in enumerate(blocks):
+        block = known_block(item)
+        if block is not None:
+            match block["type"]:
+                case "text":
+                    content.append(_text_to_langchain(block))
+                    continue
+                case "thinking":
+                    content.append(_thinking_to_langchain(block))
+                    continue
+                case "toolCall":
+                    content.append(_call_to_langchain(block, calls, invalid))
+                    continue
+                case "image" | "redactedThinking":
+                    pass  # not in an assistant message LangChain holds: the error below
+                case _:
+                    assert_never(block)
+        raise MessageConversionError(
+            f"pi assistant message, block {index}: a {_block_kind(item)!r} block has no "
+            "LangChain counterpart"
+        )
     metadata: dict[str, Any] = {
         "output_version": "v1",
         "model_provider": message.get("provider"),
@@ -525,7 +553,36 @@ def _assistant_to_langchain(message: LlmMessage) -> AIMessage:
     )
 
 
-def _thinking_to_langchain(block: ContentBlock) -> dict[str, Any]:
+def _call_to_langchain(
+    block: ToolCallContent, calls: list[ToolCall], invalid: list[InvalidToolCall]
+) -> dict[str, Any]:
+    """The v1 block for a pi tool call, recorded in ``calls`` (or ``invalid``, for a call
+    whose arguments did not parse: it keeps them as ``rawArguments``)."""
+    stored: Any = block  # read as the file holds it: rawArguments is not a pi field
+    if "rawArguments" in stored:
+        bad = InvalidToolCall(
+            type="invalid_tool_call",
+            id=stored.get("id") or None,
+            name=stored.get("name") or None,
+            args=stored["rawArguments"],
+            error=None,
+        )
+        invalid.append(bad)
+        return dict(bad)
+    call = ToolCall(
+        type="tool_call",
+        id=stored.get("id") or None,
+        name=stored.get("name", ""),
+        args=dict(stored.get("arguments") or {}),
+    )
+    entry: dict[str, Any] = dict(call)
+    if extras := _block_extras(stored, _CALL_KEYS):
+        entry["extras"] = extras
+    calls.append(call)
+    return entry
+
+
+def _thinking_to_langchain(block: Mapping[str, Any]) -> dict[str, Any]:
     reasoning: dict[str, Any] = {"type": "reasoning", "reasoning": block.get("thinking", "")}
     extras: dict[str, Any] = {}
     if isinstance(block.get("thinkingSignature"), str):

@@ -35,7 +35,12 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMe
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.runtime import Runtime
 
-from contextree.entries.types import AgentMessage, LlmMessage
+from contextree.entries.types import (
+    LlmMessage,
+    StoredMessage,
+    entry_message,
+    is_assistant_message,
+)
 from contextree.integrations.core import ManagedSession
 from contextree.integrations.langchain.convert import from_langchain, to_langchain
 from contextree.llm.errors import is_overflow_text
@@ -198,9 +203,10 @@ class ContextreeMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             # state restored by a checkpointer (or a re-run) is not stored twice.
             known: set[str] = set()
             for entry in self.session.tree.get_branch():
-                if entry.get("type") != "message":
+                message = entry_message(entry)
+                if message is None:
                     continue
-                fields = entry.get("message", {}).get(_LANGCHAIN_KEY)
+                fields = message.get(_LANGCHAIN_KEY)
                 if isinstance(fields, dict) and isinstance(fields.get("id"), str):
                     known.add(fields["id"])
             self._known = known
@@ -223,13 +229,13 @@ class ContextreeMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.session.append(self._convert(new))
         known.update(message.id for message in new if message.id is not None)
 
-    def _convert(self, messages: Sequence[BaseMessage]) -> list[AgentMessage]:
+    def _convert(self, messages: Sequence[BaseMessage]) -> list[StoredMessage]:
         names = self._tool_names(messages)
         provider, model = self.session.provider_and_model
-        converted: list[AgentMessage] = []
+        converted: list[StoredMessage] = []
         for message in messages:
             pi = from_langchain(message, tool_names=names)
-            if pi["role"] == "assistant" and provider and pi.get("provider") == "langchain":
+            if is_assistant_message(pi) and provider and pi.get("provider") == "langchain":
                 pi = {**pi, "provider": provider, "model": model}
             converted.append(pi)
         return converted

@@ -35,9 +35,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
-from contextree.entries.types import AgentMessage, ContentBlock, LlmMessage, Usage
+from contextree.entries.types import (
+    LlmMessage,
+    StoredBlock,
+    StoredMessage,
+    Usage,
+    is_assistant_message,
+    is_image_content,
+    is_text_content,
+    is_tool_call_content,
+    known_block,
+    known_message,
+)
 
 __all__ = [
     "FAKE_ITEM_ID",
@@ -79,7 +90,7 @@ def items_to_messages(
     api: str = "openai-responses",
     tool_names: Mapping[str, str] | None = None,
     usage: Usage | None = None,
-) -> list[AgentMessage]:
+) -> list[StoredMessage]:
     """pi messages for ``items``, in order.
 
     Args:
@@ -96,7 +107,7 @@ def items_to_messages(
         UnsupportedItemError: an item type or content part pi cannot express.
     """
     names = dict(tool_names or {})
-    messages: list[AgentMessage] = []
+    messages: list[StoredMessage] = []
     pending: list[tuple[int, Mapping[str, Any]]] = []  # the assistant-side run being grouped
 
     def flush() -> None:
@@ -135,7 +146,7 @@ def items_to_messages(
     flush()
     if usage is not None:
         for message in reversed(messages):
-            if message["role"] == "assistant":
+            if is_assistant_message(message):
                 message["usage"] = dict(usage)
                 break
     return messages
@@ -158,26 +169,26 @@ def _zero_cost() -> dict[str, float]:
     return {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
 
 
-def _text(text: str) -> ContentBlock:
+def _text(text: str) -> StoredBlock:
     return {"type": "text", "text": text}
 
 
-def _image(index: int, part: Mapping[str, Any]) -> ContentBlock:
+def _image(index: int, part: Mapping[str, Any]) -> StoredBlock:
     url = part.get("image_url")
     match = _DATA_URL.match(url) if isinstance(url, str) else None
     if match is None:
         raise UnsupportedItemError(
             index, "an input_image that is not a base64 data: URL", "pass the image inline"
         )
-    block: ContentBlock = {"type": "image", "data": match["data"], "mimeType": match["mime"]}
+    block: StoredBlock = {"type": "image", "data": match["data"], "mimeType": match["mime"]}
     detail = part.get("detail")
     if detail not in (None, "auto"):
         block["detail"] = detail
     return block
 
 
-def _input_parts(index: int, parts: Iterable[Any]) -> list[ContentBlock]:
-    blocks: list[ContentBlock] = []
+def _input_parts(index: int, parts: Iterable[Any]) -> list[StoredBlock]:
+    blocks: list[StoredBlock] = []
     for part in parts:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind in ("input_text", "output_text", "text"):
@@ -189,7 +200,7 @@ def _input_parts(index: int, parts: Iterable[Any]) -> list[ContentBlock]:
     return blocks
 
 
-def _user_content(index: int, item: Mapping[str, Any]) -> str | list[ContentBlock]:
+def _user_content(index: int, item: Mapping[str, Any]) -> str | list[StoredBlock]:
     content = item.get("content")
     if isinstance(content, str):
         return content
@@ -200,7 +211,7 @@ def _user_content(index: int, item: Mapping[str, Any]) -> str | list[ContentBloc
 
 def _tool_result(
     index: int, item: Mapping[str, Any], names: Mapping[str, str], timestamp: int
-) -> AgentMessage:
+) -> StoredMessage:
     call_id = str(item.get("call_id"))
     output = item.get("output")
     if isinstance(output, str):
@@ -226,8 +237,8 @@ def _item_id(item: Mapping[str, Any]) -> str | None:
 
 def _assistant(
     run: list[tuple[int, Mapping[str, Any]]], timestamp: int, model: str, provider: str, api: str
-) -> AgentMessage:
-    blocks: list[ContentBlock] = []
+) -> StoredMessage:
+    blocks: list[StoredBlock] = []
     for index, item in run:
         kind = item.get("type", "message")
         if kind == "reasoning":
@@ -239,7 +250,7 @@ def _assistant(
         provider_data = item.get("provider_data")
         if isinstance(provider_data, Mapping) and isinstance(provider_data.get("model"), str):
             model = provider_data["model"]
-    calls = any(block["type"] == "toolCall" for block in blocks)
+    calls = any(is_tool_call_content(block) for block in blocks)
     return {
         "role": "assistant",
         "content": blocks,
@@ -252,7 +263,7 @@ def _assistant(
     }
 
 
-def _thinking(item: Mapping[str, Any]) -> ContentBlock:
+def _thinking(item: Mapping[str, Any]) -> StoredBlock:
     summary = item.get("summary") or []
     texts = [str(part.get("text", "")) for part in summary if isinstance(part, Mapping)]
     if not texts:  # models that expose raw reasoning text instead of a summary
@@ -261,7 +272,7 @@ def _thinking(item: Mapping[str, Any]) -> ContentBlock:
     signature = {key: value for key, value in item.items() if key != "provider_data"}
     if signature.get("id") == FAKE_ITEM_ID:
         del signature["id"]
-    block: ContentBlock = {"type": "thinking", "thinking": "\n\n".join(texts)}
+    block: StoredBlock = {"type": "thinking", "thinking": "\n\n".join(texts)}
     if signature.keys() - {"type", "summary"}:
         # Only an item with something to send back (id, encrypted content, raw text) is
         # signed; plain summaries stay unsigned thinking, as other providers' thinking is.
@@ -269,9 +280,9 @@ def _thinking(item: Mapping[str, Any]) -> ContentBlock:
     return block
 
 
-def _tool_call(item: Mapping[str, Any]) -> ContentBlock:
+def _tool_call(item: Mapping[str, Any]) -> StoredBlock:
     raw = item.get("arguments")
-    block: ContentBlock = {
+    block: StoredBlock = {
         "type": "toolCall",
         "id": str(item.get("call_id")),
         "name": str(item.get("name")),
@@ -292,7 +303,7 @@ def _tool_call(item: Mapping[str, Any]) -> ContentBlock:
     return block
 
 
-def _output_parts(index: int, item: Mapping[str, Any]) -> list[ContentBlock]:
+def _output_parts(index: int, item: Mapping[str, Any]) -> list[StoredBlock]:
     content = item.get("content")
     if isinstance(content, str):
         parts: list[Any] = [{"type": "output_text", "text": content}]
@@ -301,7 +312,7 @@ def _output_parts(index: int, item: Mapping[str, Any]) -> list[ContentBlock]:
     else:
         raise UnsupportedItemError(index, f"message content of type {type(content).__name__}")
     item_id = _item_id(item)
-    blocks: list[ContentBlock] = []
+    blocks: list[StoredBlock] = []
     for part in parts:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind in ("output_text", "input_text", "text"):
@@ -369,26 +380,41 @@ class ItemCache:
 
 
 def _message_items(message: LlmMessage, index: int) -> list[Item]:
-    role = message.get("role")
-    if role == "user":
-        return [{"role": "user", "content": _to_input_content(message.get("content"))}]
-    if role == "developer":
-        sdk_role = message.get("sdkRole")
-        return [
-            {
-                "role": sdk_role if sdk_role in ("system", "developer") else "developer",
-                "content": _to_input_content(message.get("content")),
-            }
-        ]
-    if role == "assistant":
-        return _assistant_items(message.get("content") or [])
-    if role == "toolResult":
-        return [_output_item(message)]
+    known = known_message(message)
+    if known is not None:
+        match known["role"]:
+            case "user":
+                return [{"role": "user", "content": _to_input_content(known.get("content"))}]
+            case "developer":
+                sdk_role = known.get("sdkRole")
+                return [
+                    {
+                        "role": sdk_role if sdk_role in ("system", "developer") else "developer",
+                        "content": _to_input_content(known.get("content")),
+                    }
+                ]
+            case "assistant":
+                return _assistant_items(known.get("content") or [])
+            case "toolResult":
+                return [_output_item(known)]
+            case (
+                "bashExecution"
+                | "pythonExecution"
+                | "custom"
+                | "hookMessage"
+                | "branchSummary"
+                | "compactionSummary"
+                | "fileMention"
+            ):
+                pass  # a session role: convert_to_llm turns it into an LLM one first
+            case _:
+                assert_never(known)
+    role = message.get("role")  # for the error only: a known session role or an unknown one
     raise ValueError(f"message {index}: role {role!r} is not an LLM message role")
 
 
 def _to_input_part(block: Mapping[str, Any]) -> Item:
-    if block.get("type") == "image":
+    if is_image_content(block):
         part: Item = {
             "type": "input_image",
             "image_url": f"data:{block.get('mimeType')};base64,{block.get('data')}",
@@ -408,7 +434,7 @@ def _to_input_content(content: Any) -> str | list[Item]:
 def _output_item(message: Mapping[str, Any]) -> Item:
     blocks = [block for block in message.get("content") or [] if isinstance(block, Mapping)]
     output: str | list[Item]
-    if all(block.get("type") == "text" for block in blocks) and len(blocks) == 1:
+    if all(is_text_content(block) for block in blocks) and len(blocks) == 1:
         output = str(blocks[0].get("text", ""))
     elif not blocks:
         output = ""
@@ -424,30 +450,38 @@ def _output_item(message: Mapping[str, Any]) -> Item:
 def _assistant_items(blocks: Iterable[Any]) -> list[Item]:
     items: list[Item] = []
     message: Item | None = None  # the message item consecutive text blocks go into
-    for block in blocks:
-        if not isinstance(block, Mapping):
+    for item in blocks:
+        if not isinstance(item, Mapping):
             continue
-        kind = block.get("type")
-        if kind == "text":
-            # A refusal goes back as text: the SDK sends a refusal part as an assistant
-            # message without content, which OpenAI-compatible servers need not accept.
-            part: Item = {
-                "type": "output_text",
-                "text": str(block.get("text", "")),
-                "annotations": list(block.get("annotations") or []),
-            }
-            signature = block.get("textSignature")
-            if message is None or message.get("id") != signature:
-                message = _message_item(signature)
-                items.append(message)
-            message["content"].append(part)
+        block = known_block(item)
+        if block is None:
+            message = None  # a block type this format does not define: no item, ends the text
             continue
-        message = None
-        if kind == "thinking":
-            items.append(_reasoning_item(block))
-        elif kind == "toolCall":
-            items.append(_call_item(block))
-        # other blocks (the fork's redactedThinking, images) have no SDK input item
+        match block["type"]:
+            case "text":
+                # A refusal goes back as text: the SDK sends a refusal part as an assistant
+                # message without content, which OpenAI-compatible servers need not accept.
+                annotations: Any = block.get("annotations") or []
+                part: Item = {
+                    "type": "output_text",
+                    "text": str(block.get("text", "")),
+                    "annotations": list(annotations),
+                }
+                signature = block.get("textSignature")
+                if message is None or message.get("id") != signature:
+                    message = _message_item(signature)
+                    items.append(message)
+                message["content"].append(part)
+            case "thinking":
+                message = None
+                items.append(_reasoning_item(block))
+            case "toolCall":
+                message = None
+                items.append(_call_item(block))
+            case "image" | "redactedThinking":
+                message = None  # no SDK input item
+            case _:
+                assert_never(block)
     return _text_before_calls(items)
 
 

@@ -27,7 +27,17 @@ from agents.tool import FunctionTool
 from agents.tool_context import ToolContext
 
 from contextree.context import convert_to_llm
-from contextree.entries.types import AgentMessage, Usage
+from contextree.entries.types import (
+    LlmMessage,
+    StoredMessage,
+    Usage,
+    entry_message,
+    is_assistant_message,
+    is_branch_summary_message,
+    is_compaction_summary_message,
+    is_message_entry,
+    is_tool_call_content,
+)
 from contextree.integrations.core import ManagedSession
 from contextree.integrations.openai_agents.convert import (
     Item,
@@ -174,7 +184,7 @@ class ContextreeSession:
         """
         tree = self.managed.tree
         for entry in reversed(tree.get_branch_view()):
-            if entry.get("type") != "message":
+            if not is_message_entry(entry):
                 continue
             message = entry["message"]
             items = messages_to_items(convert_to_llm([message])) if message else []
@@ -276,7 +286,7 @@ class ContextreeSession:
 
     def _has_summary(self) -> bool:
         return any(
-            message.get("role") in ("compactionSummary", "branchSummary")
+            is_compaction_summary_message(message) or is_branch_summary_message(message)
             for message in self.managed.context_messages()
         )
 
@@ -289,11 +299,11 @@ class ContextreeSession:
         if not wanted:
             return names
         for entry in reversed(self.managed.tree.get_branch_view()):
-            message = entry.get("message") if entry.get("type") == "message" else None
-            if not isinstance(message, dict) or message.get("role") != "assistant":
+            message = entry_message(entry)
+            if not is_assistant_message(message):
                 continue
             for block in message.get("content") or []:
-                if isinstance(block, dict) and block.get("type") == "toolCall":
+                if is_tool_call_content(block):
                     call_id = str(block.get("id"))
                     if call_id in wanted and call_id not in names:
                         names[call_id] = str(block.get("name"))
@@ -357,16 +367,19 @@ def _without_orphan_outputs(items: list[Item]) -> list[Item]:
     ]
 
 
-def _remainder(message: AgentMessage, items: list[Item]) -> AgentMessage:
+def _prefix(message: StoredMessage, blocks: list[Any], count: int) -> LlmMessage:
+    """``message`` (an LLM message as stored) with only its first ``count`` blocks."""
+    return cast("LlmMessage", {**message, "content": blocks[:count]})
+
+
+def _remainder(message: StoredMessage, items: list[Item]) -> StoredMessage:
     """``message`` with only the blocks that give ``items`` (a prefix of its items)."""
     blocks = list(message.get("content") or [])
     count = len(blocks)
-    while count > 0 and messages_to_items([{**message, "content": blocks[:count]}]) != items:
+    while count > 0 and messages_to_items([_prefix(message, blocks, count)]) != items:
         count -= 1
     rest = {**message, "content": blocks[:count]}
-    if message.get("role") == "assistant":
-        calls = any(
-            isinstance(block, dict) and block.get("type") == "toolCall" for block in rest["content"]
-        )
+    if is_assistant_message(message):
+        calls = any(is_tool_call_content(block) for block in rest["content"])
         rest["stopReason"] = "toolUse" if calls else "stop"
     return rest

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, assert_never, cast
 
 from pydantic_ai.messages import (
     BaseToolReturnPart,
@@ -26,7 +26,15 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.usage import RequestUsage
 
-from contextree.entries.types import AgentMessage, ContentBlock, JsonDict
+from contextree.entries.types import (
+    JsonDict,
+    StoredBlock,
+    StoredMessage,
+    is_image_content,
+    is_text_content,
+    is_tool_call_content,
+    known_block,
+)
 from contextree.integrations.pydantic_ai.convert_shared import (
     API_BY_PROVIDER,
     ERROR_OUTCOMES,
@@ -58,7 +66,7 @@ __all__ = [
 ]
 
 
-def basic_request_part_to_pi(part: ModelRequestPart) -> AgentMessage:
+def basic_request_part_to_pi(part: ModelRequestPart) -> StoredMessage:
     if isinstance(part, UserPromptPart):
         return {
             "role": "user",
@@ -67,7 +75,7 @@ def basic_request_part_to_pi(part: ModelRequestPart) -> AgentMessage:
         }
     if isinstance(part, BaseToolReturnPart):
         text, as_json = tool_return_text(part.content)
-        message: AgentMessage = {
+        message: StoredMessage = {
             "role": "toolResult",
             "toolCallId": part.tool_call_id,
             "toolName": part.tool_name,
@@ -94,10 +102,10 @@ def basic_request_part_to_pi(part: ModelRequestPart) -> AgentMessage:
     raise TypeError(f"no pi message for a pydantic-ai {type(part).__name__}")
 
 
-def user_content_to_pi(content: str | Sequence[UserContent]) -> str | list[ContentBlock]:
+def user_content_to_pi(content: str | Sequence[UserContent]) -> str | list[StoredBlock]:
     if isinstance(content, str):
         return content
-    blocks: list[ContentBlock] = []
+    blocks: list[StoredBlock] = []
     for item in content:
         if isinstance(item, str):
             blocks.append({"type": "text", "text": item})
@@ -133,8 +141,8 @@ def plain_json(value: Any) -> bool:
 
 
 def basic_response_to_pi(
-    message: ModelResponse, content: list[ContentBlock] | None = None
-) -> AgentMessage:
+    message: ModelResponse, content: list[StoredBlock] | None = None
+) -> StoredMessage:
     if content is None:
         content = [
             block
@@ -143,9 +151,9 @@ def basic_response_to_pi(
         ]
     stop = STOP_BY_FINISH.get(message.finish_reason or "")
     if stop is None:
-        stop = "toolUse" if any(b["type"] == "toolCall" for b in content) else "stop"
+        stop = "toolUse" if any(is_tool_call_content(b) for b in content) else "stop"
     provider = message.provider_name or "pydantic-ai"
-    out: AgentMessage = {
+    out: StoredMessage = {
         "role": "assistant",
         "content": content,
         "api": API_BY_PROVIDER.get(provider, "pydantic-ai"),
@@ -158,8 +166,8 @@ def basic_response_to_pi(
     return out
 
 
-def basic_response_part_to_pi(part: ModelResponsePart) -> ContentBlock | None:
-    block: ContentBlock
+def basic_response_part_to_pi(part: ModelResponsePart) -> StoredBlock | None:
+    block: StoredBlock
     if isinstance(part, TextPart):
         block = {"type": "text", "text": part.content}
     elif isinstance(part, ThinkingPart):
@@ -189,7 +197,7 @@ def usage_to_pi(usage: RequestUsage) -> JsonDict:
     }
 
 
-def basic_pi_to_request_part(message: AgentMessage) -> ModelRequestPart:
+def basic_pi_to_request_part(message: StoredMessage) -> ModelRequestPart:
     role = message["role"]
     when = from_ms(message.get("timestamp"))
     if role == "user":
@@ -224,7 +232,7 @@ def blocks_text(content: object) -> str:
     return "\n".join(
         str(block.get("text", ""))
         for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
+        if is_text_content(block)
     )
 
 
@@ -238,9 +246,9 @@ def pi_content_to_user(content: object) -> str | list[UserContent]:
         extra = block.get(EXTRA_KEY)
         if isinstance(extra, dict) and "item" in extra:
             items.append(user_item(extra["item"]))
-        elif block.get("type") == "text":
+        elif is_text_content(block):
             items.append(str(block.get("text", "")))
-        elif block.get("type") == "image":
+        elif is_image_content(block):
             data = base64.b64decode(str(block.get("data", "")))
             items.append(BinaryContent(data=data, media_type=str(block.get("mimeType", ""))))
     return items
@@ -250,7 +258,7 @@ def user_item(dumped: Any) -> UserContent:
     return USER_CONTENT.validate_python(dumped)
 
 
-def basic_pi_to_response(message: AgentMessage) -> ModelResponse:
+def basic_pi_to_response(message: StoredMessage) -> ModelResponse:
     provider = message.get("provider")
     provider_name = provider if isinstance(provider, str) and provider else None
     parts: list[ModelResponsePart] = []
@@ -271,7 +279,7 @@ def basic_pi_to_response(message: AgentMessage) -> ModelResponse:
     )
 
 
-def response_part_from_pi(block: ContentBlock, provider: str | None) -> ModelResponsePart | None:
+def response_part_from_pi(block: StoredBlock, provider: str | None) -> ModelResponsePart | None:
     part = basic_pi_to_response_part(block, provider)
     leftovers = block.get(EXTRA_KEY)
     if part is not None and isinstance(leftovers, dict) and leftovers:
@@ -281,27 +289,33 @@ def response_part_from_pi(block: ContentBlock, provider: str | None) -> ModelRes
 
 
 def basic_pi_to_response_part(
-    block: ContentBlock, provider: str | None
+    block: StoredBlock, provider: str | None
 ) -> ModelResponsePart | None:
-    kind = block.get("type")
-    if kind == "text":
-        return TextPart(str(block.get("text", "")))
-    if kind == "thinking":
-        signature = block.get("thinkingSignature")
-        if isinstance(signature, str) and signature:
-            # pydantic-ai sends a signature back only to the provider that made it.
-            return ThinkingPart(
-                str(block.get("thinking", "")), signature=signature, provider_name=provider
+    known = known_block(block)
+    if known is None:
+        return None  # a block type this format does not define: no part
+    match known["type"]:
+        case "text":
+            return TextPart(str(known.get("text", "")))
+        case "thinking":
+            signature = known.get("thinkingSignature")
+            if isinstance(signature, str) and signature:
+                # pydantic-ai sends a signature back only to the provider that made it.
+                return ThinkingPart(
+                    str(known.get("thinking", "")), signature=signature, provider_name=provider
+                )
+            return ThinkingPart(str(known.get("thinking", "")))
+        case "toolCall":
+            arguments: object = known.get("arguments")
+            return ToolCallPart(
+                tool_name=str(known.get("name", "")),
+                args=cast(dict[str, Any], arguments) if isinstance(arguments, dict) else {},
+                tool_call_id=str(known.get("id", "")),
             )
-        return ThinkingPart(str(block.get("thinking", "")))
-    if kind == "toolCall":
-        arguments = block.get("arguments")
-        return ToolCallPart(
-            tool_name=str(block.get("name", "")),
-            args=cast(dict[str, Any], arguments) if isinstance(arguments, dict) else {},
-            tool_call_id=str(block.get("id", "")),
-        )
-    return None
+        case "image" | "redactedThinking":
+            return None  # no response part holds them
+        case _:
+            assert_never(known)
 
 
 def usage_from_pi(usage: object) -> RequestUsage:

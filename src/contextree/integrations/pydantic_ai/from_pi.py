@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -14,7 +14,7 @@ from pydantic_ai.messages import (
 )
 
 from contextree.context import convert_to_llm
-from contextree.entries.types import AgentMessage, JsonDict
+from contextree.entries.types import AgentMessage, JsonDict, StoredMessage, is_assistant_message
 from contextree.integrations.pydantic_ai.basic import (
     basic_pi_to_request_part,
     basic_pi_to_response,
@@ -45,8 +45,8 @@ class ConversionCache:
     (pydantic-ai treats its history as append-only)."""
 
     def __init__(self) -> None:
-        self._runs: dict[tuple[Any, ...], tuple[list[AgentMessage], list[ModelMessage]]] = {}
-        self._last: list[AgentMessage] = []
+        self._runs: dict[tuple[Any, ...], tuple[list[StoredMessage], list[ModelMessage]]] = {}
+        self._last: list[StoredMessage] = []
         self._last_start = 0  # where the last run of ``_last`` starts
         self._out: list[ModelMessage] = []
         self._out_before_last = 0  # how many of ``_out`` the runs before the last one made
@@ -55,7 +55,7 @@ class ConversionCache:
 
 
 def pi_to_model_messages(
-    messages: Iterable[AgentMessage], *, cache: ConversionCache | None = None
+    messages: Iterable[StoredMessage | AgentMessage], *, cache: ConversionCache | None = None
 ) -> list[ModelMessage]:
     """pydantic-ai messages for pi messages: ``assistant`` -> ``ModelResponse``, the messages
     between two replies -> one ``ModelRequest`` (or several, where they came from several).
@@ -65,7 +65,7 @@ def pi_to_model_messages(
     Raises ``ValueError`` naming the message for a value that is not a pi message.
     ``cache`` reuses what an earlier call converted (see :class:`ConversionCache`).
     """
-    messages = list(messages)
+    messages = cast("list[StoredMessage]", list(messages))  # typed or as stored: read as stored
     if cache is None:
         _check(messages, 0)
         return _convert_pi(messages)
@@ -81,7 +81,7 @@ def pi_to_model_messages(
         _check(messages, 0)
         prefix, runs, tail_start = [], _runs(messages), 0
     out = list(prefix)
-    used: dict[tuple[Any, ...], tuple[list[AgentMessage], list[ModelMessage]]] = {}
+    used: dict[tuple[Any, ...], tuple[list[StoredMessage], list[ModelMessage]]] = {}
     fresh: list[ModelMessage] = []
     before_last = len(out)
     for run in runs:
@@ -106,24 +106,24 @@ def pi_to_model_messages(
     return out
 
 
-def _check(messages: list[AgentMessage], start: int) -> None:
+def _check(messages: list[StoredMessage], start: int) -> None:
     for index in range(start, len(messages)):
         message = messages[index]
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise ValueError(f"message {index}: expected a pi message (a dict with a role)")
 
 
-def _runs(messages: list[AgentMessage]) -> list[list[AgentMessage]]:
+def _runs(messages: list[StoredMessage]) -> list[list[StoredMessage]]:
     """``messages`` cut where :func:`_convert_pi` starts a new pydantic-ai message, so that
     each run converts on its own to what it gives within the whole list."""
-    runs: list[list[AgentMessage]] = []
-    current: list[AgentMessage] = []
+    runs: list[list[StoredMessage]] = []
+    current: list[StoredMessage] = []
     for message in messages:
         extra = message.get(EXTRA_KEY)
         extra = extra if isinstance(extra, dict) else {}
         starts = (
-            message["role"] == "assistant"
-            or (current and current[-1]["role"] == "assistant")
+            is_assistant_message(message)
+            or (current and is_assistant_message(current[-1]))
             or "request" in extra
             or "riders" in extra
             or "requestsBefore" in extra
@@ -140,7 +140,7 @@ def _runs(messages: list[AgentMessage]) -> list[list[AgentMessage]]:
     return runs
 
 
-def _convert_pi(messages: list[AgentMessage]) -> list[ModelMessage]:
+def _convert_pi(messages: list[StoredMessage]) -> list[ModelMessage]:
     out: list[ModelMessage] = []
     parts: list[ModelRequestPart] = []
     records: list[Any] = []
@@ -160,7 +160,8 @@ def _convert_pi(messages: list[AgentMessage]) -> list[ModelMessage]:
         for request in extra.get("requestsBefore", ()):
             flush()
             out.append(REQUEST.validate_python(request))
-        if message["role"] == "assistant":
+        replies = is_assistant_message(message)  # a bool: ``message`` stays a stored dict
+        if replies:
             flush()
             out.append(_pi_to_response(message))
         else:
@@ -197,7 +198,7 @@ def _build_request(
     return request
 
 
-def _pi_to_request_part(message: AgentMessage) -> tuple[ModelRequestPart | None, Any]:
+def _pi_to_request_part(message: StoredMessage) -> tuple[ModelRequestPart | None, Any]:
     """The part for one pi message, and what to record so that it comes back as it was."""
     role = message["role"]
     if role in MESSAGE_ROLES:
@@ -223,7 +224,7 @@ def _without_extra(value: Any) -> Any:
     return value
 
 
-def _pi_record(original: AgentMessage, rebuilt: AgentMessage) -> Any:
+def _pi_record(original: StoredMessage, rebuilt: StoredMessage) -> Any:
     """What pydantic-ai cannot hold of ``original``: the fields ``rebuilt`` (its basic pi form
     made back from pydantic-ai) lacks or has otherwise, and the keys it has that ``original``
     had not. ``None`` when there is nothing."""
@@ -243,7 +244,7 @@ def _pi_record(original: AgentMessage, rebuilt: AgentMessage) -> Any:
     return record
 
 
-def _request_part_from_pi(message: AgentMessage) -> ModelRequestPart:
+def _request_part_from_pi(message: StoredMessage) -> ModelRequestPart:
     part = basic_pi_to_request_part(message)
     extra = message.get(EXTRA_KEY)
     leftovers = extra.get("part") if isinstance(extra, dict) else None
@@ -253,7 +254,7 @@ def _request_part_from_pi(message: AgentMessage) -> ModelRequestPart:
     return part
 
 
-def _pi_to_response(message: AgentMessage) -> ModelResponse:
+def _pi_to_response(message: StoredMessage) -> ModelResponse:
     response = basic_pi_to_response(message)
     extra = message.get(EXTRA_KEY)
     extra = extra if isinstance(extra, dict) else {}

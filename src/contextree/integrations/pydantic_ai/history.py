@@ -47,7 +47,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
 from contextree.compaction.summarize import CompactionResult
-from contextree.entries.types import AgentMessage
+from contextree.entries.types import StoredMessage, is_assistant_message
 from contextree.integrations.core import ManagedSession
 from contextree.integrations.pydantic_ai.convert import (
     METADATA_KEY,
@@ -253,9 +253,9 @@ class SessionHistory(AbstractCapability[Any]):
         if head:
             self._system_prompts = head
 
-    def _with_model(self, message: AgentMessage) -> AgentMessage:
+    def _with_model(self, message: StoredMessage) -> StoredMessage:
         """An assistant message without a provider or model gets the session's."""
-        if message.get("role") != "assistant":
+        if not is_assistant_message(message):
             return message
         provider, model = self.session.provider_and_model
         out = dict(message)

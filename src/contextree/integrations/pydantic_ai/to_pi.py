@@ -18,7 +18,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from contextree.entries.types import AgentMessage, ContentBlock, JsonDict
+from contextree.entries.types import JsonDict, StoredBlock, StoredMessage, is_assistant_message
 from contextree.integrations.pydantic_ai.basic import (
     basic_pi_to_request_part,
     basic_pi_to_response,
@@ -45,17 +45,17 @@ __all__ = ["model_messages_to_pi"]
 class _RequestOut:
     """The pi messages of one ``ModelRequest`` while it is converted."""
 
-    messages: list[AgentMessage] = field(default_factory=list)
+    messages: list[StoredMessage] = field(default_factory=list)
     riders: list[tuple[int, JsonDict]] = field(default_factory=list)
 
 
-def model_messages_to_pi(messages: Iterable[ModelMessage]) -> list[AgentMessage]:
+def model_messages_to_pi(messages: Iterable[ModelMessage]) -> list[StoredMessage]:
     """pi messages (``user``, ``assistant``, ``toolResult``, ``compactionSummary``) for
     pydantic-ai messages; :func:`pi_to_model_messages` gives the originals back.
 
     Raises ``TypeError`` for an object that is not a ``ModelRequest`` or ``ModelResponse``.
     """
-    out: list[AgentMessage] = []
+    out: list[StoredMessage] = []
     pending: list[JsonDict] = []  # requests with no part pi has a message for
     for message in messages:
         if isinstance(message, ModelResponse):
@@ -63,7 +63,7 @@ def model_messages_to_pi(messages: Iterable[ModelMessage]) -> list[AgentMessage]
         elif isinstance(message, ModelRequest):
             # After a reply (or at the start) a request begins by itself; only a request right
             # after another one needs its start marked.
-            implied = not pending and (not out or out[-1].get("role") == "assistant")
+            implied = not pending and (not out or is_assistant_message(out[-1]))
             converted = _request_to_pi(message, implied_start=implied)
             if not converted:
                 pending.append(_request_dump_without_parts(message, _REQUEST_PART_DUMPS(message)))
@@ -105,7 +105,7 @@ def _strip_own_metadata(dump: JsonDict) -> JsonDict:
     return dump
 
 
-def _with_extra(message: AgentMessage, extra: JsonDict) -> AgentMessage:
+def _with_extra(message: StoredMessage, extra: JsonDict) -> StoredMessage:
     merged = {**message.get(EXTRA_KEY, {}), **extra}
     return {**message, EXTRA_KEY: merged}
 
@@ -118,7 +118,7 @@ def _pi_records(metadata: dict[str, Any] | None) -> Any:
     return None
 
 
-def _restore_pi(message: AgentMessage, record: Any) -> AgentMessage:
+def _restore_pi(message: StoredMessage, record: Any) -> StoredMessage:
     """Put back the pi-only fields :func:`pi_to_model_messages` recorded for this message."""
     if not isinstance(record, dict):
         return message
@@ -134,7 +134,7 @@ def _is_carrier(part: ModelRequestPart) -> bool:
     )
 
 
-def _request_to_pi(message: ModelRequest, *, implied_start: bool) -> list[AgentMessage]:
+def _request_to_pi(message: ModelRequest, *, implied_start: bool) -> list[StoredMessage]:
     records = _pi_records(message.metadata)
     records = records if isinstance(records, list) else []
     carriers: list[ModelRequestPart] = []
@@ -168,7 +168,7 @@ def _request_to_pi(message: ModelRequest, *, implied_start: bool) -> list[AgentM
     return out.messages
 
 
-def _request_part_to_pi(part: ModelRequestPart) -> AgentMessage:
+def _request_part_to_pi(part: ModelRequestPart) -> StoredMessage:
     message = basic_request_part_to_pi(part)
     original = REQUEST_PART.dump_python(part, mode="json")
     rebuilt = REQUEST_PART.dump_python(basic_pi_to_request_part(message), mode="json")
@@ -178,8 +178,8 @@ def _request_part_to_pi(part: ModelRequestPart) -> AgentMessage:
     return message
 
 
-def _response_to_pi(message: ModelResponse) -> AgentMessage:
-    content: list[ContentBlock] = []
+def _response_to_pi(message: ModelResponse) -> StoredMessage:
+    content: list[StoredBlock] = []
     riders: list[list[Any]] = []
     for position, part in enumerate(message.parts):
         block = _response_part_to_pi(part, message.provider_name)
@@ -201,7 +201,7 @@ def _response_to_pi(message: ModelResponse) -> AgentMessage:
     return _restore_pi(out, _pi_records(message.metadata))
 
 
-def _response_part_to_pi(part: ModelResponsePart, provider: str | None) -> ContentBlock | None:
+def _response_part_to_pi(part: ModelResponsePart, provider: str | None) -> StoredBlock | None:
     block = basic_response_part_to_pi(part)
     if block is None:
         return None

@@ -14,7 +14,7 @@ from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from contextree.entries.types import AgentMessage, ContentBlock, JsonDict
+from contextree.entries.types import JsonDict, StoredBlock, StoredMessage
 from contextree.errors import ToolError
 from contextree.llm.base import ToolSpec
 
@@ -45,7 +45,7 @@ ToolArguments = dict[str, Any]
 class ToolResult:
     """What a tool returns: pi content blocks plus optional structured details."""
 
-    content: list[ContentBlock]
+    content: list[StoredBlock]
     """``{"type": "text", "text"}`` and ``{"type": "image", "data", "mimeType"}`` blocks."""
     is_error: bool = False
     """Written as the ``isError`` field of the toolResult message."""
@@ -103,7 +103,7 @@ def tool_spec(tool: Tool) -> ToolSpec:
     return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
 
 
-def tool_result_message(call: ContentBlock, result: ToolResult, *, timestamp: int) -> AgentMessage:
+def tool_result_message(call: StoredBlock, result: ToolResult, *, timestamp: int) -> StoredMessage:
     """Build the pi ``toolResult`` message (§2.2 key order) answering a ``toolCall`` block.
 
     Args:
@@ -111,7 +111,7 @@ def tool_result_message(call: ContentBlock, result: ToolResult, *, timestamp: in
         result: what :func:`run_tool_call` returned for it.
         timestamp: milliseconds since the epoch.
     """
-    message: AgentMessage = {
+    message: StoredMessage = {
         "role": "toolResult",
         "toolCallId": call.get("id", ""),
         "toolName": call.get("name", ""),
@@ -125,7 +125,7 @@ def tool_result_message(call: ContentBlock, result: ToolResult, *, timestamp: in
 
 
 async def run_tool_call(
-    tools: Mapping[str, Tool], call: ContentBlock, ctx: ToolContext
+    tools: Mapping[str, Tool], call: StoredBlock, ctx: ToolContext
 ) -> ToolResult:
     """Run the tool a ``toolCall`` block names and return its result.
 
