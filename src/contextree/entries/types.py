@@ -500,21 +500,25 @@ def known_entry(entry: Mapping[str, Any]) -> Entry | None:
     """``entry`` typed by its ``type`` (the same dict), or ``None`` when the type is not one
     this format defines: such entries stay in the file and the tree, and each reader decides
     what an unknown entry means for it."""
-    return cast("Entry", entry) if _tag(entry, "type") in ENTRY_TYPES else None
+    tag = _tag(entry, "type")
+    # A tag of another JSON type (a list, say) is not hashable: check it is a string first.
+    return cast("Entry", entry) if isinstance(tag, str) and tag in ENTRY_TYPES else None
 
 
 def known_message(message: object) -> AgentMessage | None:
     """``message`` typed by its ``role`` (the same dict), or ``None`` when it is not an object
     or its role is not one this format defines (pi files may hold others: they are kept)."""
     # Read inline (no helper call): every estimate and conversion of a context comes here.
-    known = isinstance(message, dict) and message.get("role") in MESSAGE_ROLES
+    role = message.get("role") if isinstance(message, dict) else None
+    known = isinstance(role, str) and role in MESSAGE_ROLES
     return cast("AgentMessage", message) if known else None
 
 
 def known_block(block: object) -> ContentBlock | None:
     """``block`` typed by its ``type`` (the same dict), or ``None`` when it is not an object
     or of a type this format does not define."""
-    known = isinstance(block, dict) and block.get("type") in BLOCK_TYPES
+    kind = block.get("type") if isinstance(block, dict) else None
+    known = isinstance(kind, str) and kind in BLOCK_TYPES
     return cast("ContentBlock", block) if known else None
 
 
