@@ -39,3 +39,34 @@ async def test_the_threshold_follows_the_estimator_setting(
     session.append([{"role": "user", "content": text, "timestamp": start + i} for i in range(8)])
     result = await session.maybe_compact()
     assert (result is not None) is compacts
+
+
+def test_an_offline_first_candidate_is_used_as_it_is_before_any_fallback(tmp_path: Path) -> None:
+    # The offline summarizer first, a model as the fallback: the offline summarizer cannot
+    # fail, so the fallback is never reached; it must get the request itself (not a prompt
+    # through the retrying client, which would parse the prompt back and record "model").
+    from contextree.compaction.offline import OfflineSummarizer
+    from contextree.hooks import HookRegistry
+    from contextree.llm import OpenAIClient
+    from contextree.runtime.retry import FallbackClient
+    from contextree.runtime.triggers import CompactionTriggers
+    from contextree.session.tree import SessionTree
+
+    offline = OfflineSummarizer()
+    model = OpenAIClient("gpt-4o-mini", base_url="http://127.0.0.1:9", api_key="k")
+
+    async def emit(*args: object, **kwargs: object) -> None:
+        return None
+
+    triggers = CompactionTriggers(
+        SessionTree.open(tmp_path / "s.jsonl"),
+        Settings,
+        hooks=HookRegistry(),
+        redactor=None,
+        emit=emit,
+        model=lambda: ("openai", "gpt-4o-mini"),
+        context_window=lambda: 128_000,
+        candidates=lambda: [offline, model],
+    )
+    assert triggers._one_client([offline, model]) is offline
+    assert isinstance(triggers._one_client([model, offline]), FallbackClient)

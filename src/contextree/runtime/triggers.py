@@ -249,9 +249,10 @@ class CompactionTriggers:
     # -- running a compaction -------------------------------------------------------------------
 
     def _one_client(self, candidates: Sequence[ModelClient]) -> ModelClient | Summarizer:
-        if len(candidates) == 1 and not as_summarizer(candidates[0]).fallible:
-            # Nothing to retry or fall back to (the offline summarizer): used as it is, so it
-            # reads the messages, not a prompt.
+        if candidates and not as_summarizer(candidates[0]).fallible:
+            # A first candidate that cannot fail (the offline summarizer) is never retried and
+            # the fallbacks after it are never reached: used as it is, so that it reads the
+            # messages, not a prompt, and its summary says it is the offline one.
             return candidates[0]
         return FallbackClient(candidates, self.settings.retry, self.sleep)
 
