@@ -194,7 +194,7 @@ class TreeState:
         return record.entry if record is not None else None
 
     def has_entry(self, entry_id: str) -> bool:
-        return self._index.get(entry_id) is not None
+        return self.record_of(entry_id) is not None
 
     def record_of(self, entry_id: str) -> Record | None:
         """The record of ``entry_id`` (the last line with that id), or ``None``."""
@@ -202,7 +202,7 @@ class TreeState:
 
     def line_of(self, entry_id: str) -> int | None:
         """The file line of ``entry_id`` (the last one with that id), for error messages."""
-        record = self._index.get(entry_id)
+        record = self.record_of(entry_id)
         return record.line if record is not None else None
 
     def get_leaf_entry(self) -> StoredEntry | None:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from sys import intern
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -58,6 +58,9 @@ __all__ = [
 # Our own fields of a Record get JSON names no session line uses (an invisible separator
 # prefix), so decoding a line can only ever fill the envelope fields.
 _OWN = "\u2063contextree."
+
+_Probe = TypeVar("_Probe", bound=msgspec.Struct)
+"""A small struct of the few fields a record reads from its line without decoding it."""
 
 
 class Record(msgspec.Struct, gc=False):
@@ -140,16 +143,8 @@ class Record(msgspec.Struct, gc=False):
 
         Read from the line when asked (only sibling order and ``tree --format json`` ask), not
         kept with every record: 7 MB of a 100k-entry index."""
-        if self.cached is None:
-            line = self.raw
-            if line is not None:
-                try:
-                    stamp = _stamp_decoder.decode(line).timestamp
-                except DECODE_ERRORS:
-                    pass  # not the usual shape: look at the decoded entry below
-                else:
-                    return stamp if isinstance(stamp, str) else None
-        stamp = self.peek().get("timestamp")
+        probe = self._probe(_stamp_decoder)
+        stamp = probe.timestamp if probe is not None else self.peek().get("timestamp")
         return stamp if isinstance(stamp, str) else None
 
     @property
@@ -162,17 +157,23 @@ class Record(msgspec.Struct, gc=False):
         Counting messages by role over a whole session then costs a parse of each line but no
         dicts; an entry already decoded answers from its dict.
         """
-        if self.cached is None:
-            line = self.raw
-            if line is not None:
-                try:
-                    probe = _role_decoder.decode(line)
-                except DECODE_ERRORS:
-                    pass  # not the usual shape: look at the decoded entry below
-                else:
-                    return probe.message.role if probe.message is not None else None
+        probe = self._probe(_role_decoder)
+        if probe is not None:
+            return probe.message.role if probe.message is not None else None
         message = self.entry.get("message")
         return message.get("role") if isinstance(message, dict) else None
+
+    def _probe(self, decoder: msgspec.json.Decoder[_Probe]) -> _Probe | None:
+        """A few fields read straight from the stored line by ``decoder`` (the rest of the line
+        skipped); ``None`` when the entry is decoded already (its dict answers), there is no
+        line, or the line is not the usual shape (the decoded entry tells then)."""
+        line = self.raw if self.cached is None else None
+        if line is None:
+            return None
+        try:
+            return decoder.decode(line)
+        except DECODE_ERRORS:
+            return None
 
     def mark_changed(self) -> None:
         """Forget the stored bytes: the entry was changed and must be encoded again."""
