@@ -13,8 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-import msgspec
-
+from contextree.entries.js_json import js_stringify
 from contextree.entries.types import known_block, known_entry, known_message
 
 __all__ = ["Document", "entry_document", "entry_text"]
@@ -50,8 +49,8 @@ def _blocks(content: object, *, calls: bool = False) -> str:
             case "toolCall":
                 if calls:
                     arguments: object = block.get("arguments")
-                    # msgspec writes JSON four times faster than json.dumps (0.6 s of 2.4 s
-                    # at 100k entries); the words are the same, only the spaces go.
+                    # js_stringify writes a flat object with msgspec, four times faster than
+                    # json.dumps (0.6 s of 2.4 s at 100k entries); the words are the same.
                     shown = arguments if isinstance(arguments, str) else _json(arguments)
                     parts.append(f"{block.get('name', '')} {shown}")
             case "image" | "thinking" | "redactedThinking":
@@ -63,8 +62,8 @@ def _blocks(content: object, *, calls: bool = False) -> str:
 
 def _json(value: object) -> str:
     try:
-        return msgspec.json.encode(value).decode()
-    except (TypeError, ValueError, OverflowError):
+        return js_stringify(value)
+    except TypeError:
         return str(value)  # not JSON-shaped (a decoded line always is; a caller's dict may not be)
 
 
