@@ -244,7 +244,7 @@ def test_text_from_the_session_cannot_drive_the_terminal(
     for output in (plain, tree, info, sessions):
         assert not any(c in output for c in "\x1b\x07\r\x9b")
     # On a terminal rich renders it (and would pass ESC through): the same text goes in.
-    from contextree.cli import render
+    from contextree.cli import context_render as render
     from contextree.context.convert import convert_to_llm
 
     messages = convert_to_llm(SessionTree.open(path).build_session_context().messages)

@@ -19,6 +19,7 @@ from contextree.cli.common import (
     handles_errors,
     library_warnings_to_stderr,
     open_session,
+    plain_stdout,
     print_json,
     report_load,
     say_where_it_goes,
@@ -249,17 +250,22 @@ def context(
     ] = ContextFormat.text,
 ) -> None:
     """Print what the LLM sees at the leaf (or at --leaf)."""
-    from contextree.cli import render
+    from contextree.cli import context_render as render
     from contextree.context.convert import convert_to_llm
     from contextree.tokens.usage import estimate_current_tokens
 
-    session_tree = open_session(session, leaf=leaf is None)
-    report_load(session_tree)
+    # Only the part of the path that the context reads is checked, and only the lines read are
+    # reported on: in a large session that is its tail, and reading the whole file would cost
+    # the command most of its time (issue 27). check and info still look at every line.
+    session_tree = open_session(session, leaf=False)
     if leaf is not None:
         from contextree.branching.navigate import resolve_entry_id
 
         leaf = resolve_entry_id(session_tree, leaf)  # a unique prefix, as navigate takes
-        session_tree.ensure_acyclic(leaf)  # as open_session checks the file's leaf
+    target = leaf if leaf is not None else session_tree.leaf_id
+    if target is not None:
+        session_tree.ensure_context_acyclic(target)
+    report_load(session_tree, whole=False)
     if format in (ContextFormat.openai, ContextFormat.anthropic):
         from contextree.session.request import Provider, provider_request
 
@@ -274,15 +280,17 @@ def context(
 
         print_json(context_json(ctx))
         return
+    tokens = estimate_current_tokens(ctx.messages).tokens
+    if plain_stdout():
+        # Into a pipe or a file rich writes plain text anyway; writing it directly is many
+        # times faster, and spares importing rich. Lines stay unbroken.
+        sys.stdout.write(render.context_plain(messages))
+        sys.stdout.write(render.footer_text(ctx, sent=len(messages), tokens=tokens) + "\n")
+        return
     # Message text is printed as it is, lines unbroken (the terminal wraps them): rich's word
-    # wrapping would break code lines and takes seconds on a large context. Into a pipe or a
-    # file rich would write plain text anyway; writing it directly is many times faster.
-    if state.console.is_terminal:
-        state.console.print(render.context_text(messages), soft_wrap=True)
-    else:
-        state.console.file.write(render.context_plain(messages))
-    estimate = estimate_current_tokens(ctx.messages)
-    state.console.print(render.context_footer(ctx, sent=len(messages), tokens=estimate.tokens))
+    # wrapping would break code lines and takes seconds on a large context.
+    state.console.print(render.context_text(messages), soft_wrap=True)
+    state.console.print(render.context_footer(ctx, sent=len(messages), tokens=tokens))
 
 
 @app.command()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,6 +34,7 @@ __all__ = [
     "library_warnings_to_stderr",
     "open_any_session",
     "open_session",
+    "plain_stdout",
     "print_json",
     "print_report",
     "report_late",
@@ -49,8 +51,9 @@ class State:
     debug = False
 
     def __init__(self) -> None:
-        self.loaded: list[tuple[Any, set[str]]] = []
-        """Sessions whose load report this command printed, with the lines it printed."""
+        self.loaded: list[tuple[Any, set[str], bool]] = []
+        """Sessions whose load report this command printed, with the lines it printed and
+        whether it was the whole file's report."""
 
     # markup=False: a string is printed as it is ("contextree[tui]" keeps its brackets); our
     # own markup is passed with markup=True and escapes what it interpolates.
@@ -76,6 +79,18 @@ class State:
 
 
 state = State()
+
+
+def plain_stdout() -> bool:
+    """True when standard output is surely no terminal to rich (a pipe or a file, with neither
+    ``FORCE_COLOR`` nor ``TTY_COMPATIBLE`` set), so a command may write plain text without
+    importing rich; when this says False, ``state.console.is_terminal`` decides."""
+    if "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+        return False
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError):  # no stdout, or a closed one: as rich decides
+        return False
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -179,38 +194,44 @@ def open_any_session(target: str | Path) -> Any:
     return SessionTree.open(path, create=False)
 
 
-def report_load(tree: Any) -> None:
-    """Print what loading ``tree`` found wrong, one ``warning:`` line each."""
+def report_load(tree: Any, *, whole: bool = True) -> None:
+    """Print what loading ``tree`` found wrong, one ``warning:`` line each. Without ``whole``,
+    only what the lines the command reads show (:attr:`SessionTree.read_report`): ``context``
+    reads a large session's tail, and reading the rest only to warn about it would cost it
+    most of its time."""
     shown: set[str] = set()
-    print_report(tree, shown)
-    state.loaded.append((tree, shown))
+    print_report(tree, shown, whole=whole)
+    state.loaded.append((tree, shown, whole))
 
 
 def report_late() -> None:
     """Print what the command found while reading its sessions (invalid UTF-8 replaced in an
     entry decoded after the load), once each."""
     loaded, state.loaded = state.loaded, []
-    for tree, shown in loaded:
-        print_report(tree, shown)
+    for tree, shown, whole in loaded:
+        print_report(tree, shown, whole=whole)
 
 
-def print_report(tree: Any, shown: set[str]) -> None:
-    print_load_warnings(tree.report.messages(), shown)
+def print_report(tree: Any, shown: set[str], *, whole: bool = True) -> None:
+    report = tree.report if whole else tree.read_report
+    print_load_warnings(report.messages(), shown)
 
 
 def print_load_warnings(lines: Iterable[str], shown: set[str] | None = None) -> None:
     """Print each of ``lines`` (what loading a session found wrong) not in ``shown`` yet as a
     ``warning:`` line, escaped."""
+    shown = set() if shown is None else shown
+    new = [line for line in dict.fromkeys(lines) if line not in shown]
+    if not new:
+        return  # the usual case: no need to import rich
     from rich.markup import escape
 
     from contextree.cli.preview import escaped
 
-    shown = set() if shown is None else shown
-    for line in lines:
-        if line not in shown:
-            shown.add(line)
-            text = escape(escaped(line))
-            state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
+    for line in new:
+        shown.add(line)
+        text = escape(escaped(line))
+        state.errors.print(f"[ct.warning]warning:[/] {text}", markup=True, highlight=False)
 
 
 def effective_settings(**overrides: Any) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
@@ -18,7 +18,6 @@ from contextree.cli.preview import (
     kind_tag,
     one_line,
     plural,
-    printable,
 )
 from contextree.compaction.prepare import NothingToCompact
 from contextree.entries.js_json import js_stringify
@@ -33,8 +32,7 @@ if TYPE_CHECKING:
     # model clients (httpx) into every command that prints (issue 27: 47% of `context`).
     from contextree.compaction.prepare import CompactionPreparation
     from contextree.compaction.run import CompactionPlan
-    from contextree.context.build import SessionContext
-    from contextree.entries.types import LlmMessage, StoredEntry
+    from contextree.entries.types import StoredEntry
     from contextree.eval import EvalReport
     from contextree.session.check import CheckReport
     from contextree.session.describe import SessionDescription
@@ -44,9 +42,6 @@ if TYPE_CHECKING:
 __all__ = [
     "check_report",
     "compaction_plan",
-    "context_footer",
-    "context_plain",
-    "context_text",
     "database_listing",
     "database_listing_json",
     "dry_run",
@@ -135,16 +130,6 @@ def info_table(rows: Sequence[tuple[str, str]]) -> Table:
     for key, value in rows:
         table.add_row(key, escaped(value))  # values come from the session (ids, names, cwd)
     return table
-
-
-def context_footer(context: SessionContext, *, sent: int, tokens: int) -> Text:
-    """The line under ``contextree context``: messages sent, tokens, thinking level, model."""
-    model = context.model.spec if context.model else "-"
-    return Text(
-        f"{plural(sent, 'message')}, ~{tokens:,} tokens, "
-        f"thinking {context.thinking_level}, model {model}",
-        style="ct.meta",
-    )
 
 
 def session_description(info: SessionDescription, *, file: str) -> Table:
@@ -276,57 +261,6 @@ def session_list(
             where.append(f"  id {escaped(summary.id)}", style="ct.id")
         lines += [line, where]
     return Group(*lines)
-
-
-def _block_text(block: dict[str, Any]) -> str:
-    kind = block.get("type")
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind == "thinking":
-        return f"(thinking) {block.get('thinking', '')}"
-    if kind == "toolCall":
-        return f"→ {block.get('name')}({js_stringify(block.get('arguments', {}))})"
-    if kind == "image":
-        return f"[image {block.get('mimeType', '')}]"
-    return f"[{kind} block]"
-
-
-def _context_lines(messages: Sequence[LlmMessage]) -> Iterator[list[tuple[str, str]]]:
-    """Each output line of the context as (text, style) pieces; bodies unstyled ("").
-
-    Every text from the session goes through :func:`printable`.
-    """
-    for index, message in enumerate(messages, start=1):
-        role = printable(str(message.get("role")))
-        header: list[tuple[str, str]] = [(f"── {index}. {role}", kind_tag(role)[1])]
-        if role == "toolResult":
-            header.append((printable(f" ({message.get('toolName')})"), "ct.meta"))
-            if message.get("isError"):
-                header.append((" error", "ct.error"))
-        yield header
-        content: object = message.get("content")
-        if isinstance(content, str):
-            yield [(printable(content), "")]
-        elif isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict):
-                    yield [(printable(_block_text(block)), "")]
-        yield []
-
-
-def context_text(messages: Sequence[LlmMessage]) -> RenderableType:
-    """What the model sees, message by message (styled, for a terminal)."""
-    return Group(*(Text.assemble(*pieces) for pieces in _context_lines(messages)))
-
-
-def context_plain(messages: Sequence[LlmMessage]) -> str:
-    """The same as :func:`context_text` as plain text, for pipes and files.
-
-    Much faster than rendering through rich for a large context; the text is the same.
-    """
-    return "".join(
-        "".join(text for text, _ in pieces) + "\n" for pieces in _context_lines(messages)
-    )
 
 
 def check_report(report: CheckReport) -> RenderableType:

@@ -192,8 +192,22 @@ class TreeQuery(TreeState):
             self._compaction_cache = cached = (target, found)
         return cached[1].entry if cached[1] is not None else None
 
+    def ensure_context_acyclic(self, entry_id: str) -> None:
+        """:meth:`ensure_acyclic` for the part of ``entry_id``'s chain that its context reads
+        (back to the latest compaction's kept region; in a large session, a little): raise
+        :class:`~contextree.errors.ParentCycleError` when that part loops. A loop further back
+        does not change the context; ``check`` and every write still find it."""
+        if self._index.get(entry_id) is None:
+            raise EntryNotFoundError(entry_id)
+        if self._context_walk(entry_id)[1]:
+            self.ensure_acyclic(entry_id)  # names the cycle, in the words of every command
+
     def _context_records(self, start: str) -> list[Record]:
         """The end of ``start``'s path that its context reads (in a large session, a little)."""
+        return self._context_walk(start)[0]
+
+    def _context_walk(self, start: str) -> tuple[list[Record], bool]:
+        """:meth:`_context_records`, and whether the walk ran into an entry it had passed."""
         needs = ContextNeeds()
         index = self._index
         path: list[Record] = []
@@ -203,11 +217,12 @@ class TreeQuery(TreeState):
             seen.add(current.id)
             path.append(current)
             if needs.satisfied_by(current):
+                current = None
                 break
             parent = current.parent_id
             current = index.get(parent) if parent is not None else None
         path.reverse()
-        return path
+        return path, current is not None
 
     # -- moving the leaf ------------------------------------------------------------------------
 

@@ -147,6 +147,14 @@ class TreeState:
         """
         return self._index.current_report()
 
+    @property
+    def read_report(self) -> LoadReport:
+        """What loading found wrong in the lines read so far, with their line numbers:
+        unreadable lines, invalid UTF-8 replaced, a torn last line (:attr:`report` once every
+        line has been read). For a reader of the leaf's context, which in a large session
+        reads only the file's tail; repeated ids and missing parents need :attr:`report`."""
+        return self._index.read_report()
+
     # -- reading --------------------------------------------------------------------------------
 
     @property

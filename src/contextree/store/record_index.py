@@ -237,6 +237,34 @@ class RecordIndex:
             ]
         return self.report
 
+    def read_report(self) -> LoadReport:
+        """What the lines decoded so far show (the whole report once the index is complete):
+        unreadable lines, invalid UTF-8 replaced, a torn last line. Repeated ids and missing
+        parents are left out until every line is read: a lazily opened session's reader that
+        needs only its tail should not read the whole file to warn about its head."""
+        if self.complete:
+            return self.current_report()
+        whole = self.report
+        report = LoadReport(whole.source, partial_last_line=whole.partial_last_line)
+        report.header_utf8_line = whole.header_utf8_line
+        bad = [item for item in self.items if type(item) is not Record]
+        replaced = [
+            item for item in self.items if type(item) is Record and item.utf8_replaced
+        ]
+        if bad or replaced:
+            # Lines are counted from the end until the index is complete: the lines not read
+            # yet give the offset (a count of newlines, not a decode).
+            shift = self._first_line + self._lines_seen
+            shift += self._data.count(b"\n", self._floor, self._pending)
+            for item in bad:
+                assert isinstance(item, BadLine)
+                report.bad_lines.append(dataclasses.replace(item, line=item.line + shift))
+            report.invalid_utf8.extend((record.line or 0) + shift for record in replaced)
+        report.bad_lines[:0] = self._leading
+        if whole.header_utf8_line is not None:
+            report.invalid_utf8.insert(0, whole.header_utf8_line)
+        return report
+
     def recount(self, leading: Sequence[BadLine]) -> None:
         """Gather the report's problems from the items afresh: the bad lines (after the
         ``leading`` ones before the header), repeated ids and missing parents."""
