@@ -14,9 +14,29 @@ from fakes.fake_llm import FakeLLMServer
 from pi_fixture_guard import skip_without_pi_fixtures
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--small-reads",
+        action="store_true",
+        help="read every session file by range in tiny steps, as a large one is read (runs "
+        "the suite through the lazy file reader and the index's step-back code)",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that read ``../shared/pi-fixtures`` skip with one reason where it is absent."""
     skip_without_pi_fixtures(items)
+
+
+@pytest.fixture(autouse=True)
+def _small_reads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.config.getoption("--small-reads"):
+        from contextree.session import tree_state
+        from contextree.store import record_index
+
+        monkeypatch.setattr(tree_state, "LAZY_READ_MIN_BYTES", 0)
+        monkeypatch.setattr(tree_state, "_EDGE_BYTES", 4096)
+        monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", 200)
 
 _MODEL_ENV = (
     "OPENAI_API_KEY",

@@ -19,7 +19,6 @@ from contextree.cli.common import (
     handles_errors,
     library_warnings_to_stderr,
     open_session,
-    plain_stdout,
     print_json,
     report_load,
     say_where_it_goes,
@@ -251,6 +250,7 @@ def context(
 ) -> None:
     """Print what the LLM sees at the leaf (or at --leaf)."""
     from contextree.cli import context_render as render
+    from contextree.cli.context_fast import plain_stdout
     from contextree.context.convert import convert_to_llm
     from contextree.tokens.usage import estimate_current_tokens
 

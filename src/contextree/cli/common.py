@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -34,7 +33,6 @@ __all__ = [
     "library_warnings_to_stderr",
     "open_any_session",
     "open_session",
-    "plain_stdout",
     "print_json",
     "print_report",
     "report_late",
@@ -79,18 +77,6 @@ class State:
 
 
 state = State()
-
-
-def plain_stdout() -> bool:
-    """True when standard output is surely no terminal to rich (a pipe or a file, with neither
-    ``FORCE_COLOR`` nor ``TTY_COMPATIBLE`` set), so a command may write plain text without
-    importing rich; when this says False, ``state.console.is_terminal`` decides."""
-    if "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
-        return False
-    try:
-        return not sys.stdout.isatty()
-    except (AttributeError, ValueError):  # no stdout, or a closed one: as rich decides
-        return False
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

@@ -74,14 +74,27 @@ def context_text(messages: Sequence[LlmMessage]) -> RenderableType:
 
 
 def context_plain(messages: Sequence[LlmMessage]) -> str:
-    """The same as :func:`context_text` as plain text, for pipes and files.
-
-    Much faster than rendering through rich for a large context; the text is the same.
-    """
-    lines = [
-        pieces[0][0] if len(pieces) == 1 else "".join(piece for piece, _ in pieces)
-        for pieces in _context_lines(messages)
-    ]
+    """The same text as :func:`context_text`, plain, for pipes and files: the hot path of
+    ``contextree context`` on a large session, so written out without the styled pieces."""
+    lines: list[str] = []
+    add = lines.append
+    for index, message in enumerate(messages, start=1):
+        role = str(message.get("role"))
+        if role == "toolResult":
+            error = " error" if message.get("isError") else ""
+            add(f"── {index}. {role} ({message.get('toolName')}){error}")
+        else:
+            add(f"── {index}. {role}")
+        content: object = message.get("content")
+        if isinstance(content, str):
+            add(content)
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict):
+                    text = block.get("text")
+                    is_text = isinstance(text, str) and block.get("type") == "text"
+                    add(text if isinstance(text, str) and is_text else _block_text(block))
+        add("")
     if not lines:
         return ""
     lines.append("")  # the last line ends with a newline too

@@ -1,4 +1,5 @@
-"""The ``contextree`` command's entry point, with a fast path for ``contextree --help``.
+"""The ``contextree`` command's entry point, with fast paths for ``contextree --help`` and for
+``contextree context SESSION`` into a pipe (:mod:`contextree.cli.context_fast`).
 
 Building the command line means importing typer (with its own copy of click), which alone takes
 most of the 150 ms that ``contextree --help`` may cost. The top-level help text never changes
@@ -31,6 +32,11 @@ def main() -> None:
             text = ""
         if text:
             sys.stdout.write(text)
+            return
+    if len(sys.argv) == 3 and sys.argv[1] == "context":
+        from contextree.cli.context_fast import print_context
+
+        if print_context(sys.argv[2]):
             return
     from contextree.cli.app import main as run
 

@@ -273,10 +273,7 @@ class TreeQuery(TreeState):
         below it cost a lookup."""
         cycle = self.path_cycle(entry_id)
         if cycle:
-            record = self._index.get(entry_id)
-            raise ParentCycleError(
-                self.store.name, entry_id, cycle, line=record.line if record else None
-            )
+            raise ParentCycleError(self.store.name, entry_id, cycle, line=self.line_of(entry_id))
 
     def reset_leaf(self) -> None:
         """Move the leaf before the first entry; the next append starts a new root."""

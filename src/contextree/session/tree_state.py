@@ -15,11 +15,15 @@ from pathlib import Path
 from contextree.context.build import SessionContext
 from contextree.entries.ids import iso_now, new_entry_id, new_session_id
 from contextree.entries.types import CURRENT_SESSION_VERSION, Header, StoredEntry
+from contextree.errors import ContextreeError
 from contextree.store.base import SessionStore
+from contextree.store.byte_source import FileBytes
 from contextree.store.index import (
     BadLine,
     LoadReport,
+    ParsedSession,
     Record,
+    SessionHead,
     entries_of,
     parse_head,
     parse_session,
@@ -29,7 +33,15 @@ from contextree.store.jsonl import JsonlFileStore
 from contextree.store.migrations import migrate
 from contextree.store.record_index import RecordIndex
 
-__all__ = ["TreeState"]
+__all__ = ["LAZY_READ_MIN_BYTES", "TreeState"]
+
+LAZY_READ_MIN_BYTES = 8 << 20
+"""A session file at least this large is read by range as its index needs it (its context
+usually lies in the last few megabytes), a smaller one whole."""
+
+_EDGE_BYTES = 1 << 20
+"""How much of a large file's start (for the header) and end (for a blank tail) is read on
+open."""
 
 
 def _blank_tail(data: bytes) -> int | None:
@@ -46,6 +58,27 @@ def _blank_tail(data: bytes) -> int | None:
             return end - len(chunk) + kept
         end -= len(chunk)
     return 0
+
+
+def _edges(source: FileBytes, name: str) -> tuple[SessionHead, int | None] | None:
+    """The head of a large file (its torn last line noted) and where its blank tail begins,
+    from its first and last bytes; ``None`` when those do not settle them or the format is
+    an old one (read and migrated whole)."""
+    size = source.size
+    tail_start = max(0, size - _EDGE_BYTES)
+    tail = source.read(tail_start, size)
+    blank = _blank_tail(tail)
+    if blank == 0:
+        return None  # all blank: how far back it goes, only the whole file shows
+    start = source.read(0, min(size, _EDGE_BYTES))
+    try:
+        head = parse_head(start[: start.rfind(b"\n") + 1], name)
+    except ContextreeError:
+        return None  # the whole read says what is wrong, with the whole file in view
+    if head.version < CURRENT_SESSION_VERSION:
+        return None
+    head.report.partial_last_line = not tail.endswith(b"\n")
+    return head, None if blank is None else tail_start + blank
 
 
 class TreeState:
@@ -83,7 +116,14 @@ class TreeState:
         # (re)loads there were: a WriteMark counts on them to tell what arrived meanwhile.
         self._taken_in: list[Record | BadLine] = []
         self._loads = 0
-        data = store.read() if store.exists() else b""
+        data = b""
+        if isinstance(store, JsonlFileStore) and store.exists():
+            read = self._open_file_lazily(store)
+            if read is None:
+                return  # loaded, lazily
+            data = read
+        elif store.exists():
+            data = store.read()
         # Read without the lock: the blank lines at the end may be space another writer has
         # reserved and is filling in (see JsonlFileStore); the first sync under the lock looks
         # at them again.
@@ -106,20 +146,50 @@ class TreeState:
             self._needs_rewrite = bool(data)
             self._known_size = len(data)
 
+    def _open_file_lazily(self, store: JsonlFileStore) -> bytes | None:
+        """Load a large session file reading only its first and last bytes, and later what
+        the leaf needs (see :class:`~contextree.store.byte_source.FileBytes`); ``None`` once
+        loaded so. Otherwise the whole file's bytes, for the usual load: a small file, an old
+        format (migrated whole), or a head or tail that the first and last bytes do not
+        settle."""
+        source = store.open_bytes()
+        size = source.size
+        edges = None
+        try:
+            edges = _edges(source, store.name) if size >= LAZY_READ_MIN_BYTES else None
+            if edges is None:
+                return source.read(0, size)
+        finally:
+            if edges is None:
+                source.close()
+        head, blank_tail = edges
+        self._blank_tail = blank_tail
+        self._known_size = size
+        self._needs_rewrite = False
+        self._install(head, RecordIndex.lazy_source(source, size, head))
+        return None
+
     def _load(self, data: bytes) -> None:
         head = parse_head(data, self.store.name)
         if head.version < CURRENT_SESSION_VERSION:
             # Old formats are migrated whole, in memory; they are small and rare.
             parsed = parse_session(data, self.store.name)
             self._needs_rewrite = migrate(parsed)
-            self.header = parsed.header
-            self._header_raw = parsed.header_raw
-            self._index = RecordIndex.loaded(parsed.items, parsed.report, parsed.next_line)
+            self._install(
+                head, RecordIndex.loaded(parsed.items, parsed.report, parsed.next_line), parsed
+            )
         else:
             self._needs_rewrite = False
-            self.header = head.header
-            self._header_raw = head.header_raw
-            self._index = RecordIndex.lazy(data, head)
+            self._install(head, RecordIndex.lazy(data, head))
+
+    def _install(
+        self, head: SessionHead, index: RecordIndex, migrated: ParsedSession | None = None
+    ) -> None:
+        """Take ``head`` and ``index`` as the loaded session (``migrated``: its header as
+        migrated) and find the leaf."""
+        self.header = migrated.header if migrated is not None else head.header
+        self._header_raw = migrated.header_raw if migrated is not None else head.header_raw
+        self._index = index
         self._leading = head.leading
         self._title_slot = head.title_slot
         self._children = None
@@ -211,7 +281,9 @@ class TreeState:
     def line_of(self, entry_id: str) -> int | None:
         """The file line of ``entry_id`` (the last one with that id), for error messages."""
         record = self.record_of(entry_id)
-        return record.line if record is not None else None
+        if record is None or record.line is None:
+            return None
+        return self._index.file_line(record.line)
 
     def get_leaf_entry(self) -> StoredEntry | None:
         return self.get_entry(self.leaf_id) if self.leaf_id is not None else None

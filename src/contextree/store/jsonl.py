@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from contextree.errors import SessionFileError, SessionLockedError
+from contextree.store.byte_source import FileBytes
 from contextree.store.open_writers import count_write_only_holders
 
 __all__ = ["JsonlFileStore", "fsync_dir", "make_dirs", "remove_stale_temps"]
@@ -128,6 +129,16 @@ class JsonlFileStore:
     def read(self) -> bytes:
         with self._open_for_reading() as handle:
             return handle.read()
+
+    def open_bytes(self) -> FileBytes:
+        """The file as it is now, open to be read by range (see :class:`FileBytes`)."""
+        handle = self._open_for_reading()
+        try:
+            size = os.fstat(handle.fileno()).st_size
+        except BaseException:
+            handle.close()
+            raise
+        return FileBytes(handle, self.name, size)
 
     def read_chunks(self, size: int = _CHUNK) -> Iterator[bytes]:
         """The stored bytes in pieces of about ``size`` bytes, each cut after a newline (the

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from operator import attrgetter
 
 from contextree.entries.codec import replacements
+from contextree.store.byte_source import BufferBytes, ByteSource
 from contextree.store.index import (
     BadLine,
     LoadReport,
@@ -55,7 +56,7 @@ class RecordIndex:
         self.by_id: dict[str, Record] = {}
         """The last record of each id (while lazy: of the decoded tail)."""
         self.next_line = 1
-        self._data = b""
+        self._source: ByteSource = BufferBytes(b"")
         self._floor = 0  # where entry lines begin
         self._pending = 0  # bytes [floor, pending) are not decoded yet
         self._chunk = FIRST_CHUNK_BYTES
@@ -69,10 +70,16 @@ class RecordIndex:
     @classmethod
     def lazy(cls, data: bytes, head: SessionHead) -> RecordIndex:
         """An index of ``data``'s entry lines (after ``head``) that decodes them on demand."""
+        return cls.lazy_source(BufferBytes(data), len(data), head)
+
+    @classmethod
+    def lazy_source(cls, source: ByteSource, size: int, head: SessionHead) -> RecordIndex:
+        """An index of the entry lines (after ``head``) of the ``size`` bytes of ``source``,
+        read and decoded on demand; the source is closed once every line is decoded."""
         index = cls(head.report)
-        index._data = data
+        index._source = source
         index._floor = head.body_start
-        index._pending = len(data)
+        index._pending = size
         index._first_line = head.first_line
         index.next_line = head.first_line
         index._needs_id = head.version >= 2
@@ -138,15 +145,31 @@ class RecordIndex:
             self._step_back(to_floor=True)
         return self
 
+    def _region(self) -> tuple[bytes, int, int]:
+        """The next whole lines back from where decoding stopped: a buffer, the content offset
+        of its first byte, and the content offset where those lines begin."""
+        floor, end, size = self._floor, self._pending, self._chunk
+        while True:
+            start = max(floor, end - size)
+            data, base = self._source.region(start, end)
+            if start == floor:
+                return data, base, start
+            # Begin after the first newline: the bytes before it end a line that begins
+            # further back, which a later step reads whole.
+            newline = data.find(b"\n", start - base, end - base)
+            if newline >= 0 and base + newline + 1 < end:
+                return data, base, base + newline + 1
+            size *= 2  # one line longer than the step: read further back
+
     def _step_back(self, *, to_floor: bool = False) -> None:
-        data, end = self._data, self._pending
-        start = self._floor if to_floor else max(self._floor, end - self._chunk)
-        if start > self._floor:
-            # Begin at the start of the line that holds ``start``.
-            newline = data.rfind(b"\n", self._floor, start)
-            start = newline + 1 if newline >= 0 else self._floor
+        end = self._pending
+        if to_floor:
+            start = self._floor
+            data, base = self._source.region(start, end)
+        else:
+            data, base, start = self._region()
         with collector_paused(end - start > _PAUSE_GC_BYTES):
-            spans = line_spans(data, start, end)
+            spans = line_spans(data, start - base, end - base)
             lines_seen = self._lines_seen + len(spans)
             last_step = start == self._floor
             chunk = parse_spans(
@@ -200,7 +223,7 @@ class RecordIndex:
         """Compute what the report says about the whole file."""
         self.recount(self._leading)
         self.next_line = self._first_line + self._lines_seen
-        self._data = b""  # records keep their own reference to the buffer
+        self._source.close()  # records keep their own reference to the buffers
 
     def _note_duplicates(self, records: Iterable[Record]) -> None:
         first: dict[str, int] = {}
@@ -237,6 +260,15 @@ class RecordIndex:
             ]
         return self.report
 
+    def file_line(self, line: int) -> int:
+        """The file's line number of an item's ``line``: until the index is complete, lines
+        are counted from the end (the last is -1), and the lines not read yet give the offset
+        (a count of newlines, not a decode)."""
+        if line > 0 or self.complete:
+            return line
+        below = self._source.count_newlines(self._floor, self._pending)
+        return line + self._first_line + self._lines_seen + below
+
     def read_report(self) -> LoadReport:
         """What the lines decoded so far show (the whole report once the index is complete):
         unreadable lines, invalid UTF-8 replaced, a torn last line. Repeated ids and missing
@@ -251,15 +283,10 @@ class RecordIndex:
         replaced = [
             item for item in self.items if type(item) is Record and item.utf8_replaced
         ]
-        if bad or replaced:
-            # Lines are counted from the end until the index is complete: the lines not read
-            # yet give the offset (a count of newlines, not a decode).
-            shift = self._first_line + self._lines_seen
-            shift += self._data.count(b"\n", self._floor, self._pending)
-            for item in bad:
-                assert isinstance(item, BadLine)
-                report.bad_lines.append(dataclasses.replace(item, line=item.line + shift))
-            report.invalid_utf8.extend((record.line or 0) + shift for record in replaced)
+        for item in bad:
+            assert isinstance(item, BadLine)
+            report.bad_lines.append(dataclasses.replace(item, line=self.file_line(item.line)))
+        report.invalid_utf8.extend(self.file_line(record.line or 0) for record in replaced)
         report.bad_lines[:0] = self._leading
         if whole.header_utf8_line is not None:
             report.invalid_utf8.insert(0, whole.header_utf8_line)

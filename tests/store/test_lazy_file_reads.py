@@ -1,0 +1,174 @@
+"""A large session file is read by range as its index needs it (issue 27: `context` at 100k).
+
+Opening reads the first and last bytes; stepping back reads the ranges before, from the one
+file descriptor opened first. Whatever is read lazily must equal what the whole read gives:
+entries, leaf, load report, line numbers, contexts. (``pytest --small-reads`` runs the whole
+suite through this path.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contextree.errors import SessionFileError
+from contextree.session import tree_state
+from contextree.session.tree import SessionTree
+from contextree.store import record_index
+from core_helpers import Chain, assistant, header, jsonl, user
+
+
+@pytest.fixture
+def lazy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files of any size are read lazily, in steps of a few hundred bytes."""
+    monkeypatch.setattr(tree_state, "LAZY_READ_MIN_BYTES", 0)
+    monkeypatch.setattr(tree_state, "_EDGE_BYTES", 512)
+    monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", 300)
+
+
+def _eager(path: Path) -> SessionTree:
+    saved = tree_state.LAZY_READ_MIN_BYTES
+    tree_state.LAZY_READ_MIN_BYTES = 1 << 62
+    try:
+        return SessionTree.open(path)
+    finally:
+        tree_state.LAZY_READ_MIN_BYTES = saved
+
+
+def _messy_session(path: Path, seed: int) -> list[str]:
+    """A branching session with damage of every kind the loader reports; returns its ids."""
+    rng = random.Random(seed)
+    chain = Chain(f"s{seed}-")
+    lines: list[bytes] = [jsonl(header())]
+    for n in range(rng.randrange(20, 80)):
+        if chain.entries and rng.random() < 0.15:
+            chain.leaf = rng.choice(chain.entries)["id"]  # a branch from an earlier entry
+        message = (
+            user(f"u{n} " + "w" * rng.randrange(0, 700))
+            if n % 2 == 0
+            else assistant(f"a{n} " + "v" * rng.randrange(0, 300))
+        )
+        entry = chain.msg(message)
+        if rng.random() < 0.05:
+            entry = dict(entry, parentId="missing-parent")  # an orphan
+        lines.append(jsonl(entry))
+        roll = rng.random()
+        if roll < 0.05:
+            lines.append(b"not json at all\n")
+        elif roll < 0.08:
+            lines.append(b"\n")
+        elif roll < 0.10 and chain.entries:
+            lines.append(jsonl(dict(chain.entries[0], parentId=None)))  # a repeated id
+        elif roll < 0.12:
+            text = json.dumps(dict(chain.msg(user("bad utf8 \ufffd")), parentId=chain.leaf))
+            lines.append(text.replace("\\ufffd", "\udcff").encode("utf-8", "surrogateescape")
+                         .replace(b"\xed\xb3\xbf", b"\xff") + b"\n")
+    if seed % 3 == 0:
+        lines.append(b'{"type":"message","id":"torn"')  # a torn last line
+    path.write_bytes(b"".join(lines))
+    return [entry["id"] for entry in chain.entries]
+
+
+def _view(tree: SessionTree, ids: list[str]) -> dict[str, Any]:
+    contexts = {
+        entry_id: tree.build_session_context(entry_id).messages
+        for entry_id in ids[-5:]
+        if tree.has_entry(entry_id) and not tree.path_cycle(entry_id)
+    }
+    return {
+        "leaf": tree.leaf_id,
+        "header": tree.header,
+        "contexts": contexts,
+        "lines": {entry_id: tree.line_of(entry_id) for entry_id in ids},
+        "entries": tree.get_entries(),
+        "report": tree.report.messages(),
+        "partial": tree.report.partial_last_line,
+    }
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_lazily_read_file_reads_as_the_whole_file(
+    tmp_path: Path, seed: int, lazy: None
+) -> None:
+    path = tmp_path / "s.jsonl"
+    ids = _messy_session(path, seed)
+    assert _view(SessionTree.open(path), ids) == _view(_eager(path), ids)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_line_numbers_are_the_files_before_the_whole_file_is_read(
+    tmp_path: Path, seed: int, lazy: None
+) -> None:
+    path = tmp_path / "s.jsonl"
+    ids = _messy_session(path, seed)
+    whole = _eager(path)
+    tree = SessionTree.open(path)
+    for entry_id in reversed(ids):  # newest first: each lookup reads a little further back
+        assert tree.line_of(entry_id) == whole.line_of(entry_id)
+    tree = SessionTree.open(path)
+    tree.build_session_context()
+    whole_lines = {bad.line for bad in whole.report.bad_lines}
+    assert {bad.line for bad in tree.read_report.bad_lines} <= whole_lines
+
+
+def test_the_file_is_read_from_the_descriptor_opened_first(tmp_path: Path, lazy: None) -> None:
+    path = tmp_path / "s.jsonl"
+    ids = _messy_session(path, 1)
+    tree = SessionTree.open(path)
+    expected = _eager(path).get_entries()
+    # Another program rewrites the file by rename (as pi's oh-my-pi and we do): the open tree
+    # reads on from the file it opened.
+    replacement = tmp_path / "other.jsonl"
+    replacement.write_bytes(jsonl(header(session_id="other"), Chain("o").msg(user("new"))))
+    os.replace(replacement, path)
+    assert tree.get_entries() == expected
+    assert ids
+
+
+def test_a_file_cut_short_in_place_is_a_clear_error(tmp_path: Path, lazy: None) -> None:
+    path = tmp_path / "s.jsonl"
+    _messy_session(path, 2)
+    tree = SessionTree.open(path)
+    with path.open("r+b") as handle:  # what writeFileSync does to a file it rewrites
+        handle.truncate(600)
+    with pytest.raises(SessionFileError, match="cut short by another program"):
+        tree.get_entries()
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_the_file_is_closed_once_every_line_is_read(tmp_path: Path, lazy: None) -> None:
+    path = tmp_path / "s.jsonl"
+    _messy_session(path, 4)
+    before = _open_descriptors()
+    tree = SessionTree.open(path)
+    assert _open_descriptors() == before + 1  # the file, held for the reads to come
+    tree.get_entries()
+    assert _open_descriptors() == before
+
+
+def test_a_large_file_is_not_read_whole_on_open(tmp_path: Path, lazy: None) -> None:
+    path = tmp_path / "s.jsonl"
+    chain = Chain("big")
+    for n in range(400):
+        chain.msg(user(f"message {n} " + "x" * 1000))
+    path.write_bytes(jsonl(header(), *chain.entries))
+    tree = SessionTree.open(path)
+    assert tree.leaf_id == chain.leaf
+    assert not tree._index.complete  # only the end was read
+    context = tree.build_session_context()
+    assert len(context.messages) == 400
+    # Appends by another writer are taken in as for a file read whole.
+    other = SessionTree.open(path)
+    other.append_message(user("from elsewhere"))
+    tree.append_message(user("mine"))
+    last = [entry["message"]["content"][0]["text"] for entry in tree.get_entries()[-2:]]
+    assert last == ["from elsewhere", "mine"]
