@@ -1,8 +1,9 @@
-"""A large session file is read by range as its index needs it (issue 27: `context` at 100k).
+"""A large session is read by range as its index needs it (issue 27: `context` at 100k).
 
 Opening reads the first and last bytes; stepping back reads the ranges before, from the one
-file descriptor opened first. Whatever is read lazily must equal what the whole read gives:
-entries, leaf, load report, line numbers, contexts. (``pytest --small-reads`` runs the whole
+file descriptor opened first (a file) or in the one read transaction opened first (SQLite).
+Whatever is read lazily must equal what the whole read gives: entries, leaf, load report, line
+numbers, contexts. (``pytest --small-reads`` runs the whole
 suite through this path.)
 """
 
@@ -31,7 +32,7 @@ def lazy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", 300)
 
 
-def _eager(path: Path) -> SessionTree:
+def _eager(path: Path | str) -> SessionTree:
     saved = tree_state.LAZY_READ_MIN_BYTES
     tree_state.LAZY_READ_MIN_BYTES = 1 << 62
     try:
@@ -172,3 +173,47 @@ def test_a_large_file_is_not_read_whole_on_open(tmp_path: Path, lazy: None) -> N
     tree.append_message(user("mine"))
     last = [entry["message"]["content"][0]["text"] for entry in tree.get_entries()[-2:]]
     assert last == ["from elsewhere", "mine"]
+
+
+def _in_sqlite(path: Path, tmp_path: Path) -> str:
+    from contextree.store.transfer import copy_session
+
+    target = f"sqlite://{tmp_path / 'sessions.db'}#s"
+    copy_session(path, target, fsync=False)
+    return target
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_sqlite_session_read_by_range_reads_as_a_whole_read(
+    tmp_path: Path, seed: int, lazy: None
+) -> None:
+    path = tmp_path / "s.jsonl"
+    ids = _messy_session(path, seed)
+    target = _in_sqlite(path, tmp_path)
+    lazily = SessionTree.open(target)
+    assert not lazily._index.complete or len(ids) < 5
+    view = _view(lazily, ids)
+    assert view == _view(_eager(target), ids)
+    from_file = _view(_eager(path), ids)
+    assert view["report"] == [line.replace(str(path), target) for line in from_file["report"]]
+    assert {**view, "report": []} == {**from_file, "report": []}
+
+
+def test_an_sqlite_session_is_read_from_the_snapshot_opened_first(
+    tmp_path: Path, lazy: None
+) -> None:
+    path = tmp_path / "s.jsonl"
+    _messy_session(path, 5)
+    target = _in_sqlite(path, tmp_path)
+    tree = SessionTree.open(target)
+    expected = _eager(target).get_entries()
+    other = SessionTree.open(target)
+    first = other.get_entries()[0]
+    changed = {**first, "message": user("rewritten")}
+    other.rewrite_entries([changed])  # a rewrite by another worker: every row anew
+    other.append_message(user("after the rewrite"))
+    assert tree.get_entries() == expected  # read on from the snapshot taken on open
+    # The next write notices the rewrite and reads the session afresh.
+    tree.append_message(user("mine"))
+    texts = [e["message"]["content"][0]["text"] for e in tree.get_entries()[-2:]]
+    assert texts == ["after the rewrite", "mine"]

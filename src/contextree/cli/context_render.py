@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from contextree.cli.preview import kind_tag, plural, printable
 from contextree.entries.js_json import js_stringify
+from contextree.entries.types import is_text_content
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -91,9 +92,8 @@ def context_plain(messages: Sequence[LlmMessage]) -> str:
         elif isinstance(content, list):
             for block in content:
                 if isinstance(block, dict):
-                    text = block.get("text")
-                    is_text = isinstance(text, str) and block.get("type") == "text"
-                    add(text if isinstance(text, str) and is_text else _block_text(block))
+                    text = block.get("text") if is_text_content(block) else None
+                    add(text if isinstance(text, str) else _block_text(block))
         add("")
     if not lines:
         return ""

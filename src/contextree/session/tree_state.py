@@ -17,7 +17,7 @@ from contextree.entries.ids import iso_now, new_entry_id, new_session_id
 from contextree.entries.types import CURRENT_SESSION_VERSION, Header, StoredEntry
 from contextree.errors import ContextreeError
 from contextree.store.base import SessionStore
-from contextree.store.byte_source import FileBytes
+from contextree.store.byte_source import OpensBytes, RangeBytes
 from contextree.store.index import (
     BadLine,
     LoadReport,
@@ -39,9 +39,9 @@ LAZY_READ_MIN_BYTES = 8 << 20
 """A session file at least this large is read by range as its index needs it (its context
 usually lies in the last few megabytes), a smaller one whole."""
 
-_EDGE_BYTES = 1 << 20
-"""How much of a large file's start (for the header) and end (for a blank tail) is read on
-open."""
+_EDGE_BYTES = 64 << 10
+"""How much of a large session's start (for the header) and end (for a blank tail) is read on
+open; a header or a blank tail that does not fit is read the usual way (whole)."""
 
 
 def _blank_tail(data: bytes) -> int | None:
@@ -60,7 +60,7 @@ def _blank_tail(data: bytes) -> int | None:
     return 0
 
 
-def _edges(source: FileBytes, name: str) -> tuple[SessionHead, int | None] | None:
+def _edges(source: RangeBytes, name: str) -> tuple[SessionHead, int | None] | None:
     """The head of a large file (its torn last line noted) and where its blank tail begins,
     from its first and last bytes; ``None`` when those do not settle them or the format is
     an old one (read and migrated whole)."""
@@ -117,8 +117,8 @@ class TreeState:
         self._taken_in: list[Record | BadLine] = []
         self._loads = 0
         data = b""
-        if isinstance(store, JsonlFileStore) and store.exists():
-            read = self._open_file_lazily(store)
+        if isinstance(store, OpensBytes) and store.exists():
+            read = self._open_lazily(store)
             if read is None:
                 return  # loaded, lazily
             data = read
@@ -146,17 +146,18 @@ class TreeState:
             self._needs_rewrite = bool(data)
             self._known_size = len(data)
 
-    def _open_file_lazily(self, store: JsonlFileStore) -> bytes | None:
-        """Load a large session file reading only its first and last bytes, and later what
-        the leaf needs (see :class:`~contextree.store.byte_source.FileBytes`); ``None`` once
-        loaded so. Otherwise the whole file's bytes, for the usual load: a small file, an old
-        format (migrated whole), or a head or tail that the first and last bytes do not
-        settle."""
+    def _open_lazily(self, store: OpensBytes) -> bytes | None:
+        """Load a large session reading only its first and last bytes, and later what the
+        leaf needs (see :mod:`contextree.store.byte_source`); ``None`` once loaded so.
+        Otherwise the whole content, for the usual load: a small session, an old format
+        (migrated whole), or a head or tail that the first and last bytes do not settle."""
         source = store.open_bytes()
+        if source is None:  # gone since exists() said it was there: as the whole read says
+            return self.store.read()
         size = source.size
         edges = None
         try:
-            edges = _edges(source, store.name) if size >= LAZY_READ_MIN_BYTES else None
+            edges = _edges(source, self.store.name) if size >= LAZY_READ_MIN_BYTES else None
             if edges is None:
                 return source.read(0, size)
         finally:

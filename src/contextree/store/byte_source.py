@@ -10,11 +10,11 @@ leaves that file as it was, and an append only adds after the size it was opened
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, Final, Protocol
+from typing import BinaryIO, Final, Protocol, runtime_checkable
 
 from contextree.errors import SessionFileError
 
-__all__ = ["BufferBytes", "ByteSource", "FileBytes"]
+__all__ = ["BufferBytes", "ByteSource", "FileBytes", "OpensBytes", "RangeBytes"]
 
 _COUNT_BLOCK: Final = 8 << 20
 """How much :meth:`FileBytes.count_newlines` reads at a time."""
@@ -34,6 +34,26 @@ class ByteSource(Protocol):
 
     def close(self) -> None:
         """Let go of what the source holds (nothing is read after this)."""
+        ...
+
+
+class RangeBytes(ByteSource, Protocol):
+    """A :class:`ByteSource` over stored content that is read as it is asked for."""
+
+    size: int
+    """The size of the content when it was opened (what is read never goes past it)."""
+
+    def read(self, start: int, end: int) -> bytes:
+        """Exactly the bytes ``[start, end)``."""
+        ...
+
+
+@runtime_checkable
+class OpensBytes(Protocol):
+    """A store whose content can be read by range (a file, an SQLite database)."""
+
+    def open_bytes(self) -> RangeBytes | None:
+        """The content as it is now, to be read by range; ``None`` when there is none."""
         ...
 
 
