@@ -196,7 +196,8 @@ class SqliteStore(RowStore):
 
     def open_bytes(self) -> SqliteBytes | None:
         """The session as it is now, to be read by range from one snapshot of the database
-        (see :class:`SqliteBytes`); ``None`` when the database or the session does not exist."""
+        (see :class:`SqliteBytes`); ``None`` when the database or the session does not exist,
+        or the database is not in WAL mode (then only a whole read keeps writers unblocked)."""
         if not self.path.is_file():
             return None
         try:
@@ -206,6 +207,10 @@ class SqliteStore(RowStore):
         except sqlite3.DatabaseError as exc:
             raise self._error(exc) from None
         try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                # Without WAL a long read transaction would hold off every writer: read whole.
+                conn.close()
+                return None
             conn.execute("BEGIN")
             state = (
                 conn.execute(
