@@ -17,6 +17,7 @@ pattern knows passes through.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -346,6 +347,7 @@ class Redactor:
         self._anchor_words = tuple(
             frozenset(w for w, word in enumerate(words) if word in rule.anchors) for rule in rules
         )
+        self._due_of: dict[frozenset[int], tuple[int, ...]] = {}
         self._dash_words = frozenset(w for w, word in enumerate(words) if word in _ANY_DASH)
         self._fold_words = frozenset(w for w, word in enumerate(words) if word in _FOLD_MARKS)
 
@@ -366,7 +368,10 @@ class Redactor:
 
         A secret found by a pattern (``password=hunter2!x``) is also replaced where it appears
         again without the context that gave it away."""
-        scan = self._scan(text)
+        matches = self._words.matches(text.lower())
+        if not matches and not self._unhinted:
+            return text  # no hint (and no dash): no rule is due
+        scan = (matches, frozenset(map(_WORD, matches)))
         if not scan[1].isdisjoint(self._dash_words):
             probe = text.translate(_DASHES)
             redacted = self._redact(probe, self._scan(probe))
@@ -379,7 +384,7 @@ class Redactor:
     def _scan(self, text: str) -> _Scan:
         """The words found in ``text`` lower-cased, and the set of their indexes."""
         matches = self._words.matches(text.lower())
-        return matches, {word for word, _, _ in matches}
+        return matches, frozenset(map(_WORD, matches))
 
     def _redact(self, text: str, scan: _Scan) -> str:
         found: set[str] = set()
@@ -415,15 +420,18 @@ class Redactor:
             text = again.sub("[REDACTED:repeated]", text)
         return text
 
-    def _due(self, words: set[int], start: int) -> list[int]:
+    def _due(self, words: frozenset[int], start: int) -> tuple[int, ...]:
         """The positions, from ``start`` on, of the rules to try on a text holding ``words``
         (indexes into the automaton's words): the rules without hints and those with a hint
-        among them (one table lookup per word)."""
-        due = set(self._unhinted)
-        rules_of = self._rules_of
-        for word in words:
-            due |= rules_of[word]
-        return sorted(at for at in due if at >= start)
+        among them. Texts hold few combinations of words: each one's rules are kept."""
+        due = self._due_of.get(words)
+        if due is None:
+            if len(self._due_of) >= _DUE_KEPT:
+                self._due_of.clear()
+            rules_of = self._rules_of
+            due = tuple(sorted(self._unhinted.union(*(rules_of[word] for word in words))))
+            self._due_of[words] = due
+        return due if start == 0 else tuple(at for at in due if at >= start)
 
     @classmethod
     def from_settings(
@@ -435,7 +443,11 @@ class Redactor:
         return cls(settings.patterns, literals=literals)
 
 
-_Scan = tuple[list[tuple[int, int, int]], set[int]]
+_Scan = tuple[list[tuple[int, int, int]], frozenset[int]]
+_WORD: Final = operator.itemgetter(0)
+"""The word's index in a match ``(word, start, end)``."""
+_DUE_KEPT: Final = 4096
+"""Combinations of words whose due rules a redactor keeps (a bound for adversarial text)."""
 
 
 class _HintFinder:
