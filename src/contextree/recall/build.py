@@ -38,14 +38,15 @@ def record_documents(
     A stored line is read for its text fields only (:func:`line_text`), an unusual one or an
     entry without a line decoded without being kept (:meth:`Record.peek`): a rebuild of a
     large session holds one decoded entry at a time, not all of them."""
+    text_types, read, make = TEXT_ENTRY_TYPES, line_text, Document  # locals: 100k turns
     for seq, record in enumerate(records, first_seq):
-        if record.type not in TEXT_ENTRY_TYPES:
+        if record.type not in text_types:
             continue
         line = record.raw if record.cached is None else None
         try:
             if line is None or not (line.isascii() or _utf8(line)):
                 raise UnusualLine
-            found = line_text(line)
+            found = read(line)
         except UnusualLine:
             document = entry_document(record.peek(), seq, redact)
             if document is not None:
@@ -53,8 +54,7 @@ def record_documents(
             continue
         if found is not None:
             entry_id, role, stamp, text = found
-            text = redact(text) if redact is not None else text
-            yield Document(seq=seq, entry_id=entry_id, role=role, timestamp=stamp, text=text)
+            yield make(seq, entry_id, role, stamp, redact(text) if redact is not None else text)
 
 
 def _utf8(line: bytes) -> bool:

@@ -13,7 +13,6 @@ text is the same; only the time differs.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Final
 
 import msgspec
@@ -64,9 +63,6 @@ class _Line(msgspec.Struct, gc=False):
 
 _line_decoder: Final = msgspec.json.Decoder(_Line)
 _encode: Final = msgspec.json.Encoder().encode
-# A key that begins with a digit (or a non-ASCII character, which may be one): in the compact
-# JSON of a flat object an unescaped quote after "{" or "," can only open a key.
-_DIGIT_KEY: Final = re.compile(rb'[{,]"[0-9\x80-\xff]')
 
 
 class UnusualLine(Exception):
@@ -146,7 +142,8 @@ def _arguments(arguments: _Arguments) -> str:
         return "null"
     if type(arguments) is str:
         return arguments
-    written = _encode(arguments)
-    if _DIGIT_KEY.search(written) is not None:
-        return js_stringify(arguments)  # JavaScript may order such keys first
-    return written.decode()
+    if arguments and (min(arguments) < ":" or max(arguments) >= "\x80"):
+        # A key may begin with a digit (any key before ":" or one not ASCII, which
+        # str.isdigit may call one): JavaScript may order it first, js_stringify knows how.
+        return js_stringify(arguments)
+    return _encode(arguments).decode()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -453,18 +453,17 @@ _DUE_KEPT: Final = 4096
 class _HintFinder:
     """Which of a set of lower-case words occur in a text, and where, found in one pass."""
 
-    __slots__ = ("_automaton", "words")
+    __slots__ = ("matches", "words")
 
     def __init__(self, word_sets: Iterable[tuple[str, ...]]) -> None:
         self.words = tuple(sorted({word for words in word_sets for word in words}))
-        self._automaton = _automaton(self.words) if self.words else None
-
-    def matches(self, lower: str) -> list[tuple[int, int, int]]:
-        """``(index into words, start, end)`` of every occurrence in ``lower``, overlapping
-        ones included."""
-        if self._automaton is None:
-            return []
-        return self._automaton.find_matches_as_indexes(lower, overlapping=True)
+        self.matches: Callable[[str], list[tuple[int, int, int]]] = (
+            functools.partial(_automaton(self.words).find_matches_as_indexes, overlapping=True)
+            if self.words
+            else lambda lower: []
+        )
+        """``(index into words, start, end)`` of every occurrence in a lower-cased text,
+        overlapping ones included (a partial: this runs for every text redacted)."""
 
     def present(self, lower: str) -> frozenset[str]:
         """The words that occur in ``lower`` (overlapping occurrences included)."""
