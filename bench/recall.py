@@ -18,7 +18,10 @@ command-line call, and the incremental update after one append.
 - ``recall_build_plain``: the build with redaction off (what the index itself costs: the
   built-in redaction patterns scan every text first).
 
-``python -m bench.recall SESSION.jsonl`` prints these for one file, and
+``python -m bench.recall SESSION.jsonl`` prints these for one file,
+``python -m bench.recall --build SESSION.jsonl`` only the build, with and without redaction
+(wall and CPU seconds of each of ``--repeat`` builds: to compare two checkouts on a shared
+machine, alternate them and read the CPU time), and
 ``python -m bench.recall --tokenizers SESSION.jsonl`` compares the FTS5 tokenizers
 (``unicode61``, ``unicode61`` with ``tokenchars '._-/'``, ``trigram``): build time, size, and
 which of a few exact-term queries each one answers.
@@ -36,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["QUERIES", "compare_tokenizers", "measure_recall"]
+__all__ = ["QUERIES", "compare_tokenizers", "measure_build", "measure_recall"]
 
 QUERIES = (
     '"status_code == 443"',
@@ -127,6 +130,36 @@ def _plain_build(tree: Any, cache: Path) -> float:
     return seconds
 
 
+def measure_build(path: Path, workdir: Path, repeat: int = 1) -> list[dict[str, float]]:
+    """Per build: wall and CPU seconds (every thread of the process) of ``RecallIndex.sync``
+    on a new index, with the built-in redaction and without."""
+    from contextree.recall import open_recall_index
+    from contextree.security.redact import RedactionSettings
+    from contextree.session.tree import SessionTree
+    from contextree.settings.load import Settings
+
+    tree = SessionTree.open(path)
+    tree.get_branch()
+    rows = []
+    for _ in range(repeat):
+        row: dict[str, float] = {}
+        for label, enabled in (("build", True), ("build_plain", False)):
+            cache = workdir / "recall-build"
+            shutil.rmtree(cache, ignore_errors=True)
+            redaction = RedactionSettings(enabled=enabled)
+            index = open_recall_index(
+                tree, Settings(recall_index_dir=str(cache), redaction=redaction)
+            )
+            start, cpu = time.perf_counter(), time.process_time()
+            index.sync(tree)
+            row[label] = time.perf_counter() - start
+            row[f"{label}_cpu"] = time.process_time() - cpu
+            index.close()
+            shutil.rmtree(cache, ignore_errors=True)
+        rows.append(row)
+    return rows
+
+
 def _cli_seconds(
     path: Path, cache: Path, repeat: int = 3, *, warm: bool = True
 ) -> tuple[float, float]:
@@ -200,6 +233,8 @@ def _main(argv: list[str]) -> None:
         prog="python -m bench.recall", description="Measure the recall index on one session."
     )
     parser.add_argument("--tokenizers", action="store_true", help="compare FTS5 tokenizers")
+    parser.add_argument("--build", action="store_true", help="only the index build")
+    parser.add_argument("--repeat", type=int, default=1, help="builds to measure (--build)")
     parser.add_argument("session", type=Path, help="a JSONL session file")
     args = parser.parse_args(argv)
     path: Path = args.session
@@ -209,6 +244,9 @@ def _main(argv: list[str]) -> None:
         if args.tokenizers:
             for row in compare_tokenizers(path, Path(tmp)):
                 print(json.dumps(row))
+        elif args.build:
+            for row in measure_build(path, Path(tmp), args.repeat):
+                print(json.dumps({k: round(v, 3) for k, v in row.items()}), flush=True)
         else:
             print(json.dumps(measure_recall(path, Path(tmp)), indent=2))
 

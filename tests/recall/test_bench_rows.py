@@ -51,3 +51,15 @@ def test_measure_recall_runs(tmp_path: Path) -> None:
         "unicode61 + tokenchars ._-/",
         "trigram",
     ]
+
+
+def test_measure_build_runs(tmp_path: Path) -> None:
+    from bench.generate import generate_session
+    from bench.recall import measure_build
+
+    generated = generate_session(tmp_path / "s.jsonl", 200, seed=4)
+    rows = measure_build(generated.path, tmp_path, repeat=2)
+    assert [set(row) for row in rows] == [
+        {"build", "build_cpu", "build_plain", "build_plain_cpu"}
+    ] * 2
+    assert not (tmp_path / "recall-build").exists()  # each index removed after its build

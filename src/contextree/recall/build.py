@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 from contextree.recall.documents import Document, entry_document
+from contextree.recall.line_text import UnusualLine, line_text
 from contextree.store.index import Record
 
 __all__ = ["TEXT_ENTRY_TYPES", "documents_in_background", "record_documents"]
@@ -34,14 +35,37 @@ def record_documents(
 ) -> Iterator[Document]:
     """The documents of ``records`` in order, ``first_seq`` being the first one's position.
 
-    Lines are decoded without being kept (:meth:`Record.peek`): a rebuild of a large session
-    holds one decoded entry at a time, not all of them."""
+    A stored line is read for its text fields only (:func:`line_text`), an unusual one or an
+    entry without a line decoded without being kept (:meth:`Record.peek`): a rebuild of a
+    large session holds one decoded entry at a time, not all of them."""
+    text_types, read, make = TEXT_ENTRY_TYPES, line_text, Document  # locals: 100k turns
     for seq, record in enumerate(records, first_seq):
-        if record.type not in TEXT_ENTRY_TYPES:
+        if record.type not in text_types:
             continue
-        document = entry_document(record.peek(), seq, redact)
-        if document is not None:
-            yield document
+        line = record.raw if record.cached is None else None
+        try:
+            if line is None or not (line.isascii() or _utf8(line)):
+                raise UnusualLine
+            found = read(line)
+        except UnusualLine:
+            document = entry_document(record.peek(), seq, redact)
+            if document is not None:
+                yield document
+            continue
+        if found is not None:
+            entry_id, role, stamp, text = found
+            yield make(seq, entry_id, role, stamp, redact(text) if redact is not None else text)
+
+
+def _utf8(line: bytes) -> bool:
+    """Whether ``line`` is valid UTF-8. The line reader skips the fields it does not read;
+    one with invalid UTF-8 goes to :meth:`Record.peek`, which reads it as pi does and marks
+    the record (``utf8_replaced``) as the general way always did."""
+    try:
+        line.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def documents_in_background(

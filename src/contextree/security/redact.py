@@ -17,8 +17,9 @@ pattern knows passes through.
 from __future__ import annotations
 
 import functools
+import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -199,6 +200,9 @@ _ANCHORS: Final[dict[str, tuple[str, ...]]] = {
 _FOLDS_ONTO_ASCII: Final = ("\u0130", "\u0131", "\u017f")
 """The characters that (?i) matches with an ASCII letter but lower() does not make one (and
 U+0130, which lower() makes two characters): a text holding one is redacted by full scans."""
+_FOLD_MARKS: Final = ("\u0307", "\u0131", "\u017f")
+"""What of them the lower-cased text shows: U+0130 lower-cased ends in U+0307 (a combining
+dot, which a text may also hold on its own: then it is redacted by full scans, as it may be)."""
 
 # Dashes a key may be written with (a hyphen turned into a dash by a word processor or a chat
 # client), read as "-" so that the patterns see the key. One character for one: the spans found
@@ -209,7 +213,7 @@ _DASHES: Final = str.maketrans(
         "-",
     )
 )
-_ANY_DASH: Final = tuple(map(chr, _DASHES))  # one `in` each: 4x faster than a regex class
+_ANY_DASH: Final = tuple(map(chr, _DASHES))  # none has a case: lower() keeps them all
 
 
 _SECRET_VARIABLES: Final = (
@@ -329,13 +333,23 @@ class Redactor:
             compiled = pattern if isinstance(pattern, re.Pattern) else compile_pattern(pattern)
             rules.append(_Rule("custom", compiled, ()))
         self._rules = tuple(rules)
-        self._hints = _HintFinder(rule.hints for rule in rules)
+        self._tokens = tuple(f"[REDACTED:{rule.name}]" for rule in rules)
+        # One automaton pass over the lower-cased text finds the rules' hints, the anchored
+        # rules' anchors, Unicode dashes and the marks of characters (?i) folds onto ASCII
+        # letters; the tables below map the index of each word found to what it means.
+        marks = (_ANY_DASH, _FOLD_MARKS)
+        self._words = _HintFinder([*(r.hints for r in rules), *(r.anchors for r in rules), *marks])
+        words = self._words.words
         self._unhinted = frozenset(at for at, rule in enumerate(rules) if not rule.hints)
-        by_hint: dict[str, set[int]] = {}
-        for at, rule in enumerate(rules):
-            for hint in rule.hints:
-                by_hint.setdefault(hint, set()).add(at)
-        self._by_hint = {hint: frozenset(ats) for hint, ats in by_hint.items()}
+        self._rules_of = tuple(
+            frozenset(at for at, rule in enumerate(rules) if word in rule.hints) for word in words
+        )
+        self._anchor_words = tuple(
+            frozenset(w for w, word in enumerate(words) if word in rule.anchors) for rule in rules
+        )
+        self._due_of: dict[frozenset[int], tuple[int, ...]] = {}
+        self._dash_words = frozenset(w for w, word in enumerate(words) if word in _ANY_DASH)
+        self._fold_words = frozenset(w for w, word in enumerate(words) if word in _FOLD_MARKS)
 
     def __repr__(self) -> str:
         names = sorted({rule.name for rule in self._rules})
@@ -354,51 +368,70 @@ class Redactor:
 
         A secret found by a pattern (``password=hunter2!x``) is also replaced where it appears
         again without the context that gave it away."""
-        if not text.isascii() and any(dash in text for dash in _ANY_DASH):
+        matches = self._words.matches(text.lower())
+        if not matches and not self._unhinted:
+            return text  # no hint (and no dash): no rule is due
+        scan = (matches, frozenset(map(_WORD, matches)))
+        if not scan[1].isdisjoint(self._dash_words):
             probe = text.translate(_DASHES)
-            redacted = self._redact(probe)
+            redacted = self._redact(probe, self._scan(probe))
             # Dashes stay as written unless a secret was there.
             return text if redacted == probe else redacted
-        return self._redact(text)
+        return self._redact(text, scan)
 
     __call__ = redact
 
-    def _redact(self, text: str) -> str:
+    def _scan(self, text: str) -> _Scan:
+        """The words found in ``text`` lower-cased, and the set of their indexes."""
+        matches = self._words.matches(text.lower())
+        return matches, frozenset(map(_WORD, matches))
+
+    def _redact(self, text: str, scan: _Scan) -> str:
         found: set[str] = set()
         rules = self._rules
         start = 0
         while start < len(rules):
             # The rules due from ``start`` on: those without hints and those whose hints occur.
             # After a replacement the text has changed, so the rest are chosen again.
-            lower = text.lower()
-            folds = not text.isascii() and any(c in text for c in _FOLDS_ONTO_ASCII)
-            for at in self._due(lower, start):
+            matches, words = scan
+            folds = not words.isdisjoint(self._fold_words)
+            for at in self._due(words, start):
                 rule = rules[at]
-                replace = _Replace(f"[REDACTED:{rule.name}]", found)
+                replace = _Replace(self._tokens[at], found)
                 if rule.anchors and not folds:
                     # lower() keeps every position then, and what (?i) matches as an ASCII
                     # letter is one in lower() (the Kelvin sign is "k" in both).
-                    replaced = _anchored_sub(rule, text, lower, replace)
+                    anchors = self._anchor_words[at]
+                    starts = {begin for word, begin, _ in matches if word in anchors}
+                    replaced = _anchored_sub(rule, text, starts, replace)
                 else:
                     replaced = rule.pattern.sub(replace, text)
                 if replaced != text:
                     text, start = replaced, at + 1
+                    scan = self._scan(text)
                     break
             else:
                 break
+        if not found:
+            return text
         values = sorted((v for v in found if len(v) >= _MIN_LITERAL), key=len, reverse=True)
         if values:
             again = re.compile("|".join(re.escape(value) for value in values))
             text = again.sub("[REDACTED:repeated]", text)
         return text
 
-    def _due(self, lower: str, start: int) -> list[int]:
-        """The positions, from ``start`` on, of the rules to try on a text (``lower`` is it
-        lower-cased): the rules without hints and those with a hint in it."""
-        due = set(self._unhinted)
-        for hint in self._hints.present(lower):
-            due.update(self._by_hint[hint])
-        return sorted(at for at in due if at >= start)
+    def _due(self, words: frozenset[int], start: int) -> tuple[int, ...]:
+        """The positions, from ``start`` on, of the rules to try on a text holding ``words``
+        (indexes into the automaton's words): the rules without hints and those with a hint
+        among them. Texts hold few combinations of words: each one's rules are kept."""
+        due = self._due_of.get(words)
+        if due is None:
+            if len(self._due_of) >= _DUE_KEPT:
+                self._due_of.clear()
+            rules_of = self._rules_of
+            due = tuple(sorted(self._unhinted.union(*(rules_of[word] for word in words))))
+            self._due_of[words] = due
+        return due if start == 0 else tuple(at for at in due if at >= start)
 
     @classmethod
     def from_settings(
@@ -410,22 +443,32 @@ class Redactor:
         return cls(settings.patterns, literals=literals)
 
 
+_Scan = tuple[list[tuple[int, int, int]], frozenset[int]]
+_WORD: Final = operator.itemgetter(0)
+"""The word's index in a match ``(word, start, end)``."""
+_DUE_KEPT: Final = 4096
+"""Combinations of words whose due rules a redactor keeps (a bound for adversarial text)."""
+
+
 class _HintFinder:
-    """Which of a set of lower-case hints occur in a text, found in one pass."""
+    """Which of a set of lower-case words occur in a text, and where, found in one pass."""
 
-    __slots__ = ("_automaton", "_hints")
+    __slots__ = ("matches", "words")
 
-    def __init__(self, hint_sets: Iterable[tuple[str, ...]]) -> None:
-        self._hints = tuple(sorted({hint for hints in hint_sets for hint in hints}))
-        self._automaton = _automaton(self._hints) if self._hints else None
+    def __init__(self, word_sets: Iterable[tuple[str, ...]]) -> None:
+        self.words = tuple(sorted({word for words in word_sets for word in words}))
+        self.matches: Callable[[str], list[tuple[int, int, int]]] = (
+            functools.partial(_automaton(self.words).find_matches_as_indexes, overlapping=True)
+            if self.words
+            else lambda lower: []
+        )
+        """``(index into words, start, end)`` of every occurrence in a lower-cased text,
+        overlapping ones included (a partial: this runs for every text redacted)."""
 
     def present(self, lower: str) -> frozenset[str]:
-        """The hints that occur in ``lower`` (overlapping occurrences included)."""
-        if self._automaton is None:
-            return frozenset()
-        hints = self._hints
-        matches = self._automaton.find_matches_as_indexes(lower, overlapping=True)
-        return frozenset(hints[index] for index in {index for index, _, _ in matches})
+        """The words that occur in ``lower`` (overlapping occurrences included)."""
+        words = self.words
+        return frozenset(words[index] for index in {index for index, _, _ in self.matches(lower)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,11 +480,10 @@ class _Rule:
     """Where every match begins (see ``_ANCHORS``); empty: anywhere."""
 
 
-def _anchored_sub(rule: _Rule, text: str, lower: str, replace: _Replace) -> str:
-    """``rule.pattern.sub(replace, text)`` for a rule whose matches all begin at one of its
-    anchors in ``lower``: leftmost matches, none overlapping, as ``sub`` takes them."""
-    found = _automaton(rule.anchors).find_matches_as_indexes(lower, overlapping=True)
-    starts = {start for _, start, _ in found}
+def _anchored_sub(rule: _Rule, text: str, starts: set[int], replace: _Replace) -> str:
+    """``rule.pattern.sub(replace, text)`` for a rule whose matches all begin at one of
+    ``starts`` (where its anchors occur in the lower-cased text): leftmost matches, none
+    overlapping, as ``sub`` takes them."""
     out: list[str] = []
     done = 0
     for start in sorted(starts):
@@ -461,9 +503,10 @@ def _anchored_sub(rule: _Rule, text: str, lower: str, replace: _Replace) -> str:
 
 @functools.cache
 def _automaton(words: tuple[str, ...]) -> ahocorasick_rs.AhoCorasick:
-    """One automaton finding all of ``words`` in one pass: the hints of every rule, or the
-    anchors of one (eight str.find loops cost 1.6 s of redacting a 100k-entry session). A
-    DFA: the fastest of the automaton's forms on session text (0.68 s against 1.4 s)."""
+    """One automaton finding all of ``words`` in one pass: a redactor's hints, anchors and
+    marks (eight str.find loops for the anchors of one rule cost 1.6 s of redacting a
+    100k-entry session). A DFA: the fastest of the automaton's forms on session text (0.68 s
+    against 1.4 s)."""
     return ahocorasick_rs.AhoCorasick(list(words), implementation=ahocorasick_rs.Implementation.DFA)
 
 
