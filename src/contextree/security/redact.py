@@ -366,13 +366,13 @@ class Redactor:
     def _redact(self, text: str) -> str:
         found: set[str] = set()
         rules = self._rules
-        start = 0
-        while start < len(rules):
-            # The rules due from ``start`` on: those without hints and those whose hints occur.
-            # After a replacement the text has changed, so the rest are chosen again.
-            lower = text.lower()
+        lower = text.lower()
+        due = self._due(lower, 0)
+        while due:
+            # ``due``: the rules without hints and those whose hints occur. After a
+            # replacement the text has changed, so the rules after it are chosen again.
             folds = not text.isascii() and any(c in text for c in _FOLDS_ONTO_ASCII)
-            for at in self._due(lower, start):
+            for at in due:
                 rule = rules[at]
                 replace = _Replace(f"[REDACTED:{rule.name}]", found)
                 if rule.anchors and not folds:
@@ -382,7 +382,9 @@ class Redactor:
                 else:
                     replaced = rule.pattern.sub(replace, text)
                 if replaced != text:
-                    text, start = replaced, at + 1
+                    text = replaced
+                    lower = text.lower()
+                    due = self._due(lower, at + 1)
                     break
             else:
                 break
@@ -395,8 +397,11 @@ class Redactor:
     def _due(self, lower: str, start: int) -> list[int]:
         """The positions, from ``start`` on, of the rules to try on a text (``lower`` is it
         lower-cased): the rules without hints and those with a hint in it."""
+        present = self._hints.present(lower)
+        if not present and not self._unhinted:
+            return []  # most texts: no rule is due
         due = set(self._unhinted)
-        for hint in self._hints.present(lower):
+        for hint in present:
             due.update(self._by_hint[hint])
         return sorted(at for at in due if at >= start)
 
