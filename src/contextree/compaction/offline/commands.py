@@ -7,7 +7,7 @@ from typing import Final
 
 from contextree.compaction.offline.digest import COMMAND_CHARS, ERROR_CHARS, Command
 from contextree.compaction.offline.specifics import has_specifics
-from contextree.compaction.offline.text import add_once, clip, words_of
+from contextree.compaction.offline.text import Gated, add_once, clip, words_of
 
 _EXIT_CODE = re.compile(
     r"(?i)(?:command exited with code|exit(?:ed with)? (?:code|status):?)\s*(-?\d+)"
@@ -15,16 +15,42 @@ _EXIT_CODE = re.compile(
 _CANCELLED = re.compile(
     r"(?i)\bcommand (?:aborted|cancelled|canceled|timed out)\b|\(command cancelled\)"
 )
+_EXIT_LINE = Gated(_EXIT_CODE, ("exit",))
+"""Where :data:`_EXIT_CODE` is only searched for: every match says "exit"."""
 _TRUNCATED = re.compile(r"\[\.\.\. \d+ more characters truncated\]")
-ERROR_LINE = re.compile(
-    r"Traceback \(most recent call last\)"
-    r"|\b[A-Z]\w*(?:Error|Exception)\b|\bError\b"
-    r"|\b(?:error|fatal|panic)\b\s*(?:[A-Za-z]+\d+\s*)?:"
-    r"|\bERROR\b|\bFAIL(?:ED)?\b|\bfailed\b"
-    r"|\bE(?:NOENT|ACCES|PERM|EXIST|ADDRINUSE)\b"
-    r"|No such file or directory|Permission denied|command not found|Segmentation fault"
-    r"|\b(?:Could not|Cannot|Can't|Unable to) (?:find|open|read|resolve|locate|import|load)\b"
-    r"|\bNo changes made\b"
+ERROR_LINE = Gated(
+    re.compile(
+        r"Traceback \(most recent call last\)"
+        r"|\b[A-Z]\w*(?:Error|Exception)\b|\bError\b"
+        r"|\b(?:error|fatal|panic)\b\s*(?:[A-Za-z]+\d+\s*)?:"
+        r"|\bERROR\b|\bFAIL(?:ED)?\b|\bfailed\b"
+        r"|\bE(?:NOENT|ACCES|PERM|EXIST|ADDRINUSE)\b"
+        r"|No such file or directory|Permission denied|command not found|Segmentation fault"
+        r"|\b(?:Could not|Cannot|Can't|Unable to) (?:find|open|read|resolve|locate|import|load)\b"
+        r"|\bNo changes made\b"
+    ),
+    (
+        "traceback",
+        "error",
+        "exception",
+        "fatal",
+        "panic",
+        "fail",
+        "enoent",
+        "eacces",
+        "eperm",
+        "eexist",
+        "eaddrinuse",
+        "no such file",
+        "permission denied",
+        "command not found",
+        "segmentation fault",
+        "could not",
+        "cannot",
+        "can't",
+        "unable to",
+        "no changes made",
+    ),
 )
 # Lines that start (after an optional "file:line:" location) with an error word: compiler and
 # test-runner output. Used where a loose match would catch source code, e.g. truncated output.
@@ -96,7 +122,7 @@ def result_line(text: str, *, counts_only: bool = False) -> str | None:
         line.strip()
         for line in text.splitlines()
         if line.strip()
-        and not _EXIT_CODE.search(line)
+        and not _EXIT_LINE.search(line)
         and not _TRUNCATED.search(line)
         and line.strip() not in ("(no output)", "```")
     ]
@@ -134,11 +160,11 @@ def written_paths(command: str) -> list[str]:
 
 
 def error_lines(text: str, limit: int = 3, *, strict: bool = False) -> list[str]:
-    pattern = _STRICT_ERROR if strict else ERROR_LINE
+    pattern: re.Pattern[str] | Gated = _STRICT_ERROR if strict else ERROR_LINE
     found: list[str] = []
     for line in text.splitlines():
         stripped = line.strip()
-        if not stripped or _EXIT_CODE.search(stripped) or _TRUNCATED.search(stripped):
+        if not stripped or _EXIT_LINE.search(stripped) or _TRUNCATED.search(stripped):
             continue
         if pattern.search(stripped):
             add_once(found, clip(stripped, ERROR_CHARS))
@@ -194,7 +220,7 @@ def _families(command: str) -> set[str]:
 def _last_lines(text: str) -> list[str]:
     for line in reversed(text.splitlines()):
         stripped = line.strip()
-        if stripped and not (_EXIT_CODE.search(stripped) or _TRUNCATED.search(stripped)):
+        if stripped and not (_EXIT_LINE.search(stripped) or _TRUNCATED.search(stripped)):
             if stripped in ("(no output)", "```"):
                 continue
             return [clip(stripped, ERROR_CHARS)]

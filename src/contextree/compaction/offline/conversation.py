@@ -8,6 +8,7 @@ conversation (from an earlier compaction) are read back and merged first.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Final, cast
@@ -111,9 +112,10 @@ def as_user(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
     ]
 
 
-def _prose_lines(text: str) -> list[str]:
+@functools.lru_cache(maxsize=16)
+def _prose_lines(text: str) -> tuple[str, ...]:
     """The lines of a user's message that are their own words: not code blocks, pasted logs,
-    JSON, stack traces or quoted output."""
+    JSON, stack traces or quoted output. (Cached: three readers of a message ask.)"""
     lines = []
     for line in FENCE.sub("\n", text).splitlines():
         stripped = LIST_MARKER.sub("", line).strip()
@@ -123,7 +125,7 @@ def _prose_lines(text: str) -> list[str]:
         if letters < 0.6 * len(stripped):
             continue  # mostly symbols and numbers: data, not prose
         lines.append(stripped)
-    return lines
+    return tuple(lines)
 
 
 _FINISHED = re.compile(
