@@ -65,6 +65,7 @@ from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import (
     FENCE,
     LIST_MARKER,
+    OnceList,
     add_grouped,
     add_once,
     clip,
@@ -155,6 +156,9 @@ class _ConversationReader:
 
     def __init__(self, focus: str | None) -> None:
         self.digest = Digest(focus=focus)
+        # The longest lists of a digest; only this reader appends to them while it reads.
+        self.noted = OnceList(self.digest.noted)
+        self.facts = OnceList(self.digest.facts)
         self.focus_words = focus_words_of(focus)
         self.pending: list[tuple[ToolCall, str]] = []
         self.last_calls: list[ToolCall] = []
@@ -245,7 +249,7 @@ class _ConversationReader:
 
         def add(statement: str) -> None:
             if not any(statement in line for line in shown):
-                add_once(d.facts, statement)
+                self.facts.add(statement)
 
         whole = one_line(FENCE.sub(" ", text))
         # A short message is kept whole, unless it asks something (a question is a request).
@@ -306,7 +310,7 @@ class _ConversationReader:
         if inspection_name(command):
             if result:
                 # What a read-only command printed, when short and specific, is a fact learned.
-                add_once(self.digest.noted, f"`{command_text(command)}` printed: {result}")
+                self.noted.add(f"`{command_text(command)}` printed: {result}")
             return
         self.seq += 1
         record = self._command(command)
@@ -332,13 +336,13 @@ class _ConversationReader:
             elif PROSE_ERROR.search(sentence) and not DONE_WORDS.search(sentence):
                 # What the assistant said about an error: kept as said, not claimed still open
                 # (a later fix may not name it).
-                add_once(d.noted, clip(sentence, ERROR_CHARS))
+                self.noted.add(clip(sentence, ERROR_CHARS))
             elif (
                 noted < _NOTED_PER_MESSAGE
                 and noted_fact(sentence)
                 and not TODO_STATEMENT.search(sentence)
             ):
-                add_once(d.noted, clip(sentence, SENTENCE_CHARS))
+                self.noted.add(clip(sentence, SENTENCE_CHARS))
                 noted += 1
         if status:
             # The latest statement of where the work stands replaces the earlier one.
