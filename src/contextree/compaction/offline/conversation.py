@@ -436,7 +436,9 @@ class _ConversationReader:
 
     def _notice(self, text: str) -> None:
         d = self.digest
-        for match in PATH.finditer(FENCE.sub("", text)):
+        # Every path has a slash or backticks: the scan is skipped for text with neither.
+        found = PATH.finditer(FENCE.sub("", text)) if "/" in text or "`" in text else ()
+        for match in found:
             bare = match.group(1)
             # A bare `name.ext` in backticks is a file only with a file's extension, not
             # `TodoCreate.title` or `os.environ`.
