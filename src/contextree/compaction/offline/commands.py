@@ -7,7 +7,7 @@ from typing import Final
 
 from contextree.compaction.offline.digest import COMMAND_CHARS, ERROR_CHARS, Command
 from contextree.compaction.offline.specifics import has_specifics
-from contextree.compaction.offline.text import Gated, add_once, clip, words_of
+from contextree.compaction.offline.text import Gated, add_once, clip, may_hold, words_of
 
 _EXIT_CODE = re.compile(
     r"(?i)(?:command exited with code|exit(?:ed with)? (?:code|status):?)\s*(-?\d+)"
@@ -79,11 +79,12 @@ def bash_outcome(command: str, text: str) -> tuple[str, int | None, str | None]:
     pi appends "Command exited with code N" only for a non-zero code, so no such line means
     success, unless the output was cut before its end (then only clear errors count).
     """
-    codes = _EXIT_CODE.findall(text)
+    # Both patterns are case-insensitive scans of the whole output: skipped without their word.
+    codes = _EXIT_CODE.findall(text) if may_hold(text, "exit") else []
     if codes:
         exit_code: int | None = int(codes[-1])
         status = "ok" if exit_code == 0 else "failed"
-    elif _CANCELLED.search(text):
+    elif may_hold(text, "command") and _CANCELLED.search(text):
         return "cancelled", None, None
     elif _TRUNCATED.search(text):
         exit_code, status = None, "unknown"
@@ -118,12 +119,15 @@ def result_line(text: str, *, counts_only: bool = False) -> str | None:
         cut = cuts[-1]
         # Output cut in the middle: only what follows the cut can be the final report.
         text, counts_only = text[cut.end() :], True
+    # The line tests only where the whole output holds what they look for.
+    exits = may_hold(text, "exit")
+    marked = "more characters truncated]" in text
     lines = [
         line.strip()
         for line in text.splitlines()
         if line.strip()
-        and not _EXIT_LINE.search(line)
-        and not _TRUNCATED.search(line)
+        and not (exits and _EXIT_LINE.search(line))
+        and not (marked and _TRUNCATED.search(line))
         and line.strip() not in ("(no output)", "```")
     ]
     for line in reversed(lines):

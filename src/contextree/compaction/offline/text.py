@@ -75,6 +75,14 @@ class Gated:
 _DIGIT: Final = re.compile(r"\d")
 
 
+def may_hold(text: str, word: str) -> bool:
+    """Whether a case-insensitive match of ``word`` (lower case ASCII) can be in ``text``: a
+    whole output is looked at once before its lines are searched one by one."""
+    if not text.isascii() and any(c in text for c in _FOLDS_ONTO_ASCII):
+        return True
+    return word in text.lower()
+
+
 def focus_words_of(focus: str | None) -> tuple[str, ...]:
     if not focus:
         return ()
