@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import threading
 from collections.abc import Iterable
 from typing import ClassVar, Final
 
@@ -237,7 +238,8 @@ class _GroupIndex:
     """
 
     _cache: ClassVar[dict[int, _GroupIndex]] = {}
-    _CACHED: ClassVar[int] = 8
+    _CACHED: ClassVar[int] = 4
+    _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, items: list[str]) -> None:
         self.items = items  # held, so that its id names this list while cached
@@ -249,14 +251,15 @@ class _GroupIndex:
     @classmethod
     def of(cls, items: list[str]) -> _GroupIndex:
         """The index of ``items``, brought up to date with what was appended since."""
-        index = cls._cache.get(id(items))
-        if index is None or index.seen != items[: len(index.seen)]:
-            # New, or changed other than by appending: indexed from the start.
-            index = cls(items)
-            cls._cache.pop(id(items), None)
-            while len(cls._cache) >= cls._CACHED:
-                del cls._cache[next(iter(cls._cache))]
-            cls._cache[id(items)] = index
+        with cls._lock:  # summaries may be written in several threads (contextree serve)
+            index = cls._cache.get(id(items))
+            if index is None or index.seen != items[: len(index.seen)]:
+                # New, or changed other than by appending: indexed from the start.
+                index = cls(items)
+                cls._cache.pop(id(items), None)
+                while len(cls._cache) >= cls._CACHED:
+                    del cls._cache[next(iter(cls._cache))]
+                cls._cache[id(items)] = index
         for item in items[len(index.seen) :]:
             index._add(item)
         return index
