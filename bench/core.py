@@ -327,6 +327,8 @@ def _metrics() -> list[Metric]:
             target=Target("<", 0.5, "100k"),
         ),
         Metric("recall_append", "recall: update per append", "ms", target=Target("<", 1)),
+        Metric("compact_cli", "compact CLI (wall)", "s", target=Target("<=", 1, "100k")),
+        Metric("compact_cli_cpu", "  its CPU time", "s"),
         Metric("recall_append_cpu", "  its CPU time", "ms"),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
@@ -394,6 +396,10 @@ def run(
         from bench.recall import measure_recall
 
         results.update(measure_recall(generated.path, workdir))
+        progress(f"{size}: contextree compact (fresh processes, a copy each)")
+        from bench.compact_cli import measure_compact_cli
+
+        results.update(measure_compact_cli(generated.path, workdir))
         progress(f"{size}: peak memory (child process)")
         results.update(measure_memory(generated.path))
         results.update(measure_memory(generated.path, check=True))

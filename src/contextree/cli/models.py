@@ -27,10 +27,15 @@ def make_client(
     timeout: float | None = None,
 ) -> ModelClient:
     """The client for ``spec`` (default: the built-in offline summarizer)."""
+    spec = spec or DEFAULT_MODEL
+    if spec.strip().partition(":")[0].strip().lower() == "offline":
+        # What create_client makes of it, without importing the HTTP clients (httpx: 0.1 s
+        # of a compact command's start-up).
+        return _offline()
     from contextree.llm.registry import create_client
 
     return create_client(
-        spec or DEFAULT_MODEL,
+        spec,
         base_url=base_url,
         token=token,
         timeout=timeout,

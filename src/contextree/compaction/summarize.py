@@ -336,7 +336,7 @@ def _recorded_facts(
     from contextree.compaction.offline import RecordedFacts
 
     redactor = job.redactor
-    read = list(messages) if redactor is None else [redacted(m, redactor) for m in messages]
+    read = list(messages) if redactor is None else redacted(list(messages), redactor)
     return RecordedFacts(read, previous_summary=previous)
 
 

@@ -45,12 +45,21 @@ summarizer (chosen, or after every model failed), a hook, or the provider's own 
 
 def redacted(value: Any, redactor: Redactor) -> Any:
     """A copy of a JSON value with every string redacted (for summarizers that read messages)."""
+    return _redacted(value, redactor, {})
+
+
+def _redacted(value: Any, redactor: Redactor, done: dict[str, str]) -> Any:
+    # ``done``: each distinct string is redacted once. Most strings of a history repeat
+    # ("assistant", "toolCall", the model's name): 28k of a 100k-entry session's 38k.
     if isinstance(value, str):
-        return redactor.redact(value)
+        text = done.get(value)
+        if text is None:
+            text = done[value] = redactor.redact(value)
+        return text
     if isinstance(value, dict):
-        return {key: redacted(item, redactor) for key, item in value.items()}
+        return {key: _redacted(item, redactor, done) for key, item in value.items()}
     if isinstance(value, list):
-        return [redacted(item, redactor) for item in value]
+        return [_redacted(item, redactor, done) for item in value]
     return value
 
 
@@ -90,8 +99,9 @@ class SummaryRequest:
         """:attr:`messages` with every string redacted (for summarizers that read them)."""
         if self.redactor is None:
             return list(self.messages)
-        redactor = self.redactor
-        return [redacted(message, redactor) for message in self.messages]
+        # One call for all: a string repeated across messages is redacted once.
+        result: list[StoredMessage] = redacted(list(self.messages), self.redactor)
+        return result
 
     def spent(self, usage: Mapping[str, Any]) -> None:
         """Report ``usage`` to :attr:`on_usage`, if anyone listens."""

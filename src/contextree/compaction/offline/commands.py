@@ -7,7 +7,7 @@ from typing import Final
 
 from contextree.compaction.offline.digest import COMMAND_CHARS, ERROR_CHARS, Command
 from contextree.compaction.offline.specifics import has_specifics
-from contextree.compaction.offline.text import add_once, clip, words_of
+from contextree.compaction.offline.text import Gated, add_once, clip, may_hold, words_of
 
 _EXIT_CODE = re.compile(
     r"(?i)(?:command exited with code|exit(?:ed with)? (?:code|status):?)\s*(-?\d+)"
@@ -15,16 +15,42 @@ _EXIT_CODE = re.compile(
 _CANCELLED = re.compile(
     r"(?i)\bcommand (?:aborted|cancelled|canceled|timed out)\b|\(command cancelled\)"
 )
+_EXIT_LINE = Gated(_EXIT_CODE, ("exit",))
+"""Where :data:`_EXIT_CODE` is only searched for: every match says "exit"."""
 _TRUNCATED = re.compile(r"\[\.\.\. \d+ more characters truncated\]")
-ERROR_LINE = re.compile(
-    r"Traceback \(most recent call last\)"
-    r"|\b[A-Z]\w*(?:Error|Exception)\b|\bError\b"
-    r"|\b(?:error|fatal|panic)\b\s*(?:[A-Za-z]+\d+\s*)?:"
-    r"|\bERROR\b|\bFAIL(?:ED)?\b|\bfailed\b"
-    r"|\bE(?:NOENT|ACCES|PERM|EXIST|ADDRINUSE)\b"
-    r"|No such file or directory|Permission denied|command not found|Segmentation fault"
-    r"|\b(?:Could not|Cannot|Can't|Unable to) (?:find|open|read|resolve|locate|import|load)\b"
-    r"|\bNo changes made\b"
+ERROR_LINE = Gated(
+    re.compile(
+        r"Traceback \(most recent call last\)"
+        r"|\b[A-Z]\w*(?:Error|Exception)\b|\bError\b"
+        r"|\b(?:error|fatal|panic)\b\s*(?:[A-Za-z]+\d+\s*)?:"
+        r"|\bERROR\b|\bFAIL(?:ED)?\b|\bfailed\b"
+        r"|\bE(?:NOENT|ACCES|PERM|EXIST|ADDRINUSE)\b"
+        r"|No such file or directory|Permission denied|command not found|Segmentation fault"
+        r"|\b(?:Could not|Cannot|Can't|Unable to) (?:find|open|read|resolve|locate|import|load)\b"
+        r"|\bNo changes made\b"
+    ),
+    (
+        "traceback",
+        "error",
+        "exception",
+        "fatal",
+        "panic",
+        "fail",
+        "enoent",
+        "eacces",
+        "eperm",
+        "eexist",
+        "eaddrinuse",
+        "no such file",
+        "permission denied",
+        "command not found",
+        "segmentation fault",
+        "could not",
+        "cannot",
+        "can't",
+        "unable to",
+        "no changes made",
+    ),
 )
 # Lines that start (after an optional "file:line:" location) with an error word: compiler and
 # test-runner output. Used where a loose match would catch source code, e.g. truncated output.
@@ -53,11 +79,12 @@ def bash_outcome(command: str, text: str) -> tuple[str, int | None, str | None]:
     pi appends "Command exited with code N" only for a non-zero code, so no such line means
     success, unless the output was cut before its end (then only clear errors count).
     """
-    codes = _EXIT_CODE.findall(text)
+    # Both patterns are case-insensitive scans of the whole output: skipped without their word.
+    codes = _EXIT_CODE.findall(text) if may_hold(text, "exit") else []
     if codes:
         exit_code: int | None = int(codes[-1])
         status = "ok" if exit_code == 0 else "failed"
-    elif _CANCELLED.search(text):
+    elif may_hold(text, "command") and _CANCELLED.search(text):
         return "cancelled", None, None
     elif _TRUNCATED.search(text):
         exit_code, status = None, "unknown"
@@ -92,12 +119,15 @@ def result_line(text: str, *, counts_only: bool = False) -> str | None:
         cut = cuts[-1]
         # Output cut in the middle: only what follows the cut can be the final report.
         text, counts_only = text[cut.end() :], True
+    # The line tests only where the whole output holds what they look for.
+    exits = may_hold(text, "exit")
+    marked = "more characters truncated]" in text
     lines = [
         line.strip()
         for line in text.splitlines()
         if line.strip()
-        and not _EXIT_CODE.search(line)
-        and not _TRUNCATED.search(line)
+        and not (exits and _EXIT_LINE.search(line))
+        and not (marked and _TRUNCATED.search(line))
         and line.strip() not in ("(no output)", "```")
     ]
     for line in reversed(lines):
@@ -134,11 +164,11 @@ def written_paths(command: str) -> list[str]:
 
 
 def error_lines(text: str, limit: int = 3, *, strict: bool = False) -> list[str]:
-    pattern = _STRICT_ERROR if strict else ERROR_LINE
+    pattern: re.Pattern[str] | Gated = _STRICT_ERROR if strict else ERROR_LINE
     found: list[str] = []
     for line in text.splitlines():
         stripped = line.strip()
-        if not stripped or _EXIT_CODE.search(stripped) or _TRUNCATED.search(stripped):
+        if not stripped or _EXIT_LINE.search(stripped) or _TRUNCATED.search(stripped):
             continue
         if pattern.search(stripped):
             add_once(found, clip(stripped, ERROR_CHARS))
@@ -194,7 +224,7 @@ def _families(command: str) -> set[str]:
 def _last_lines(text: str) -> list[str]:
     for line in reversed(text.splitlines()):
         stripped = line.strip()
-        if stripped and not (_EXIT_CODE.search(stripped) or _TRUNCATED.search(stripped)):
+        if stripped and not (_EXIT_LINE.search(stripped) or _TRUNCATED.search(stripped)):
             if stripped in ("(no output)", "```"):
                 continue
             return [clip(stripped, ERROR_CHARS)]

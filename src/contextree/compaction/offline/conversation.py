@@ -8,6 +8,7 @@ conversation (from an earlier compaction) are read back and merged first.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Final, cast
@@ -64,6 +65,7 @@ from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import (
     FENCE,
     LIST_MARKER,
+    OnceList,
     add_grouped,
     add_once,
     clip,
@@ -111,9 +113,10 @@ def as_user(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
     ]
 
 
-def _prose_lines(text: str) -> list[str]:
+@functools.lru_cache(maxsize=16)
+def _prose_lines(text: str) -> tuple[str, ...]:
     """The lines of a user's message that are their own words: not code blocks, pasted logs,
-    JSON, stack traces or quoted output."""
+    JSON, stack traces or quoted output. (Cached: three readers of a message ask.)"""
     lines = []
     for line in FENCE.sub("\n", text).splitlines():
         stripped = LIST_MARKER.sub("", line).strip()
@@ -123,7 +126,7 @@ def _prose_lines(text: str) -> list[str]:
         if letters < 0.6 * len(stripped):
             continue  # mostly symbols and numbers: data, not prose
         lines.append(stripped)
-    return lines
+    return tuple(lines)
 
 
 _FINISHED = re.compile(
@@ -153,6 +156,9 @@ class _ConversationReader:
 
     def __init__(self, focus: str | None) -> None:
         self.digest = Digest(focus=focus)
+        # The longest lists of a digest; only this reader appends to them while it reads.
+        self.noted = OnceList(self.digest.noted)
+        self.facts = OnceList(self.digest.facts)
         self.focus_words = focus_words_of(focus)
         self.pending: list[tuple[ToolCall, str]] = []
         self.last_calls: list[ToolCall] = []
@@ -243,7 +249,7 @@ class _ConversationReader:
 
         def add(statement: str) -> None:
             if not any(statement in line for line in shown):
-                add_once(d.facts, statement)
+                self.facts.add(statement)
 
         whole = one_line(FENCE.sub(" ", text))
         # A short message is kept whole, unless it asks something (a question is a request).
@@ -304,7 +310,7 @@ class _ConversationReader:
         if inspection_name(command):
             if result:
                 # What a read-only command printed, when short and specific, is a fact learned.
-                add_once(self.digest.noted, f"`{command_text(command)}` printed: {result}")
+                self.noted.add(f"`{command_text(command)}` printed: {result}")
             return
         self.seq += 1
         record = self._command(command)
@@ -330,13 +336,13 @@ class _ConversationReader:
             elif PROSE_ERROR.search(sentence) and not DONE_WORDS.search(sentence):
                 # What the assistant said about an error: kept as said, not claimed still open
                 # (a later fix may not name it).
-                add_once(d.noted, clip(sentence, ERROR_CHARS))
+                self.noted.add(clip(sentence, ERROR_CHARS))
             elif (
                 noted < _NOTED_PER_MESSAGE
                 and noted_fact(sentence)
                 and not TODO_STATEMENT.search(sentence)
             ):
-                add_once(d.noted, clip(sentence, SENTENCE_CHARS))
+                self.noted.add(clip(sentence, SENTENCE_CHARS))
                 noted += 1
         if status:
             # The latest statement of where the work stands replaces the earlier one.
@@ -430,7 +436,9 @@ class _ConversationReader:
 
     def _notice(self, text: str) -> None:
         d = self.digest
-        for match in PATH.finditer(FENCE.sub("", text)):
+        # Every path has a slash or backticks: the scan is skipped for text with neither.
+        found = PATH.finditer(FENCE.sub("", text)) if "/" in text or "`" in text else ()
+        for match in found:
             bare = match.group(1)
             # A bare `name.ext` in backticks is a file only with a file's extension, not
             # `TodoCreate.title` or `os.environ`.

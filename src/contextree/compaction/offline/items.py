@@ -87,11 +87,20 @@ def build_items(d: Digest) -> dict[str, list[Item]]:
     return b.items
 
 
+def _in_any(text: str, texts: list[str], joined: str) -> bool:
+    """``any(text in t for t in texts)``, ``joined`` being ``texts`` joined with NUL: one
+    search instead of one per text, exact for a text without NUL (it cannot span two)."""
+    if "\0" in text:
+        return any(text in t for t in texts)
+    return bool(texts) and text in joined
+
+
 def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     """The goal, status, requests, constraints, facts and questions."""
+    facts = "\0".join(d.facts)
     if d.goal:
         b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
-    if d.status and not any(d.status in fact for fact in d.facts):
+    if d.status and not _in_any(d.status, d.facts, facts):
         b.add("status", f"{STATUS_LABEL} {d.status}", 95)
     for index, request in enumerate(d.requests):
         times = d.request_counts.get(request, 1)
@@ -103,7 +112,7 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
             # A request made again and again matters more than one made once.
             priority = 30 + _recency(index, len(d.requests)) + 5 * min(times - 1, 4)
         text = request + (ASKED.format(n=times) if times > 1 else "")
-        if any(text in fact for fact in d.facts):
+        if _in_any(text, d.facts, facts):
             continue  # the whole request is kept as a statement of fact
         b.add("requests", text, priority, label=REQUESTS_LABEL, user=True)
     for constraint in d.constraints:

@@ -8,29 +8,89 @@ from typing import Final
 
 from contextree.compaction.offline.digest import SENTENCE_CHARS
 from contextree.compaction.offline.specifics import has_specifics
-from contextree.compaction.offline.text import FENCE, LIST_MARKER, add_once, clip, split_sentences
+from contextree.compaction.offline.text import (
+    FENCE,
+    LIST_MARKER,
+    Gated,
+    add_once,
+    clip,
+    split_sentences,
+)
 
 # Imperatives at the start of a sentence, or obligations anywhere in it. "I don't know why"
 # is a complaint, not a rule, so "don't" only counts at the start.
-CONSTRAINT = re.compile(
-    r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?(?:don'?t|do not|never|always|avoid|"
-    r"make sure|ensure|only)\b"
-    r"|\b(?:must|mustn'?t|shall not|never|not allowed|no need to)\b"
-    r"|\b(?:you|we) (?:should(?:n'?t)?|need to|have to)\b"
+CONSTRAINT = Gated(
+    re.compile(
+        r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?(?:don'?t|do not|never|always|avoid|"
+        r"make sure|ensure|only)\b"
+        r"|\b(?:must|mustn'?t|shall not|never|not allowed|no need to)\b"
+        r"|\b(?:you|we) (?:should(?:n'?t)?|need to|have to)\b"
+    ),
+    (
+        "don",
+        "do not",
+        "never",
+        "always",
+        "avoid",
+        "make sure",
+        "ensure",
+        "only",
+        "must",
+        "shall not",
+        "not allowed",
+        "no need to",
+        "should",
+        "need to",
+        "have to",
+    ),
 )
 RULE_START = re.compile(
     r"(?i)^(?:please\s+)?(?:don'?t|do not|never|always|avoid|make sure|ensure|only|must)\b"
 )
-PREFERENCE_LINE = re.compile(
-    r"(?i)\b(?:I|we)\s+(?:prefer|want|would like|'d like|would rather|'d rather)\b"
-    r"|^(?:please\s+)?(?:use|keep|prefer|stick to|stick with)\b"
-    r"|\b(?:you|we)\s+should\b|\binstead of\b|\brather than\b"
-    # A preference of style, format, language or units, however it is worded ("wants metric
-    # units", "prefers terse answers"): the subject names what it is about.
-    r"|\b(?:prefers?|preferred|wants|likes|dislikes|hates)\b"
-    r"|\b(?:style|format(?:ting)?|tone|wording|spelling|units?|language|voice|register|"
-    r"answers?|replies|responses?|headings?|emojis?|em[- ]?dash(?:es)?|bullets?|"
-    r"prose|paragraphs?)\b.*\b(?:no|not|only|always|never|please|keep|use|without|instead)\b"
+PREFERENCE_LINE = Gated(
+    re.compile(
+        r"(?i)\b(?:I|we)\s+(?:prefer|want|would like|'d like|would rather|'d rather)\b"
+        r"|^(?:please\s+)?(?:use|keep|prefer|stick to|stick with)\b"
+        r"|\b(?:you|we)\s+should\b|\binstead of\b|\brather than\b"
+        # A preference of style, format, language or units, however it is worded ("wants metric
+        # units", "prefers terse answers"): the subject names what it is about.
+        r"|\b(?:prefers?|preferred|wants|likes|dislikes|hates)\b"
+        r"|\b(?:style|format(?:ting)?|tone|wording|spelling|units?|language|voice|register|"
+        r"answers?|replies|responses?|headings?|emojis?|em[- ]?dash(?:es)?|bullets?|"
+        r"prose|paragraphs?)\b.*\b(?:no|not|only|always|never|please|keep|use|without|instead)\b"
+    ),
+    (
+        "prefer",
+        "want",
+        "would",
+        "'d ",
+        "use",
+        "keep",
+        "stick",
+        "should",
+        "instead of",
+        "rather than",
+        "like",
+        "hate",
+        "style",
+        "format",
+        "tone",
+        "wording",
+        "spelling",
+        "unit",
+        "language",
+        "voice",
+        "register",
+        "answer",
+        "replies",
+        "response",
+        "heading",
+        "emoji",
+        "dash",
+        "bullet",
+        "prose",
+        "paragraph",
+    ),
 )
 _RULES_HEADING = re.compile(
     r"(?i)^[#*_\s]*(?:(?:hard|ground|house|some|a few|the)\s+)?(?P<kind>constraints?|rules?|"
@@ -39,10 +99,29 @@ _RULES_HEADING = re.compile(
 )
 """A line that introduces a list of rules ("Constraints:", "**Preferences:**")."""
 FIRM_PREFERENCE = re.compile(r"(?i), not\b|, no\b|\binstead of\b|\brather than\b")
-_DECISION = re.compile(
-    r"(?i)\b(?:decided|decide to|decision|instead of|rather than|because|root cause|"
-    r"the (?:issue|problem|bug|fix) (?:is|was)|going with|opted|chose|switch(?:ed|ing)? to|"
-    r"the approach)\b"
+_DECISION = Gated(
+    re.compile(
+        r"(?i)\b(?:decided|decide to|decision|instead of|rather than|because|root cause|"
+        r"the (?:issue|problem|bug|fix) (?:is|was)|going with|opted|chose|switch(?:ed|ing)? to|"
+        r"the approach)\b"
+    ),
+    (
+        "decide",
+        "decision",
+        "instead of",
+        "rather than",
+        "because",
+        "root cause",
+        "the issue",
+        "the problem",
+        "the bug",
+        "the fix",
+        "going with",
+        "opted",
+        "chose",
+        "switch",
+        "the approach",
+    ),
 )
 USER_DECISION = re.compile(
     r"(?i)^(?:ok(?:ay)?|right|fine|so|then|alright)?[,.!]?\s*(?:let's\s+|we'll\s+|we will\s+)?"
@@ -57,16 +136,22 @@ _LOOK_INTENT = re.compile(
     r"view|search|find|explore|start|run|verify|try|open|investigate|review|analy[sz]e|"
     r"understand|get|take|fix|help|create a summary|summarize)\b"
 )
+_LET_ME = re.compile(r"(?i)let me\b")
 _PLAN_INTRO = re.compile(r"(?i)\b(?:next|remaining|todo|to do|still need|plan|will)\b.*:$")
 _PLAN_SENTENCE = re.compile(
     r"(?i)^(?:next|then|after that|finally)\b|\b(?:still need to|next step|remaining work|"
     r"left to do|todo)\b"
 )
-TODO_STATEMENT = re.compile(
-    r"(?i)^(?:[-*]\s+|\d+[.)]\s+)?(?:\*\*)?(?:TODO|FIXME)\b|\b(?:still need to|still have to|"
-    r"not done yet|left to do|remaining work|haven't (?:yet )?(?:done|migrated|updated|fixed))\b"
-    # "X is not wired up yet", "nobody has started Y yet": unfinished work without a keyword.
-    r"|\b(?:not|isn't|aren't|hasn't|haven't|wasn't|weren't|no one|nobody)\b[^.?!]{0,60}\byet\b"
+TODO_STATEMENT = Gated(
+    re.compile(
+        r"(?i)^(?:[-*]\s+|\d+[.)]\s+)?(?:\*\*)?(?:TODO|FIXME)\b"
+        r"|\b(?:still need to|still have to|not done yet|left to do|remaining work"
+        r"|haven't (?:yet )?(?:done|migrated|updated|fixed))\b"
+        # "X is not wired up yet", "nobody has started Y yet": unfinished work without a keyword.
+        r"|\b(?:not|isn't|aren't|hasn't|haven't|wasn't|weren't|no one|nobody)\b[^.?!]{0,60}"
+        r"\byet\b"
+    ),
+    ("todo", "fixme", "still ", "left to do", "remaining work", "haven't", "yet"),
 )
 _PLAN_PREFIX = re.compile(r"(?i)^(?:next|then|after that|finally)\b[,:]?\s*")
 PATH = re.compile(
@@ -176,7 +261,7 @@ def decision_in(sentence: str) -> str | None:
     sentence = sentence.replace("**", "").strip()
     if len(sentence) < 25 or sentence.endswith((":", "?")):
         return None
-    if _LOOK_INTENT.match(sentence) or re.match(r"(?i)let me\b", sentence):
+    if _LOOK_INTENT.match(sentence) or _LET_ME.match(sentence):
         # "Let me ask the app directly rather than guess": how to find out, not a choice.
         return None
     strong = _DECISION.search(sentence) is not None
@@ -185,10 +270,11 @@ def decision_in(sentence: str) -> str | None:
     return clip(sentence, SENTENCE_CHARS)
 
 
-DONE_WORDS = re.compile(
-    r"(?i)\b(?:done|finished|completed|migrated|fixed|resolved|implemented|added|updated|"
-    r"removed|converted|moved)\b"
+_DONE: Final = (
+    "done|finished|completed|migrated|fixed|resolved|implemented|added|updated|removed|"
+    "converted|moved"
 )
+DONE_WORDS = Gated(re.compile(rf"(?i)\b(?:{_DONE})\b"), tuple(_DONE.split("|")))
 _WORD = re.compile(r"[A-Za-z0-9_./-]{4,}")
 _TODO_WORDS = frozenset({"todo", "still", "need", "have", "left", "fixme", "remain", "work"})
 
@@ -212,11 +298,15 @@ def reports_done(text: str, todo: str) -> bool:
     return False
 
 
-STATUS = re.compile(
-    r"(?i)\b(?:status|progress|current task|currently working on|next up|next (?:is|step is)|"
-    r"remaining|steps? \d+(?:\s*[-–]\s*\d+)?)\b"
-    r"|\b\d+\s*(?:/|of)\s*\d+\s+(?:steps?|parts?|tasks?|items?|stages?|phases?|done|complete|"
-    r"finished)\b"
+STATUS = Gated(
+    re.compile(
+        r"(?i)\b(?:status|progress|current task|currently working on|next up|next (?:is|step is)|"
+        r"remaining|steps? \d+(?:\s*[-–]\s*\d+)?)\b"
+        r"|\b\d+\s*(?:/|of)\s*\d+\s+(?:steps?|parts?|tasks?|items?|stages?|phases?|done|complete|"
+        r"finished)\b"
+    ),
+    ("status", "progress", "current task", "currently working on", "next ", "remaining"),
+    digit=True,
 )
 """A statement of where the work stands ("steps 1-3 of 5 done, next is token refresh")."""
 _STATEMENT = re.compile(
@@ -224,9 +314,12 @@ _STATEMENT = re.compile(
     r"sits?|has|have|needs?|requires?|must|never|only|will not|won't)\b|[=:]\s"
 )
 """A declarative sentence: says what something is, has or must be."""
-PROSE_ERROR = re.compile(
-    r"\b[A-Z]\w*(?:Error|Exception)\b|(?i:\b(?:fails?|failed|failing|crashes|errors?) "
-    r"(?:with|on)\b)"
+PROSE_ERROR = Gated(
+    re.compile(
+        r"\b[A-Z]\w*(?:Error|Exception)\b|(?i:\b(?:fails?|failed|failing|crashes|errors?) "
+        r"(?:with|on)\b)"
+    ),
+    ("error", "exception", "fail", "crashes"),
 )
 _ANSWER_START = re.compile(r"(?i)^(?:yes|yeah|yep|no|nope|nah|sure|ok(?:ay)?|fine|correct)\b")
 _QUESTION_STOPWORDS = frozenset(
@@ -256,11 +349,7 @@ _QUESTION_STOPWORDS = frozenset(
 def noted_fact(sentence: str) -> bool:
     """Whether an assistant's sentence states something specific (a host, a version, a date,
     a URL ...) rather than narrating what it does next."""
-    if (
-        sentence.endswith("?")
-        or _LOOK_INTENT.match(sentence)
-        or re.match(r"(?i)let me\b", sentence)
-    ):
+    if sentence.endswith("?") or _LOOK_INTENT.match(sentence) or _LET_ME.match(sentence):
         return False
     return _STATEMENT.search(sentence) is not None and has_specifics(sentence)
 

@@ -29,15 +29,43 @@ _SHAPES: Final = (
 )
 
 
+_DIGIT: Final = re.compile(r"\d")
+_PATH_SLASH: Final = re.compile(r"[\w.@-]/")
+"""Where the paths shape matches: its prefix is optional and its tail may be empty, so it
+matches exactly where a name character precedes a slash. Its own search backtracks over every
+word and was the slowest of the shapes."""
+_NEEDS_DIGIT: Final = frozenset({2, 3, 4, 6, 7, 8})
+"""The shapes that match only where a digit is (the numbers shape matches at any digit)."""
+_NEEDS: Final = {0: "://", 1: ".", 5: "/", 9: "`"}
+"""A string a shape's every match contains: without it the shape is not searched."""
+_SEARCHES: Final = tuple(_PATH_SLASH if i == 5 else shape for i, shape in enumerate(_SHAPES))
+
+
 def specific_count(text: str) -> int:
     """How many kinds of specific value ``text`` holds (0 for a generic statement)."""
-    return sum(1 for shape in _SHAPES if shape.search(text))
+    digit = _DIGIT.search(text) is not None
+    count = 0
+    for index, search in enumerate(_SEARCHES):
+        if index in _NEEDS_DIGIT and not digit:
+            continue
+        if index in _NEEDS and _NEEDS[index] not in text:
+            continue
+        if search.search(text):
+            count += 1
+    return count
 
 
-_ANY: Final = re.compile("|".join(f"(?:{shape.pattern})" for shape in _SHAPES))
-"""All shapes in one pattern: one scan of a sentence instead of thirteen."""
+_NO_DIGIT: Final = tuple(
+    (_NEEDS.get(index, ""), search)
+    for index, search in enumerate(_SEARCHES)
+    if index not in _NEEDS_DIGIT
+)
 
 
 def has_specifics(text: str) -> bool:
-    """Whether ``text`` names at least one specific value."""
-    return _ANY.search(text) is not None
+    """Whether ``text`` names at least one specific value: any digit does (the numbers
+    shape), else one of the other shapes, each searched only when what it needs is there
+    (one pattern of all the shapes cost 50 us a sentence)."""
+    if _DIGIT.search(text):
+        return True
+    return any(needed in text and search.search(text) for needed, search in _NO_DIGIT)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import functools
 import math
 import re
+import threading
 from collections.abc import Iterable
-from typing import Final
+from typing import ClassVar, Final
+
+import ahocorasick_rs
 
 from contextree.tokens.estimate import utf16_len
 
@@ -26,13 +29,59 @@ _STOPWORDS: Final = words_of(
 )
 
 
-def split_sentences(text: str) -> list[str]:
+@functools.lru_cache(maxsize=64)
+def split_sentences(text: str) -> tuple[str, ...]:
+    # Cached (a few recent texts): a message is split by several readers in turn.
     found: list[str] = []
     for raw in _SENTENCE_SPLIT.split(FENCE.sub("\n", text)):
         sentence = LIST_MARKER.sub("", raw.strip()).strip()
         if len(sentence) >= 8:
             found.append(sentence)
-    return found
+    return tuple(found)
+
+
+_FOLDS_ONTO_ASCII: Final = ("\u0130", "\u0131", "\u017f")
+"""What (?i) matches with an ASCII letter but lower() does not make one (see redact.py)."""
+
+
+class Gated:
+    """A pattern searched only in a text that holds one of ``words`` (lower case) or, with
+    ``digit``, a digit: each match of the pattern holds one, so the answer is the pattern's.
+    The sentence patterns are case-insensitive alternations that the regex engine tries at
+    every position; finding none of their words first is ten times cheaper."""
+
+    __slots__ = ("_finder", "digit", "pattern", "words")
+
+    def __init__(self, pattern: re.Pattern[str], words: tuple[str, ...], *, digit: bool = False):
+        self.pattern = pattern
+        self.words = words
+        self.digit = digit
+        # One automaton pass over the text finds any of the words (4x a loop of `in` tests).
+        self._finder = ahocorasick_rs.AhoCorasick(
+            list(words), implementation=ahocorasick_rs.Implementation.DFA
+        )
+
+    def search(self, text: str) -> re.Match[str] | None:
+        """``pattern.search(text)``."""
+        return None if self._ruled_out(text) else self.pattern.search(text)
+
+    def _ruled_out(self, text: str) -> bool:
+        if not text.isascii() and any(c in text for c in _FOLDS_ONTO_ASCII):
+            return False  # lower() does not show all that (?i) matches
+        if self.digit and _DIGIT.search(text):
+            return False
+        return not self._finder.find_matches_as_indexes(text.lower())
+
+
+_DIGIT: Final = re.compile(r"\d")
+
+
+def may_hold(text: str, word: str) -> bool:
+    """Whether a case-insensitive match of ``word`` (lower case ASCII) can be in ``text``: a
+    whole output is looked at once before its lines are searched one by one."""
+    if not text.isascii() and any(c in text for c in _FOLDS_ONTO_ASCII):
+        return True
+    return word in text.lower()
 
 
 def focus_words_of(focus: str | None) -> tuple[str, ...]:
@@ -74,12 +123,29 @@ def add_once(items: list[str], item: str) -> None:
         items.append(item)
 
 
+class OnceList:
+    """Appends to ``items`` what it does not hold yet, as :func:`add_once` does, but answers
+    that from a set: a scan of the list per item was quadratic over a long history. Only for
+    a list that nothing else appends to meanwhile."""
+
+    __slots__ = ("items", "seen")
+
+    def __init__(self, items: list[str]) -> None:
+        self.items = items
+        self.seen = set(items)
+
+    def add(self, item: str) -> None:
+        if item and item not in self.seen:
+            self.seen.add(item)
+            self.items.append(item)
+
+
 def union(*lists: Iterable[str]) -> list[str]:
-    merged: list[str] = []
+    merged = OnceList([])
     for items in lists:
         for item in items:
-            add_once(merged, item)
-    return merged
+            merged.add(item)
+    return merged.items
 
 
 def plural(n: int, noun: str) -> str:
@@ -139,7 +205,7 @@ def add_grouped(items: list[str], counts: dict[str, int], item: str, times: int 
     """Add ``item``, or count it against an earlier near-duplicate (kept in its first words)."""
     if not item:
         return
-    earlier = _near_duplicate(items, item)
+    earlier = _GroupIndex.of(items).near_duplicate(item)
     if earlier is not None:
         counts[earlier] = counts.get(earlier, 1) + times
         return
@@ -148,22 +214,78 @@ def add_grouped(items: list[str], counts: dict[str, int], item: str, times: int 
         counts[item] = times
 
 
-def _near_duplicate(items: list[str], item: str) -> str | None:
-    """The first of ``items`` that is ``item`` or :func:`similar` to it. The same test,
-    inlined with ``item``'s words found once: grouping compares each item with every earlier
-    one, and the calls were 1.9 s of compacting a 100k-entry session."""
-    mine = _word_set(item)
-    size = len(mine)
-    plain = item.strip().lower()
-    for existing in items:
-        if existing == item:
-            return existing
-        theirs = _word_set(existing)
-        if not mine or not theirs:
-            if existing.strip().lower() == plain:
-                return existing
-            continue
-        small, large = sorted((size, len(theirs)))
-        if small >= 0.85 * large and len(mine & theirs) / len(mine | theirs) >= 0.85:
-            return existing
-    return None
+def _near(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    # similar()'s test for two non-empty word sets, the same float arithmetic (the union's
+    # size counted, not built).
+    size, other = len(mine), len(theirs)
+    small, large = (size, other) if size <= other else (other, size)
+    if small < 0.85 * large:
+        return False
+    shared = len(mine & theirs)
+    return shared / (size + other - shared) >= 0.85
+
+
+class _GroupIndex:
+    """Which earlier items share words with a new one, so that grouping a request compares it
+    only with those instead of every earlier request (the scan was O(n^2): 1.1 s of compacting
+    a 100k-entry session).
+
+    The answer is the same as comparing with every item in order: two non-empty word sets that
+    pass :func:`similar` share at least 84% of the smaller one, so any ``n - overlap + 1`` of
+    the new item's ``n`` words (the rarest are taken) include a shared one; of the items found
+    through them, the first that passes the test is returned. An item with no words matches
+    only one that lowercases and strips to the same text, which has no words either.
+    """
+
+    _cache: ClassVar[dict[int, _GroupIndex]] = {}
+    _CACHED: ClassVar[int] = 4
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, items: list[str]) -> None:
+        self.items = items  # held, so that its id names this list while cached
+        self.seen: list[str] = []
+        self.words: list[frozenset[str]] = []
+        self.postings: dict[str, list[int]] = {}
+        self.plain: dict[str, str] = {}
+
+    @classmethod
+    def of(cls, items: list[str]) -> _GroupIndex:
+        """The index of ``items``, brought up to date with what was appended since."""
+        with cls._lock:  # summaries may be written in several threads (contextree serve)
+            index = cls._cache.get(id(items))
+            if index is None or index.seen != items[: len(index.seen)]:
+                # New, or changed other than by appending: indexed from the start.
+                index = cls(items)
+                cls._cache.pop(id(items), None)
+                while len(cls._cache) >= cls._CACHED:
+                    del cls._cache[next(iter(cls._cache))]
+                cls._cache[id(items)] = index
+        for item in items[len(index.seen) :]:
+            index._add(item)
+        return index
+
+    def _add(self, item: str) -> None:
+        position = len(self.seen)
+        words = _word_set(item)
+        self.seen.append(item)
+        self.words.append(words)
+        for word in words:
+            self.postings.setdefault(word, []).append(position)
+        if not words:
+            self.plain.setdefault(item.strip().lower(), item)
+
+    def near_duplicate(self, item: str) -> str | None:
+        """The first item that is ``item`` or :func:`similar` to it."""
+        mine = _word_set(item)
+        if not mine:
+            return self.plain.get(item.strip().lower())
+        overlap = max(1, len(mine) * 84 // 100)
+        postings = self.postings
+        rarest = sorted(mine, key=lambda word: len(postings.get(word, ())))
+        found: set[int] = set()
+        for word in rarest[: len(mine) - overlap + 1]:
+            found.update(postings.get(word, ()))
+        for position in sorted(found):
+            if _near(mine, self.words[position]):
+                return self.seen[position]
+        return None

@@ -1,0 +1,179 @@
+"""The offline summarizer's shortcuts (issue 27: `compact` at 100k) answer exactly what the
+plain computations they replace answer: request grouping through a word index, patterns
+searched only where their words are, specific values found shape by shape, lists kept once
+with a set, and a summary request's strings redacted once each."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from contextree.compaction.offline import commands, prose, specifics
+from contextree.compaction.offline.text import (
+    Gated,
+    OnceList,
+    add_grouped,
+    add_once,
+    may_hold,
+    similar,
+    union,
+)
+from contextree.compaction.summary_request import SummaryRequest, redacted
+from contextree.security.redact import DEFAULT_REDACTOR
+
+# What (?i) matches with an ASCII letter but lower() does not make one, and a few more.
+_ODD = ["\u0130", "\u0131", "\u017f", "\u212a", "é", "–", "٣", "²", "\n", "  ", "'", ":", "/"]
+
+
+def _grouped_by_scan(texts: list[str]) -> tuple[list[str], dict[str, int]]:
+    """Grouping as it was: each text compared with every earlier kept one, in order."""
+    items: list[str] = []
+    counts: dict[str, int] = {}
+    for text in texts:
+        if not text:
+            continue
+        earlier = next((item for item in items if item == text or similar(item, text)), None)
+        if earlier is None:
+            items.append(text)
+        else:
+            counts[earlier] = counts.get(earlier, 1) + 1
+    return items, counts
+
+
+def test_request_grouping_matches_a_scan_of_every_earlier_request() -> None:
+    rng = random.Random(7)
+    vocabulary = [f"word{n}" for n in range(40)] + ["", "!!", "a", "ab", "Fix", "FIX"]
+    for _ in range(60):
+        bases = [
+            " ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 25))) for _ in range(6)
+        ]
+        texts = []
+        for _ in range(120):
+            words = rng.choice(bases).split()
+            for _ in range(rng.randint(0, 3)):
+                if words and rng.random() < 0.5:
+                    words.pop(rng.randrange(len(words)))
+                else:
+                    words.insert(rng.randint(0, len(words)), rng.choice(vocabulary))
+            text = " ".join(words)
+            texts.append(text.upper() if rng.random() < 0.2 else text)
+        items: list[str] = []
+        counts: dict[str, int] = {}
+        for text in texts:
+            add_grouped(items, counts, text)
+        assert (items, counts) == _grouped_by_scan(texts)
+
+
+def test_grouping_follows_a_list_changed_behind_its_back() -> None:
+    items: list[str] = []
+    counts: dict[str, int] = {}
+    add_grouped(items, counts, "please run the whole test suite again")
+    items[0] = "something else entirely different here"  # not an append: indexed anew
+    add_grouped(items, counts, "please run the whole test suite again")
+    assert items == [
+        "something else entirely different here",
+        "please run the whole test suite again",
+    ]
+    items.append("deploy the service to staging now")  # appended directly: indexed too
+    add_grouped(items, counts, "deploy the service to staging now")
+    assert counts == {"deploy the service to staging now": 2}
+
+
+def _gates() -> dict[str, Gated]:
+    return {
+        f"{module.__name__}.{name}": value
+        for module in (prose, commands)
+        for name, value in vars(module).items()
+        if isinstance(value, Gated)
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_gates()))
+def test_a_gated_pattern_finds_what_the_pattern_finds(name: str) -> None:
+    gate = _gates()[name]
+    rng = random.Random(name)
+    pieces = [*_ODD, *gate.words, "0", "12", "of", "step 3", "nothing here"]
+    for word in re.findall(r"[A-Za-z' ]{2,}", gate.pattern.pattern):
+        pieces += [word, word.upper(), word.title(), word.replace("s", "\u017f")]
+        pieces += [word.replace("i", "\u0131"), word.replace("I", "\u0130")]
+    found = 0
+    for _ in range(3000):
+        text = "".join(
+            rng.choice(pieces) + rng.choice(["", " ", ". "]) for _ in range(rng.randint(0, 8))
+        )
+        expected = gate.pattern.search(text)
+        got = gate.search(text)
+        assert (got is None) == (expected is None), text
+        found += expected is not None
+    assert found > 0  # the texts did reach the pattern
+
+
+_ALL_SHAPES = re.compile("|".join(f"(?:{shape.pattern})" for shape in specifics._SHAPES))
+
+
+def test_specific_values_are_found_as_all_the_shapes_find_them() -> None:
+    rng = random.Random(3)
+    pieces = [
+        *_ODD,
+        "https://x.io/a",
+        "api.example.com:8080",
+        "v1.2.3",
+        "2026-12-05",
+        "12/5/26",
+        "March 14",
+        "src/app.py",
+        "JIRA-123",
+        "#42",
+        "us-west-2",
+        "41 ms",
+        "`code`",
+        '"quoted text"',
+        "and Alice Smith",
+        "PostgreSQL",
+        "plain words",
+        ".",
+        "-",
+    ]
+    for _ in range(20000):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 5)))
+        assert specifics.has_specifics(text) == (_ALL_SHAPES.search(text) is not None), text
+        expected = sum(1 for shape in specifics._SHAPES if shape.search(text))
+        assert specifics.specific_count(text) == expected, text
+
+
+def test_command_outputs_read_as_before_with_folded_letters() -> None:
+    # "ı" and "ſ" match "i" and "s" case-insensitively, though lower() keeps them.
+    assert may_hold("Command \u0131s done", "exit")
+    assert not may_hold("Command is done", "exit")
+    assert commands.bash_outcome("make", "boom\nCommand ex\u0131ted with code 2") == (
+        "failed",
+        2,
+        "boom",
+    )
+    assert commands.bash_outcome("make", "all good") == ("ok", None, None)
+
+
+def test_kept_once_lists_and_union_keep_the_first_of_each() -> None:
+    kept = OnceList(["a"])
+    for item in ["b", "a", "", "c", "b"]:
+        kept.add(item)
+    by_scan: list[str] = ["a"]
+    for item in ["b", "a", "", "c", "b"]:
+        add_once(by_scan, item)
+    assert kept.items == by_scan == ["a", "b", "c"]
+    assert union(["x", "y"], ["y", "", "z", "x"]) == ["x", "y", "z"]
+
+
+def test_a_request_redacts_like_each_message_alone() -> None:
+    secret = "sk-proj-abcdefghijklmnopqrstuvwx"
+    messages = [
+        {"role": "user", "content": f"my key is {secret}", "timestamp": 1},
+        {"role": "user", "content": [{"type": "text", "text": f"again {secret}"}], "timestamp": 2},
+        {"role": "user", "content": f"my key is {secret}", "timestamp": 3},
+    ]
+    request = SummaryRequest(tuple(messages), "initial", 100)
+    alone = [redacted(message, DEFAULT_REDACTOR) for message in messages]
+    assert request.redacted_messages() == alone
+    assert secret not in repr(alone)
