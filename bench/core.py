@@ -327,9 +327,11 @@ def _metrics() -> list[Metric]:
             target=Target("<", 0.5, "100k"),
         ),
         Metric("recall_append", "recall: update per append", "ms", target=Target("<", 1)),
+        Metric("recall_append_cpu", "  its CPU time", "ms"),
+        Metric("context_cli", "context CLI (wall)", "s", target=Target("<=", 0.3, "100k")),
+        Metric("context_cli_cpu", "  its CPU time", "s"),
         Metric("compact_cli", "compact CLI (wall)", "s", target=Target("<=", 1, "100k")),
         Metric("compact_cli_cpu", "  its CPU time", "s"),
-        Metric("recall_append_cpu", "  its CPU time", "ms"),
         # Measured once (under the first size's column): it does not depend on a session.
         Metric("help_startup", "contextree --help startup", "ms", target=Target("<", 150)),
         # The retention eval (issue 25), measured once as well.
@@ -396,9 +398,10 @@ def run(
         from bench.recall import measure_recall
 
         results.update(measure_recall(generated.path, workdir))
-        progress(f"{size}: contextree compact (fresh processes, a copy each)")
-        from bench.compact_cli import measure_compact_cli
+        progress(f"{size}: contextree context and compact (fresh processes)")
+        from bench.cli_commands import measure_compact_cli, measure_context_cli
 
+        results.update(measure_context_cli(generated.path, workdir))
         results.update(measure_compact_cli(generated.path, workdir))
         progress(f"{size}: peak memory (child process)")
         results.update(measure_memory(generated.path))

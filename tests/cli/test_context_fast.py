@@ -47,8 +47,11 @@ def test_the_fast_path_through_the_entry_point(
     expected = ok("context", path).stdout
     capsys.readouterr()
     monkeypatch.setattr(sys, "argv", ["contextree", "context", str(path)])
+    exits: list[bool] = []
+    monkeypatch.setattr(entry, "exit_now", lambda: exits.append(True))  # not pytest's process
     entry.main()
     assert capsys.readouterr().out == expected
+    assert exits == [True]
     assert "\x1b" not in expected
 
 
@@ -88,6 +91,23 @@ def test_the_installed_command_prints_warnings_the_fast_path_leaves_to_it(
     assert done.returncode == 0, done.stderr
     assert "one" in done.stdout
     assert f"{path}:3: skipped" in done.stderr
+
+
+def test_the_fast_path_exits_with_its_output_flushed(tmp_path: Path) -> None:
+    chain = Chain()
+    for n in range(300):
+        chain.msg(user(f"message {n} " + "x" * 200))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(header(), *chain.entries))
+    out = tmp_path / "out.txt"
+    with out.open("wb") as sink:
+        done = subprocess.run(
+            [sys.executable, "-m", "contextree", "context", str(path)], stdout=sink, check=False
+        )
+    assert done.returncode == 0
+    text = out.read_text(encoding="utf-8")
+    assert "message 299" in text
+    assert text.endswith("model -\n")
 
 
 @pytest.mark.parametrize("name", ["before-compaction.jsonl", "large-session.jsonl"])

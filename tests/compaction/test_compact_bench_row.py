@@ -21,10 +21,11 @@ def test_row_and_target() -> None:
     assert rows["compact_cli"].target == Target("<=", 1, "100k")
     assert rows["compact_cli"].unit == "s"
     assert rows["compact_cli_cpu"].target is None
+    assert rows["context_cli"].target == Target("<=", 0.3, "100k")
 
 
 def test_measure_compact_cli_runs_on_copies(tmp_path: Path) -> None:
-    from bench.compact_cli import measure_compact_cli
+    from bench.cli_commands import measure_compact_cli
     from bench.generate import generate_session
 
     generated = generate_session(tmp_path / "s.jsonl", 400, seed=3)
@@ -34,3 +35,16 @@ def test_measure_compact_cli_runs_on_copies(tmp_path: Path) -> None:
     assert all(value > 0 for value in figures.values())
     assert generated.path.read_bytes() == before  # each run compacted a copy
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]  # copies removed
+
+
+def test_measure_context_cli_reads_the_session(tmp_path: Path) -> None:
+    from bench.cli_commands import measure_context_cli
+    from bench.generate import generate_session
+
+    generated = generate_session(tmp_path / "s.jsonl", 400, seed=3)
+    before = generated.path.read_bytes()
+    figures = measure_context_cli(generated.path, tmp_path, repeat=1)
+    assert set(figures) == {"context_cli", "context_cli_cpu"}
+    assert all(value > 0 for value in figures.values())
+    assert generated.path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]

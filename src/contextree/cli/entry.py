@@ -12,11 +12,12 @@ command's name or first help line, regenerate it with ``python -m contextree.cli
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
 
-__all__ = ["main", "render_top_help"]
+__all__ = ["exit_now", "main", "render_top_help"]
 
 TOP_HELP = Path(__file__).with_name("top_help.txt")
 _CLICK_MAX_WIDTH = 80
@@ -37,10 +38,23 @@ def main() -> None:
         from contextree.cli.context_fast import print_context
 
         if print_context(sys.argv[2]):
+            exit_now()
             return
     from contextree.cli.app import main as run
 
     run()
+
+
+def exit_now() -> None:
+    """End the process at once, output flushed: a command that only read has nothing to clean
+    up, and the interpreter's teardown would free every decoded object one by one (45 ms of
+    the 0.37 s that ``contextree context`` took on the 100k bench session)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        return  # a closed pipe, say: the interpreter's own exit deals with it as always
+    os._exit(0)
 
 
 def render_top_help() -> str:

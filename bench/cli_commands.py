@@ -1,4 +1,5 @@
-"""The ``compact`` CLI row (issue 27): ``python -m contextree compact COPY`` in a fresh process.
+"""The whole-command rows (issue 27): ``contextree compact`` and ``contextree context`` in a
+fresh process each run.
 
 - ``compact_cli``: the whole command on a copy of the generated session (a new copy per run:
   the command appends its compaction entry), with the default settings and so the built-in
@@ -8,9 +9,13 @@
 - ``compact_cli_cpu``: its CPU time (user + system), the figure to read on a machine shared
   with other work.
 
+- ``context_cli``: ``python -m contextree context SESSION`` into a pipe (what a script that
+  reads the context runs), same environment, median of :data:`CONTEXT_REPEAT` runs after one
+  warm-up, wall time; ``context_cli_cpu``: its CPU time.
+
 Python may write its bytecode (as an installed package has it: ``pip install`` compiles every
-module), and the warm-up run makes sure it has. ``python -m bench.compact_cli SESSION.jsonl``
-prints the two figures for one file.
+module), and the warm-up run makes sure it has. ``python -m bench.cli_commands SESSION.jsonl``
+prints the figures for one file.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["REPEAT", "measure_compact_cli"]
+__all__ = ["CONTEXT_REPEAT", "REPEAT", "measure_compact_cli", "measure_context_cli"]
 
 REPEAT = 3
+CONTEXT_REPEAT = 5
 
 
 def _environment(home: Path) -> dict[str, str]:
@@ -69,13 +75,34 @@ def measure_compact_cli(path: Path, workdir: Path, repeat: int = REPEAT) -> dict
     return {"compact_cli": statistics.median(walls), "compact_cli_cpu": statistics.median(cpus)}
 
 
+def measure_context_cli(
+    path: Path, workdir: Path, repeat: int = CONTEXT_REPEAT
+) -> dict[str, float]:
+    """Median wall and CPU seconds of ``contextree context`` on ``path`` (read only)."""
+    home = workdir / "context-home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = _environment(home)
+    command = [sys.executable, "-m", "contextree", "context", str(path.resolve())]
+    walls, cpus = [], []
+    try:
+        for run in range(repeat + 1):
+            wall, cpu = _once(command, env, home)
+            if run:  # the first run warms up the bytecode and the page cache
+                walls.append(wall)
+                cpus.append(cpu)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return {"context_cli": statistics.median(walls), "context_cli_cpu": statistics.median(cpus)}
+
+
 if __name__ == "__main__":
     import tempfile
 
     if len(sys.argv) != 2:
-        sys.exit("usage: python -m bench.compact_cli SESSION.jsonl")
+        sys.exit("usage: python -m bench.cli_commands SESSION.jsonl")
     with tempfile.TemporaryDirectory() as scratch:
-        figures = measure_compact_cli(Path(sys.argv[1]), Path(scratch))
-    print(
-        f"compact CLI: {figures['compact_cli']:.2f} s wall, {figures['compact_cli_cpu']:.2f} s CPU"
-    )
+        figures = measure_context_cli(Path(sys.argv[1]), Path(scratch))
+        figures.update(measure_compact_cli(Path(sys.argv[1]), Path(scratch)))
+    for name in ("context", "compact"):
+        wall, cpu = figures[f"{name}_cli"], figures[f"{name}_cli_cpu"]
+        print(f"{name} CLI: {wall:.2f} s wall, {cpu:.2f} s CPU")
