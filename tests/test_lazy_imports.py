@@ -3,8 +3,10 @@ spent a third of its time importing httpx through cli.render -> compaction -> ll
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 
 def _imports_httpx(code: str) -> bool:
@@ -26,3 +28,19 @@ def test_the_lazy_names_still_resolve() -> None:
 
     for name in llm.__all__:
         assert getattr(llm, name) is not None
+
+
+def test_compact_with_the_offline_summarizer_does_not_import_httpx(tmp_path: Path) -> None:
+    # Nothing leaves the machine, so the one-line note about where the conversation goes
+    # needs no HTTP client (it imported httpx: 0.12 s of `contextree compact`).
+    session = tmp_path / "s.jsonl"
+    example = Path(__file__).resolve().parents[1] / "examples" / "todo-api-session.jsonl"
+    shutil.copyfile(example, session)
+    code = (
+        "import sys\n"
+        f"sys.argv = ['contextree', 'compact', {str(session)!r}, '--quiet']\n"
+        "from contextree.cli.app import main\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    assert not exit.code, exit.code\n"
+    )
+    assert not _imports_httpx(code)
+    assert '"type":"compaction"' in session.read_text(encoding="utf-8")

@@ -238,12 +238,13 @@ def say_where_it_goes(client: ModelClient) -> None:
     client without its API key sends nothing: the request fails at once, and the fallback's
     warning says why.)"""
     from contextree.cli.models import destination
+
+    url = destination(client)
+    if url is None:
+        return  # the offline summarizer, a local server: spares importing the HTTP clients
     from contextree.llm.registry import missing_api_key
 
-    if missing_api_key(client) is not None:
-        return
-    url = destination(client)
-    if url is not None:
+    if missing_api_key(client) is None:
         from contextree.store.masking import mask_passwords
 
         note = mask_passwords(f"note: the conversation is sent to {client.name} at {url}")
