@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from contextree.errors import SessionFileError
 from contextree.session import tree_state
 from contextree.session.tree import SessionTree
 from contextree.store import record_index
+from contextree.store.byte_source import BufferBytes
 from core_helpers import Chain, assistant, header, jsonl, user
 
 
@@ -175,21 +177,28 @@ def test_a_large_file_is_not_read_whole_on_open(tmp_path: Path, lazy: None) -> N
     assert last == ["from elsewhere", "mine"]
 
 
-def _in_sqlite(path: Path, tmp_path: Path) -> str:
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a database session goes: an SQLite file, or a PostgreSQL server's database."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("postgres").url) + "#" + uuid.uuid4().hex
+    return f"sqlite://{tmp_path / 'sessions.db'}#s"
+
+
+def _in_database(path: Path, target: str) -> str:
     from contextree.store.transfer import copy_session
 
-    target = f"sqlite://{tmp_path / 'sessions.db'}#s"
     copy_session(path, target, fsync=False)
     return target
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_an_sqlite_session_read_by_range_reads_as_a_whole_read(
-    tmp_path: Path, seed: int, lazy: None
+def test_a_database_session_read_by_range_reads_as_a_whole_read(
+    tmp_path: Path, seed: int, lazy: None, database: str
 ) -> None:
     path = tmp_path / "s.jsonl"
     ids = _messy_session(path, seed)
-    target = _in_sqlite(path, tmp_path)
+    target = _in_database(path, database)
     lazily = SessionTree.open(target)
     assert not lazily._index.complete or len(ids) < 5
     view = _view(lazily, ids)
@@ -199,12 +208,12 @@ def test_an_sqlite_session_read_by_range_reads_as_a_whole_read(
     assert {**view, "report": []} == {**from_file, "report": []}
 
 
-def test_an_sqlite_session_is_read_from_the_snapshot_opened_first(
-    tmp_path: Path, lazy: None
+def test_a_database_session_is_read_from_the_snapshot_opened_first(
+    tmp_path: Path, lazy: None, database: str
 ) -> None:
     path = tmp_path / "s.jsonl"
     _messy_session(path, 5)
-    target = _in_sqlite(path, tmp_path)
+    target = _in_database(path, database)
     tree = SessionTree.open(target)
     expected = _eager(target).get_entries()
     other = SessionTree.open(target)
@@ -217,3 +226,23 @@ def test_an_sqlite_session_is_read_from_the_snapshot_opened_first(
     tree.append_message(user("mine"))
     texts = [e["message"]["content"][0]["text"] for e in tree.get_entries()[-2:]]
     assert texts == ["after the rewrite", "mine"]
+
+
+def test_pooled_postgresql_sessions_are_read_whole(
+    tmp_path: Path, lazy: None, postgres: object
+) -> None:
+    from contextree.store.postgres_pool import share_connections, stop_sharing
+
+    path = tmp_path / "s.jsonl"
+    ids = _messy_session(path, 3)
+    url = str(postgres.url)  # type: ignore[attr-defined]
+    target = _in_database(path, url + "#" + uuid.uuid4().hex)
+    share_connections(url)
+    try:
+        tree = SessionTree.open(target)
+        # Read whole into memory: no snapshot holds one of the pool's connections.
+        assert isinstance(tree._index._source, BufferBytes)
+        assert tree.get_entries() == _eager(path).get_entries()
+        assert ids
+    finally:
+        stop_sharing(url)

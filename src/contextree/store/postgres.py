@@ -38,6 +38,7 @@ from contextree.store.rowstore import (
     SCHEMA_VERSION,
     TAIL_FROM,
     WRITE_STATE,
+    RowBytes,
     RowStore,
 )
 
@@ -280,6 +281,37 @@ class PostgresStore(RowStore):
         except psycopg.errors.InsufficientPrivilege:
             return False
         return True
+
+    def open_bytes(self) -> RowBytes | None:
+        """The session as it is now, to be read by range from one REPEATABLE READ snapshot on
+        a connection of its own (see :class:`~contextree.store.rowstore.RowBytes`); ``None``
+        when the session does not exist, or when sessions share pooled connections (a
+        snapshot held for a while would keep one of the pool's few connections from the
+        others: such a session is read whole)."""
+        import psycopg
+
+        if pool_for(self.conninfo) is not None:
+            return None
+        conn = self._open()
+        size = None
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            if self._has_schema(conn):
+                size = self._snapshot_size(_Runner(conn))
+        except psycopg.Error as exc:
+            conn.close()
+            raise self._error(exc) from None
+        except BaseException:
+            conn.close()
+            raise
+        if size is None:
+            conn.close()
+            return None
+
+        def failure(exc: Exception) -> SessionFileError | None:
+            return self._error(exc) if isinstance(exc, psycopg.Error) else None
+
+        return RowBytes(_Runner(conn), self.session, size, release=conn.close, failure=failure)
 
     @contextmanager
     def _reading(self) -> Iterator[_Runner | None]:

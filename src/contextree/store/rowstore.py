@@ -22,6 +22,7 @@ that query in one round trip).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final, Protocol
@@ -29,7 +30,7 @@ from typing import Any, Final, Protocol
 from contextree.errors import SessionFileError
 from contextree.store.rows import Row, rows_of
 
-__all__ = ["SCHEMA_VERSION", "TAIL_FROM", "WRITE_STATE", "RowStore", "SqlRunner"]
+__all__ = ["SCHEMA_VERSION", "TAIL_FROM", "WRITE_STATE", "RowBytes", "RowStore", "SqlRunner"]
 
 SCHEMA_VERSION: Final = 1
 _ROWS_PER_CHUNK: Final = 512
@@ -74,6 +75,83 @@ INSERT_LINE: Final = (
     "INSERT INTO ct_lines (session, seq, byte_offset, line, type, id, parent_id) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+_RANGE: Final = (
+    "SELECT byte_offset, line FROM ct_lines WHERE session = ? AND seq BETWEEN "
+    "(SELECT seq FROM ct_lines WHERE session = ? AND byte_offset <= ? "
+    "ORDER BY byte_offset DESC LIMIT 1) AND "
+    "(SELECT seq FROM ct_lines WHERE session = ? AND byte_offset < ? "
+    "ORDER BY byte_offset DESC LIMIT 1) ORDER BY seq"
+)
+"""The lines that hold the bytes ``[start, end)``: the bounds by offset (two index lookups), the
+rows by sequence (one range of the primary key; rows selected by offset are a lookup each)."""
+
+
+class RowBytes:
+    """A session's rows read by byte range inside one read-only transaction: every read sees
+    the database as it was when the session was opened, whatever other workers write meanwhile
+    (SQLite's WAL, PostgreSQL's REPEATABLE READ snapshot). The transaction ends once every
+    line is read (:meth:`close`). Lines are rows, so a range begins at a line's start."""
+
+    def __init__(
+        self,
+        sql: SqlRunner,
+        session: str,
+        size: int,
+        *,
+        release: Callable[[], None],
+        failure: Callable[[Exception], SessionFileError | None],
+    ) -> None:
+        """Read ``session``'s ``size`` bytes through ``sql``; ``release`` ends the transaction
+        and closes its connection; ``failure`` turns a driver error into the store's error
+        (``None``: not a driver error, raised as it is)."""
+        self._sql: SqlRunner | None = sql
+        self._session = session
+        self.size = size
+        self._release = release
+        self._failure = failure
+
+    def region(self, start: int, end: int) -> tuple[bytes, int]:
+        session = self._session
+        rows = self._rows(_RANGE, (session, session, start, session, end))
+        if not rows:
+            return b"", start
+        return b"".join(bytes(row[1]) for row in rows), int(rows[0][0])
+
+    def read(self, start: int, end: int) -> bytes:
+        data, base = self.region(start, end)
+        return data[start - base : end - base]
+
+    def count_newlines(self, start: int, end: int) -> int:
+        # One row per line, each ending with a newline before the last line's start.
+        found = self._rows(
+            "SELECT count(*) FROM ct_lines WHERE session = ? AND byte_offset >= ? "
+            "AND byte_offset < ?",
+            (self._session, start, end),
+        )
+        return int(found[0][0])
+
+    def _rows(self, statement: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        sql = self._sql
+        if sql is None:
+            raise RuntimeError("the session's snapshot was closed")
+        try:
+            return sql.all(statement, params)
+        except Exception as exc:
+            error = self._failure(exc)
+            if error is None:
+                raise
+            raise error from None
+
+    def close(self) -> None:
+        if self._sql is not None:
+            self._sql = None
+            self._release()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
 
 
 class _RowTransaction:
@@ -342,6 +420,24 @@ class RowStore:
                 return path[len(path) - index :]
             seen.add(row[2])
         return path
+
+    def _snapshot_size(self, sql: SqlRunner) -> int | None:
+        """In a read transaction just begun: the session's size, taking the view as :meth:`read`
+        does (the first generation seen, where the last line starts); ``None`` when the
+        session does not exist."""
+        row = sql.one(
+            "SELECT s.generation, s.size, (SELECT byte_offset FROM ct_lines l "
+            "WHERE l.session = s.session AND l.seq = s.lines) "
+            "FROM ct_sessions s WHERE s.session = ?",
+            (self.session,),
+        )
+        if row is None:
+            return None
+        if self._generation is None:
+            # Our first view: a later rewrite by another worker shows up as ``replaced``.
+            self._generation = int(row[0])
+        self._seen_line_start = int(row[2]) if row[2] is not None else None
+        return int(row[1])
 
     def _state(self, sql: SqlRunner) -> tuple[int, int, int] | None:
         row = sql.one(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -21,7 +21,13 @@ from typing import Any, Final
 from contextree.errors import SessionFileError, SessionLockedError
 from contextree.store.jsonl import make_dirs
 from contextree.store.rows import Row
-from contextree.store.rowstore import INSERT_LINE, SCHEMA_VERSION, WRITE_STATE, RowStore
+from contextree.store.rowstore import (
+    INSERT_LINE,
+    SCHEMA_VERSION,
+    WRITE_STATE,
+    RowBytes,
+    RowStore,
+)
 
 __all__ = ["SqliteStore", "list_sqlite_sessions"]
 
@@ -194,10 +200,11 @@ class SqliteStore(RowStore):
                 conn.execute("ROLLBACK")
             raise self._error(exc) from None
 
-    def open_bytes(self) -> SqliteBytes | None:
+    def open_bytes(self) -> RowBytes | None:
         """The session as it is now, to be read by range from one snapshot of the database
-        (see :class:`SqliteBytes`); ``None`` when the database or the session does not exist,
-        or the database is not in WAL mode (then only a whole read keeps writers unblocked)."""
+        (see :class:`~contextree.store.rowstore.RowBytes`); ``None`` when the database or the
+        session does not exist, or the database is not in WAL mode (then only a whole read
+        keeps writers unblocked)."""
         if not self.path.is_file():
             return None
         try:
@@ -206,104 +213,32 @@ class SqliteStore(RowStore):
             )
         except sqlite3.DatabaseError as exc:
             raise self._error(exc) from None
+        size = None
         try:
-            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
-                # Without WAL a long read transaction would hold off every writer: read whole.
-                conn.close()
-                return None
-            conn.execute("BEGIN")
-            state = (
-                conn.execute(
-                    "SELECT s.generation, s.size, (SELECT byte_offset FROM ct_lines l "
-                    "WHERE l.session = s.session AND l.seq = s.lines) "
-                    "FROM ct_sessions s WHERE s.session = ?",
-                    (self.session,),
-                ).fetchone()
-                if self._check_version(conn)
-                else None
-            )
+            # Without WAL a long read transaction would hold off every writer: read whole.
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+                conn.execute("BEGIN")
+                if self._check_version(conn):
+                    size = self._snapshot_size(_Runner(conn))
         except sqlite3.Error as exc:
             conn.close()
             raise self._error(exc) from None
         except BaseException:
             conn.close()
             raise
-        if state is None:
+        if size is None:
             conn.close()
             return None
-        generation, size, last_line_start = state
-        if self._generation is None:
-            # Our first view, as read() takes it: a later rewrite shows up as ``replaced``.
-            self._generation = generation
-        self._seen_line_start = last_line_start
-        return SqliteBytes(conn, self.session, int(size), self._error)
 
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
-
-
-class SqliteBytes:
-    """A session's rows read by byte range inside one read transaction: every read sees the
-    database as it was when the session was opened, whatever other workers write meanwhile
-    (SQLite's WAL keeps that snapshot; its pages are not checkpointed away until this closes,
-    once every line is read). Lines are rows, so ranges begin at a line's start."""
-
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        session: str,
-        size: int,
-        error: Callable[[sqlite3.Error], SessionFileError],
-    ) -> None:
-        self._conn: sqlite3.Connection | None = conn
-        self._session = session
-        self.size = size
-        self._error = error
-
-    def region(self, start: int, end: int) -> tuple[bytes, int]:
-        # The bounds by offset (two index lookups), the rows by sequence: one range of the
-        # table's primary key, where rows selected by offset are a lookup each.
-        rows = self._rows(
-            "SELECT byte_offset, line FROM ct_lines WHERE session = ?1 AND seq BETWEEN "
-            "(SELECT seq FROM ct_lines WHERE session = ?1 AND byte_offset <= ?2 "
-            "ORDER BY byte_offset DESC LIMIT 1) AND "
-            "(SELECT seq FROM ct_lines WHERE session = ?1 AND byte_offset < ?3 "
-            "ORDER BY byte_offset DESC LIMIT 1) ORDER BY seq",
-            (self._session, start, end),
-        )
-        if not rows:
-            return b"", start
-        return b"".join(bytes(row[1]) for row in rows), int(rows[0][0])
-
-    def read(self, start: int, end: int) -> bytes:
-        data, base = self.region(start, end)
-        return data[start - base : end - base]
-
-    def count_newlines(self, start: int, end: int) -> int:
-        # One row per line, each ending with a newline before the last line's start.
-        found = self._rows(
-            "SELECT count(*) FROM ct_lines WHERE session = ? AND byte_offset >= ? "
-            "AND byte_offset < ?",
-            (self._session, start, end),
-        )
-        return int(found[0][0])
-
-    def _rows(self, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
-        conn = self._conn
-        if conn is None:
-            raise RuntimeError("the session's snapshot was closed")
-        try:
-            return conn.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
-
-    def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
+        def release() -> None:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             conn.close()
+
+        def failure(exc: Exception) -> SessionFileError | None:
+            return self._error(exc) if isinstance(exc, sqlite3.Error) else None
+
+        return RowBytes(_Runner(conn), self.session, size, release=release, failure=failure)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
