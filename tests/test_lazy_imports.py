@@ -9,12 +9,16 @@ import sys
 from pathlib import Path
 
 
-def _imports_httpx(code: str) -> bool:
-    probe = f"{code}\nimport sys\nprint('httpx' in sys.modules)"
+def _imports(module: str, code: str) -> bool:
+    probe = f"{code}\nimport sys\nprint({module!r} in sys.modules)"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
     return done.stdout.strip().splitlines()[-1] == "True"
+
+
+def _imports_httpx(code: str) -> bool:
+    return _imports("httpx", code)
 
 
 def test_reading_modules_do_not_import_httpx() -> None:
@@ -44,3 +48,16 @@ def test_compact_with_the_offline_summarizer_does_not_import_httpx(tmp_path: Pat
     )
     assert not _imports_httpx(code)
     assert '"type":"compaction"' in session.read_text(encoding="utf-8")
+
+
+def test_reading_a_session_imports_no_hash_or_random_module() -> None:
+    # hashlib (only v1 migrations and derived ids need it) and secrets (a temp name) cost about
+    # 9 ms of every `contextree context` call when imported at the top of their modules.
+    example = Path(__file__).resolve().parents[1] / "examples" / "todo-api-session.jsonl"
+    code = (
+        "import contextree.cli.context_fast, contextree.cli.context_render\n"
+        "from contextree import SessionTree\n"
+        f"SessionTree.open({str(example)!r}, create=False).build_session_context()\n"
+    )
+    for module in ("hashlib", "secrets"):
+        assert not _imports(module, code), module

@@ -22,7 +22,6 @@ import fcntl
 import glob
 import os
 import re
-import secrets
 import stat
 import time
 from collections.abc import Iterable, Iterator
@@ -398,7 +397,7 @@ class JsonlFileStore:
     def _replace_with(self, locked_fd: int, data: Iterable[bytes], *, read_up_to: int) -> None:
         target = self._target()
         directory = target.parent
-        temp = directory / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        temp = directory / f".{target.name}.{os.urandom(4).hex()}.tmp"
         mode = os.fstat(locked_fd).st_mode & 0o777 or _FILE_MODE
         try:
             tfd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)

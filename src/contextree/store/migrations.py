@@ -7,7 +7,6 @@ full rewrite (as the fork does; pi rewrites at once, we never write on a plain r
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 
 from contextree.entries.codec import encode_line
@@ -19,6 +18,8 @@ __all__ = ["MIGRATIONS", "migrate"]
 
 
 def _digest(data: bytes) -> bytes:
+    import hashlib  # only v1 files need it; every open imports this module
+
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
