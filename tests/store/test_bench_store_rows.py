@@ -1,0 +1,43 @@
+"""The store benchmark rows carry issue 27's targets, and a worker's rate counts its appends,
+not its exit (the figures are the benchmark's business, never asserted here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def bench_importable(monkeypatch: pytest.MonkeyPatch, repo_root: Path) -> None:
+    monkeypatch.syspath_prepend(str(repo_root))
+
+
+def test_eight_worker_rows_and_their_scaling() -> None:
+    from bench.core import Target, _metrics, _scaling_rows
+
+    rows = {metric.key: metric for metric in _metrics()}
+    limits = {"file": 3000, "sqlite": 2000, "postgres": 1000}
+    for kind, limit in limits.items():
+        assert rows[f"{kind}_appends_8"].target == Target(">=", limit)
+        assert rows[f"{kind}_appends_8_ratio"].target == Target(">=", 0.7, "100k")
+    rows["file_appends_8"].values.update({"10k": 4000.0, "100k": 2600.0})
+    rows["sqlite_appends_8"].values.update({"10k": 3000.0})  # one size: no ratio
+    _scaling_rows(rows)
+    assert rows["file_appends_8_ratio"].values == {"100k": 0.65}
+    assert rows["file_appends_8_ratio"].status()[0] == "MISS"
+    assert rows["sqlite_appends_8_ratio"].values == {}
+
+
+def test_workers_are_timed_to_their_last_append(tmp_path: Path) -> None:
+    from bench.stores import _appends_per_second, _done_at
+
+    assert _done_at("ready\ndone 12.5\n", "x") == 12.5
+    with pytest.raises(RuntimeError, match="did not say"):
+        _done_at("ready\n", "x")
+    example = Path(__file__).resolve().parents[2] / "examples" / "todo-api-session.jsonl"
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(example.read_bytes())
+    rate = _appends_per_second(str(session), 2, 20, tmp_path)
+    assert rate > 0
+    assert session.read_bytes().count(b'"content":"bench ') == 40
