@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _imports(module: str, code: str) -> bool:
     probe = f"{code}\nimport sys\nprint({module!r} in sys.modules)"
@@ -34,9 +36,13 @@ def test_the_lazy_names_still_resolve() -> None:
         assert getattr(llm, name) is not None
 
 
-def test_compact_with_the_offline_summarizer_does_not_import_httpx(tmp_path: Path) -> None:
+@pytest.mark.parametrize("module", ["httpx", "contextree.serve"])
+def test_compact_with_the_offline_summarizer_imports_no_network_code(
+    module: str, tmp_path: Path
+) -> None:
     # Nothing leaves the machine, so the one-line note about where the conversation goes
-    # needs no HTTP client (it imported httpx: 0.12 s of `contextree compact`).
+    # needs no HTTP client (it imported httpx: 0.12 s of `contextree compact`) and no loopback
+    # check from the summary server (16 ms).
     session = tmp_path / "s.jsonl"
     example = Path(__file__).resolve().parents[1] / "examples" / "todo-api-session.jsonl"
     shutil.copyfile(example, session)
@@ -46,7 +52,7 @@ def test_compact_with_the_offline_summarizer_does_not_import_httpx(tmp_path: Pat
         "from contextree.cli.app import main\n"
         "try:\n    main()\nexcept SystemExit as exit:\n    assert not exit.code, exit.code\n"
     )
-    assert not _imports_httpx(code)
+    assert not _imports(module, code)
     assert '"type":"compaction"' in session.read_text(encoding="utf-8")
 
 

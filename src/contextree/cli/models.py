@@ -46,12 +46,12 @@ def make_client(
 def destination(client: ModelClient) -> str | None:
     """The URL ``client`` sends the conversation to when that is off this machine (``None``
     for the offline summarizer and servers on the loopback interface)."""
+    url = getattr(client, "url", None) or getattr(client, "endpoint", None)
+    if not isinstance(url, str):
+        return None  # before the imports: the offline summarizer's compact skips them (16 ms)
     from urllib.parse import urlsplit
 
     from contextree.serve import is_loopback
 
-    url = getattr(client, "url", None) or getattr(client, "endpoint", None)
-    if not isinstance(url, str):
-        return None
     host = urlsplit(url).hostname or ""
     return None if is_loopback(host) else url
