@@ -274,6 +274,10 @@ def _metrics() -> list[Metric]:
         ),
         Metric("append_mean", f"append, mean of {APPENDS}", "µs", target=Target("<", 100)),
         Metric("append_p99", f"append, p99 of {APPENDS}", "µs"),
+        Metric("rewrite_fresh", "rewrite one entry, fresh tree", "s"),
+        Metric("rewrite_after_appends", "rewrite one entry after 20 appends", "s"),
+        # "No more than on a fresh tree" (issue 27), with room for the noise of 3 runs.
+        Metric("rewrite_ratio", "  after appends / fresh", "x", target=Target("<=", 1.2)),
         Metric("memory", "peak memory of open + context", "MB"),
         Metric("memory_ratio", "peak memory / file size", "x", target=Target("<", 2)),
         Metric(
@@ -405,6 +409,10 @@ def run(
         results.update(measure_compaction(generated.path, COMPACTION_REPEAT))
         progress(f"{size}: {APPENDS} appends")
         results.update(measure_append(generated.path, workdir))
+        progress(f"{size}: a rewrite, fresh and after appends")
+        from bench.rewrite import measure_rewrite
+
+        results.update(measure_rewrite(generated.path, workdir))
         progress(f"{size}: the stores (file, SQLite, PostgreSQL when configured)")
         from bench.stores import measure_stores
 

@@ -41,3 +41,18 @@ def test_workers_are_timed_to_their_last_append(tmp_path: Path) -> None:
     rate = _appends_per_second(str(session), 2, 20, tmp_path)
     assert rate > 0
     assert session.read_bytes().count(b'"content":"bench ') == 40
+
+
+def test_the_rewrite_rows(tmp_path: Path) -> None:
+    from bench.core import Target, _metrics
+    from bench.generate import generate_session
+    from bench.rewrite import measure_rewrite
+
+    rows = {metric.key: metric for metric in _metrics()}
+    assert rows["rewrite_ratio"].target == Target("<=", 1.2)
+    session = generate_session(tmp_path / "s.jsonl", 300, seed=5)
+    figures = measure_rewrite(session.path, tmp_path, repeat=1)
+    assert set(figures) == {"rewrite_fresh", "rewrite_after_appends", "rewrite_ratio"}
+    assert figures["rewrite_fresh"] > 0 and figures["rewrite_after_appends"] > 0
+    again = generate_session(tmp_path / "t.jsonl", 300, seed=5)
+    assert session.path.read_bytes() == again.path.read_bytes()  # the bench wrote a copy
