@@ -18,7 +18,7 @@ from contextree.context.build import build_context_from_path, message_from_entry
 from contextree.entries.types import Entry
 from contextree.session import SessionTree
 from contextree.settings import CompactionSettings
-from contextree.tokens.estimate import estimate_tokens
+from contextree.tokens.estimate import PiEstimator, estimate_tokens
 from contextree.tokens.usage import calculate_prompt_tokens, get_last_assistant_usage
 from core_helpers import (
     BEFORE_COMPACTION,
@@ -403,3 +403,52 @@ def test_previous_preserve_data_is_passed_on() -> None:
         chain.entries, CompactionSettings(keep_recent_tokens=20, adjust_keep_recent_by_usage=False)
     )
     assert prep.previous_preserve_data == {"openaiRemoteCompaction": {"provider": "openai"}}
+
+
+class _CountingEstimator:
+    """pi's estimator, counting the messages it is asked about."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._pi = PiEstimator()
+
+    def estimate(self, message: Any) -> int:
+        self.calls += 1
+        return self._pi.estimate(message)
+
+    def count_text(self, text: str) -> int:
+        return self._pi.count_text(text)
+
+
+def _estimates_made(entries: list[Entry], settings: CompactionSettings) -> tuple[int, int]:
+    counting = _CountingEstimator()
+    prep = prepare_compaction(entries, settings, estimator=counting)
+    assert isinstance(prep, CompactionPreparation)
+    return counting.calls, prep.keep_recent_tokens
+
+
+@pytest.mark.parametrize(
+    ("measured", "adjust_estimates", "keep"),
+    [
+        (60, 6, 40),  # 10 tokens a message: the 6th reaches 60, the ratio is <= 1 from there
+        (200, 20, 40),  # exactly the estimate: ratio 1, unchanged
+        (400, 20, 20),  # twice the estimate: every message estimated, the budget halved
+    ],
+)
+def test_the_usage_adjustment_estimates_only_until_it_reaches_the_measured_count(
+    measured: int, adjust_estimates: int, keep: int
+) -> None:
+    chain = Chain()
+    for turn in range(10):
+        chain.msg(user(chars(10)))
+        usage = _usage(measured) if turn == 9 else None
+        chain.msg(assistant(chars(10), usage=usage) if usage else assistant(chars(10)))
+    fixed = CompactionSettings(keep_recent_tokens=40, adjust_keep_recent_by_usage=False)
+    without, unchanged = _estimates_made(chain.entries, fixed)
+    assert unchanged == 40
+    calls, adjusted = _estimates_made(chain.entries, CompactionSettings(keep_recent_tokens=40))
+    assert adjusted == keep
+    if keep == 40:
+        assert calls == without + adjust_estimates

@@ -136,8 +136,14 @@ def _adjusted_keep(
     if usage is None:
         return keep
     estimate = estimator.estimate
-    estimated = sum(estimate(message) for message in region.messages)
     prompt = calculate_prompt_tokens(usage)
+    estimated = 0
+    for message in region.messages:
+        estimated += estimate(message)
+        if estimated >= prompt:
+            # The ratio can only be <= 1 from here on: keep as asked, without estimating
+            # the rest (all messages since the latest compaction: half of a plan at 100k).
+            return keep
     ratio = prompt / estimated if estimated else 0.0
     if math.isfinite(ratio) and ratio > 1:
         return max(1, math.floor(keep / ratio))
