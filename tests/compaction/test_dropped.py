@@ -17,6 +17,7 @@ from contextree.compaction.run import CompactionOutcome, plan_compaction
 from contextree.hooks import BEFORE_COMPACT, COMPACT, HookRegistry
 from contextree.session.tree import SessionTree
 from contextree.settings import CompactionSettings
+from pi_fixtures import pi_fixture
 from recall.recall_session import add_turns
 
 SETTINGS = CompactionSettings(keep_recent_tokens=2000)
@@ -79,6 +80,22 @@ def test_the_offline_summary_keeps_the_requests(tmp_path: Path) -> None:
     tree, _ = _session(tmp_path / "s.jsonl")
     outcome = asyncio.run(compact_session(tree, OfflineSummarizer(), settings=SETTINGS))
     assert isinstance(outcome, CompactionOutcome) and outcome.dropped is not None
+    assert outcome.dropped.user_not_in_summary == []
+
+
+@pytest.mark.parametrize("name", ["large-session.jsonl", "before-compaction.jsonl"])
+def test_the_offline_summary_carries_every_user_message_of_pis_sessions(
+    name: str, tmp_path: Path
+) -> None:
+    # Sessions we did not write: every user message folded away is carried. In
+    # large-session.jsonl a plain correction ("no, the block should stay as is") was not,
+    # before a user's "no, ..." line counted as a decision.
+    path = tmp_path / name
+    path.write_bytes(pi_fixture(name).read_bytes())
+    tree = SessionTree.open(path)
+    outcome = asyncio.run(compact_session(tree, OfflineSummarizer()))
+    assert isinstance(outcome, CompactionOutcome) and outcome.dropped is not None
+    assert len(outcome.dropped.user_messages) > 20
     assert outcome.dropped.user_not_in_summary == []
 
 

@@ -79,6 +79,31 @@ def test_a_users_choice_is_a_decision_in_their_words() -> None:
     assert f"User: {choice}" in _section(later, "## Key Decisions")
 
 
+@pytest.mark.parametrize(
+    "correction",
+    [
+        "No, keep the old flag name: `--dry-run` stays.",
+        "nope - the retry belongs in the client, not the handler",
+        "No. Leave the migration as it is and add a new one.",
+    ],
+)
+def test_a_users_correction_is_a_decision_in_their_words(correction: str) -> None:
+    # Many later requests and a small budget: the correction is kept all the same.
+    messages = [_user("Add pagination."), _say("I renamed the flag."), _user(correction)]
+    for n in range(40):
+        messages += [_user(f"Now also handle case number {n} in the parser, please."), _say("OK.")]
+    summary = _summary(messages, budget_tokens=600)
+    assert f"- User: {correction}" in _section(summary, "## Key Decisions")
+
+
+@pytest.mark.parametrize(
+    "reply", ["no, thanks", "No problem, I will wait for it.", "no, why not use the cache?"]
+)
+def test_a_no_that_corrects_nothing_is_not_a_decision(reply: str) -> None:
+    summary = _summary([_user("Add pagination."), _say("Shall I also add sorting?"), _user(reply)])
+    assert "## Key Decisions" not in summary or f"User: {reply}" not in summary
+
+
 def test_paths_mentioned_are_files_not_dotted_names() -> None:
     text = (
         "The check lives in `errors.py` and `todo_api/models.py`; `TodoCreate.title` and "

@@ -51,6 +51,7 @@ from contextree.compaction.offline.prose import (
     RULE_START,
     STATUS,
     TODO_STATEMENT,
+    USER_CORRECTION,
     USER_DECISION,
     answers_question,
     decision_in,
@@ -224,8 +225,10 @@ class _ConversationReader:
             sentences = split_sentences(line)
             if line.endswith(":") or (ERROR_LINE.search(line) and not RULE_START.match(line)):
                 continue  # introduces something pasted, or quotes an error message
-            if USER_DECISION.match(line) and len(line.split()) >= _MIN_REQUEST_WORDS:
-                # The user's own choice is kept whole, in their words, as a decision.
+            chose = USER_DECISION.match(line) and len(line.split()) >= _MIN_REQUEST_WORDS
+            if chose or (USER_CORRECTION.match(line) and not line.endswith("?")):
+                # The user's own choice (or correction) is kept whole, in their words, as a
+                # decision.
                 add_once(d.decisions, f"User: {whole}")
                 continue
             # A question ("why don't we ...?") asks, it does not set a rule.

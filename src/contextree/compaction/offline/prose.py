@@ -129,6 +129,12 @@ USER_DECISION = re.compile(
     r"we(?:'ve| have)? decided\b|the decision is\b)"
 )
 """A user's line that settles a choice ("Go with limit/offset: ...", "Decision: ...")."""
+USER_CORRECTION = re.compile(
+    r"(?i)^(?:no|nope|nah)(?:\s*[,.!:;]+|\s+[-\u2013\u2014]+)\s*\S+(?:\s+\S+){2}"
+)
+"""A user's line that turns down what the assistant did or proposed and says what instead ("no,
+the block should stay as is"): in real sessions the plainest way a user decides, and what a
+summary must not lose. At least three words after the "no"; a question is not one."""
 _INTENT = re.compile(r"(?i)^(?:I'll|I will|Let's|We'll|We will|I'm going to|I am going to)\b")
 _LOOK_INTENT = re.compile(
     r"(?i)^(?:I'll|I will|Let's|Let me|We'll|We will|I'm going to|I am going to)\s+"
