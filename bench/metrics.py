@@ -43,7 +43,9 @@ class Metric:
         if self.target is None or not self.values:
             return "", ""
         if self.target.size is None:
-            worst = max(self.values.values())
+            # The worst size: the smallest value for a floor (">="), the largest otherwise.
+            values = self.values.values()
+            worst = min(values) if self.target.op == ">=" else max(values)
             return ("PASS" if self.target.holds(worst) else "MISS"), ""
         if self.target.size in self.values:
             value = self.values[self.target.size]

@@ -34,7 +34,7 @@ REPO = HERE.parent
 FIELDS = ("open", "branch", "prepare", "branch_again")
 
 _OURS = """
-import json, sys, time
+import hashlib, json, sys, time
 from contextree.compaction.prepare import prepare_compaction
 from contextree.session.tree import SessionTree
 from contextree.settings.schema import CompactionSettings
@@ -48,10 +48,23 @@ prepare_compaction(branch, CompactionSettings())
 again = ms()
 tree.get_branch()
 done = ms()
+ids = "\\n".join(str(entry.get("id")) for entry in branch)
 print(json.dumps({"open": branched - opened, "branch": prepared - branched,
                   "prepare": again - prepared, "branch_again": done - again,
-                  "length": len(branch)}))
+                  "length": len(branch), "path": hashlib.sha256(ids.encode()).hexdigest()}))
 """
+
+
+PI_VERSION = "0.73.1"
+OMP_VERSION = "18.2.3"
+TIMEOUT_S = 300
+
+
+def _version(package: Path) -> str | None:
+    try:
+        return str(json.loads((package / "package.json").read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def _commands(pi: Path | None, omp: Path | None) -> tuple[dict[str, list[str]], list[str]]:
@@ -60,15 +73,17 @@ def _commands(pi: Path | None, omp: Path | None) -> tuple[dict[str, list[str]], 
     notes = []
     node = shutil.which("node")
     pi_package = (pi or Path("-")) / "node_modules" / "@mariozechner" / "pi-coding-agent"
-    if pi is None or node is None or not pi_package.is_dir():
-        notes.append(f"pi left out: no node, or no install at {pi}")
+    if pi is None or node is None or _version(pi_package) != PI_VERSION:
+        notes.append(f"pi left out: no node, or no pi {PI_VERSION} installed at {pi}")
     else:
-        commands["pi 0.73.1 (node)"] = [node, str(HERE / "reference_pi.mjs"), str(pi)]
+        commands[f"pi {PI_VERSION} (node)"] = [node, str(HERE / "reference_pi.mjs"), str(pi)]
+    omp_package = (omp or Path("-")) / "node_modules" / "@oh-my-pi" / "pi-coding-agent"
     bun = (omp or Path("-")) / "node_modules" / ".bin" / "bun"
-    if omp is None or not bun.exists():
-        notes.append(f"oh-my-pi left out: no bun install at {omp}")
+    if omp is None or not bun.exists() or _version(omp_package) != OMP_VERSION:
+        notes.append(f"oh-my-pi left out: no oh-my-pi {OMP_VERSION} with bun at {omp}")
     else:
-        commands["oh-my-pi 18.2.3 (bun)"] = [str(bun), str(HERE / "reference_omp.ts"), str(omp)]
+        script = str(HERE / "reference_omp.ts")
+        commands[f"oh-my-pi {OMP_VERSION} (bun)"] = [str(bun), script, str(omp)]
     return commands, notes
 
 
@@ -76,28 +91,40 @@ def _run(command: list[str], session: Path, scratch: Path) -> dict[str, Any]:
     copy = scratch / session.name
     shutil.copyfile(session, copy)
     env = dict(os.environ, HOME=str(scratch), PYTHONPATH=str(REPO / "src"), NO_COLOR="1")
-    done = subprocess.run(
-        [*command, str(copy)], capture_output=True, text=True, env=env, cwd=scratch, check=False
-    )
-    copy.unlink(missing_ok=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{command[0]} failed: {done.stderr[-2000:]}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    try:
+        done = subprocess.run(
+            [*command, str(copy)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=scratch,
+            check=False,
+            timeout=TIMEOUT_S,
+        )
+    finally:
+        copy.unlink(missing_ok=True)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"{command[0]} exited {done.returncode}: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(lines[-1])
     return result
 
 
 def measure_reference(
     session: Path, repeat: int = 3, *, pi: Path | None = None, omp: Path | None = None
-) -> tuple[dict[str, dict[str, float]], list[str]]:
-    """Median milliseconds of each step for each system, and notes on systems left out."""
+) -> tuple[dict[str, dict[str, float]], list[str], dict[str, str]]:
+    """Median milliseconds of each step for each system, notes on systems left out, and each
+    system's path (a SHA-256 of its entry ids, root first: the same for all three)."""
     commands, notes = _commands(pi, omp)
     medians: dict[str, dict[str, float]] = {}
+    paths: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for name, command in commands.items():
             runs = [_run(command, session, Path(scratch)) for _ in range(repeat)]
             medians[name] = {f: statistics.median(float(r[f]) for r in runs) for f in FIELDS}
             medians[name]["length"] = float(runs[0]["length"])
-    return medians, notes
+            paths[name] = str(runs[0]["path"])
+    return medians, notes, paths
 
 
 def _install(given: str | None, variable: str, name: str) -> Path | None:
@@ -133,10 +160,12 @@ def main() -> None:
     args = parser.parse_args()
     pi = _install(args.pi, "CONTEXTREE_PI_DIR", "pi")
     omp = _install(args.omp, "CONTEXTREE_OMP_DIR", "omp")
-    medians, notes = measure_reference(args.session, args.repeat, pi=pi, omp=omp)
+    medians, notes, paths = measure_reference(args.session, args.repeat, pi=pi, omp=omp)
     print(_table(medians))
     for note in notes:
         print(note)
+    if len(set(paths.values())) > 1:
+        print(f"the systems walked different paths: {paths}")
 
 
 if __name__ == "__main__":

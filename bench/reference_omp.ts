@@ -3,6 +3,7 @@
 //   bun reference_omp.ts <omp install dir> <session.jsonl>
 //
 // Prints what reference_pi.mjs prints, for oh-my-pi's SessionManager and prepareCompaction.
+import { createHash } from "node:crypto";
 import * as path from "node:path";
 
 const [root, file] = process.argv.slice(2);
@@ -35,5 +36,8 @@ console.log(
 		prepare: again - prepared,
 		branch_again: done - again,
 		length: branch.length,
+		path: createHash("sha256")
+			.update(branch.map((entry) => String(entry.id)).join("\n"))
+			.digest("hex"),
 	}),
 );

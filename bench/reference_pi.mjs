@@ -3,7 +3,9 @@
 //   node reference_pi.mjs <pi install dir> <session.jsonl>
 //
 // Prints one JSON object: milliseconds of SessionManager.open, the first getBranch(), the
-// default prepareCompaction() of that branch and a second getBranch(), and the branch length.
+// default prepareCompaction() of that branch and a second getBranch(), the branch length and a
+// SHA-256 of its entry ids joined by newlines.
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -34,5 +36,8 @@ console.log(
 		prepare: again - prepared,
 		branch_again: done - again,
 		length: branch.length,
+		path: createHash("sha256")
+			.update(branch.map((entry) => String(entry.id)).join("\n"))
+			.digest("hex"),
 	}),
 );

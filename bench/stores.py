@@ -82,9 +82,11 @@ def _timed_workers(commands: list[list[str]], workdir: Path, what: str) -> float
     """Seconds from the start signal until the last worker's last append. Each command gets
     the start signal's path as its last argument, says "ready" once it has opened its
     sessions and "done T" after its last append, T its ``time.perf_counter()`` (a clock all
-    processes share: CLOCK_MONOTONIC on Linux). The exit of a worker is not counted: freeing a
-    100k-entry index took 40 ms against 17 ms at 10k, longer than the 400 appends themselves
-    (20 ms at either size), and made the rates at 100k look lower than they are."""
+    processes share: CLOCK_MONOTONIC on Linux). The exit of a worker is not counted, and a worker
+    leaves without the interpreter's teardown (``_say_done``), which would take CPU from the
+    workers still appending: freeing a 100k-entry index took 40 ms against 17 ms at 10k,
+    longer than the 400 appends one worker made then (20 ms at either size), and made the
+    rates at 100k look lower than they are."""
     go = workdir / f"go-{uuid.uuid4().hex}"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     children = [
@@ -103,6 +105,8 @@ def _timed_workers(commands: list[list[str]], workdir: Path, what: str) -> float
             raise RuntimeError(f"a bench worker on {what} failed")
         finished.append(_done_at(output, what))
     go.unlink()
+    if min(finished) <= start:
+        raise RuntimeError(f"a bench worker on {what} reported a time before the start")
     return max(finished) - start
 
 
@@ -114,7 +118,10 @@ def _done_at(output: str, what: str) -> float:
 
 
 def _say_done() -> None:
+    """Report when the last append ended and leave at once: the appends are committed, and the
+    interpreter's teardown (freeing the index) would take CPU from workers still appending."""
     print(f"done {time.perf_counter()!r}", flush=True)
+    os._exit(0)
 
 
 def measure_stores(path: Path, workdir: Path, repeat: int = 3) -> dict[str, float]:
@@ -168,15 +175,22 @@ def _pooled_worker(base: str, count: int, names: list[str], go: Path) -> None:
     while not go.exists():
         time.sleep(0.001)
 
+    failures: list[BaseException] = []
+
     def append(tree: SessionTree) -> None:
-        for n in range(count):
-            tree.append_message({"role": "user", "content": f"bench {n}", "timestamp": n})
+        try:
+            for n in range(count):
+                tree.append_message({"role": "user", "content": f"bench {n}", "timestamp": n})
+        except BaseException as error:  # a thread's error does not reach join(): report it
+            failures.append(error)
 
     threads = [threading.Thread(target=append, args=(tree,)) for tree in trees]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    if failures:
+        sys.exit(f"a pooled bench worker failed: {failures[0]!r}")
     _say_done()
 
 

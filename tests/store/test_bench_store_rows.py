@@ -29,6 +29,34 @@ def test_eight_worker_rows_and_their_scaling() -> None:
     assert rows["sqlite_appends_8_ratio"].values == {}
 
 
+def test_a_floor_without_a_size_is_judged_on_the_worst_size() -> None:
+    from bench.metrics import Metric, Target
+
+    floor = Metric("rate", "rate", "/s", target=Target(">=", 3000))
+    floor.values.update({"10k": 4000.0, "100k": 1000.0})
+    assert floor.status()[0] == "MISS"
+    ceiling = Metric("latency", "latency", "µs", target=Target("<", 100))
+    ceiling.values.update({"10k": 40.0, "100k": 120.0})
+    assert ceiling.status()[0] == "MISS"
+
+
+def test_a_workers_exit_is_not_timed(tmp_path: Path) -> None:
+    import sys
+
+    from bench.stores import _timed_workers
+
+    # Says "done" at once, then takes a second to exit: only the part until "done" counts.
+    slow_exit = (
+        "import pathlib, sys, time\n"
+        "print('ready', flush=True)\n"
+        "while not pathlib.Path(sys.argv[-1]).exists(): time.sleep(0.001)\n"
+        "print(f'done {time.perf_counter()!r}', flush=True)\n"
+        "time.sleep(1)\n"
+    )
+    elapsed = _timed_workers([[sys.executable, "-c", slow_exit]] * 2, tmp_path, "a fake worker")
+    assert 0 < elapsed < 0.5
+
+
 def test_workers_are_timed_to_their_last_append(tmp_path: Path) -> None:
     from bench.stores import _appends_per_second, _done_at
 

@@ -397,6 +397,8 @@ class JsonlFileStore:
     def _replace_with(self, locked_fd: int, data: Iterable[bytes], *, read_up_to: int) -> None:
         target = self._target()
         directory = target.parent
+        # os.urandom, not secrets: the same 8 hex characters, without importing secrets (and
+        # random, hmac) into every command that only reads (tests/test_lazy_imports.py).
         temp = directory / f".{target.name}.{os.urandom(4).hex()}.tmp"
         mode = os.fstat(locked_fd).st_mode & 0o777 or _FILE_MODE
         try:
