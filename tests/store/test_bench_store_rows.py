@@ -77,7 +77,7 @@ def test_the_rewrite_rows(tmp_path: Path) -> None:
     from bench.rewrite import measure_rewrite
 
     rows = {metric.key: metric for metric in _metrics()}
-    assert rows["rewrite_ratio"].target == Target("<=", 1.2)
+    assert rows["rewrite_ratio"].target == Target("<=", 1.2, "10k")
     session = generate_session(tmp_path / "s.jsonl", 300, seed=5)
     figures = measure_rewrite(session.path, tmp_path, repeat=1)
     assert set(figures) == {"rewrite_fresh", "rewrite_after_appends", "rewrite_ratio"}
