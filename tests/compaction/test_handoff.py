@@ -97,7 +97,14 @@ def test_a_users_correction_is_a_decision_in_their_words(correction: str) -> Non
 
 
 @pytest.mark.parametrize(
-    "reply", ["no, thanks", "No problem, I will wait for it.", "no, why not use the cache?"]
+    "reply",
+    [
+        "no, thanks",
+        "No problem, I will wait for it.",
+        "no, why not use the cache?",
+        "nope, still failing with the same error",  # a report, not a choice
+        "No, I haven't tried that yet",
+    ],
 )
 def test_a_no_that_corrects_nothing_is_not_a_decision(reply: str) -> None:
     summary = _summary([_user("Add pagination."), _say("Shall I also add sorting?"), _user(reply)])

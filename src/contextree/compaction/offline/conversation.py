@@ -51,7 +51,6 @@ from contextree.compaction.offline.prose import (
     RULE_START,
     STATUS,
     TODO_STATEMENT,
-    USER_CORRECTION,
     USER_DECISION,
     answers_question,
     decision_in,
@@ -61,6 +60,7 @@ from contextree.compaction.offline.prose import (
     planned_steps,
     question_asked,
     reports_done,
+    user_correction,
 )
 from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import (
@@ -226,7 +226,7 @@ class _ConversationReader:
             if line.endswith(":") or (ERROR_LINE.search(line) and not RULE_START.match(line)):
                 continue  # introduces something pasted, or quotes an error message
             chose = USER_DECISION.match(line) and len(line.split()) >= _MIN_REQUEST_WORDS
-            if chose or (USER_CORRECTION.match(line) and not line.endswith("?")):
+            if chose or user_correction(line):
                 # The user's own choice (or correction) is kept whole, in their words, as a
                 # decision.
                 add_once(d.decisions, f"User: {whole}")

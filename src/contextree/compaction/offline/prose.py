@@ -129,12 +129,29 @@ USER_DECISION = re.compile(
     r"we(?:'ve| have)? decided\b|the decision is\b)"
 )
 """A user's line that settles a choice ("Go with limit/offset: ...", "Decision: ...")."""
-USER_CORRECTION = re.compile(
+_CORRECTION_START = re.compile(
     r"(?i)^(?:no|nope|nah)(?:\s*[,.!:;]+|\s+[-\u2013\u2014]+)\s*\S+(?:\s+\S+){2}"
 )
-"""A user's line that turns down what the assistant did or proposed and says what instead ("no,
-the block should stay as is"): in real sessions the plainest way a user decides, and what a
-summary must not lose. At least three words after the "no"; a question is not one."""
+_CORRECTION_DIRECTIVE = re.compile(
+    r"(?i)\b(?:should(?:n'?t)?|must|has to|have to|needs? to|keep|use|stays?|leave|revert|undo|"
+    r"instead|rather|only|want|put|make|move|rename|remove|delete|add|change|belongs?|"
+    r"don'?t|do not|no need)\b"
+)
+
+
+def user_correction(line: str) -> bool:
+    """A user's line that turns down what the assistant did or proposed and says what instead
+    ("no, the block should stay as is"; "nope - use the v2 endpoint"): in real sessions the
+    plainest way a user decides, and what a summary must not lose. At least three words after
+    the "no", one of them saying what to do; a question is not one, and neither is a report
+    ("nope, still failing with the same error")."""
+    return (
+        _CORRECTION_START.match(line) is not None
+        and not line.endswith("?")
+        and _CORRECTION_DIRECTIVE.search(line, 2) is not None
+    )
+
+
 _INTENT = re.compile(r"(?i)^(?:I'll|I will|Let's|We'll|We will|I'm going to|I am going to)\b")
 _LOOK_INTENT = re.compile(
     r"(?i)^(?:I'll|I will|Let's|Let me|We'll|We will|I'm going to|I am going to)\s+"
