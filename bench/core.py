@@ -252,15 +252,15 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+_STORES = (("file", "file", 3000), ("sqlite", "SQLite", 2000), ("postgres", "PostgreSQL", 1000))
+"""Each store's key, label and issue 27's floor for 8 workers (appends/s)."""
+
+
 def _store_metrics() -> list[Metric]:
     """Per store: open + context, open + first append, appends/s with 1 and 8 workers (issue
     27's floors for 8 workers) and the 8-worker rate at 100k against 10k."""
     metrics = []
-    for kind, label, eight in (
-        ("file", "file", 3000),
-        ("sqlite", "SQLite", 2000),
-        ("postgres", "PostgreSQL", 1000),
-    ):
+    for kind, label, eight in _STORES:
         metrics += [
             Metric(f"{kind}_open_context", f"{label}: open + context", "s"),
             Metric(f"{kind}_first_append", f"{label}: open + first append", "s"),
@@ -472,7 +472,7 @@ def run(
 def _scaling_rows(metrics: dict[str, Metric]) -> None:
     """Issue 27: an append under contention costs the same at 100k as at 10k, so each store's
     8-worker rate at 100k is held to at least 0.7 times its rate at 10k."""
-    for kind in ("file", "sqlite", "postgres"):
+    for kind, _, _ in _STORES:
         rates = metrics[f"{kind}_appends_8"].values
         if "10k" in rates and "100k" in rates and rates["10k"] > 0:
             metrics[f"{kind}_appends_8_ratio"].values["100k"] = rates["100k"] / rates["10k"]

@@ -32,6 +32,8 @@ __all__ = ["measure_reference"]
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 FIELDS = ("open", "branch", "prepare", "branch_again")
+_SCRIPT = str(HERE / "reference.mjs")
+"""Times pi (under node) or oh-my-pi (under bun) the way ``_OURS`` times contextree."""
 
 _OURS = """
 import hashlib, json, sys, time
@@ -76,14 +78,13 @@ def _commands(pi: Path | None, omp: Path | None) -> tuple[dict[str, list[str]], 
     if pi is None or node is None or _version(pi_package) != PI_VERSION:
         notes.append(f"pi left out: no node, or no pi {PI_VERSION} installed at {pi}")
     else:
-        commands[f"pi {PI_VERSION} (node)"] = [node, str(HERE / "reference_pi.mjs"), str(pi)]
+        commands[f"pi {PI_VERSION} (node)"] = [node, _SCRIPT, "pi", str(pi)]
     omp_package = (omp or Path("-")) / "node_modules" / "@oh-my-pi" / "pi-coding-agent"
     bun = (omp or Path("-")) / "node_modules" / ".bin" / "bun"
     if omp is None or not bun.exists() or _version(omp_package) != OMP_VERSION:
         notes.append(f"oh-my-pi left out: no oh-my-pi {OMP_VERSION} with bun at {omp}")
     else:
-        script = str(HERE / "reference_omp.ts")
-        commands[f"oh-my-pi {OMP_VERSION} (bun)"] = [str(bun), script, str(omp)]
+        commands[f"oh-my-pi {OMP_VERSION} (bun)"] = [str(bun), _SCRIPT, "omp", str(omp)]
     return commands, notes
 
 
