@@ -236,7 +236,7 @@ def test_an_interrupted_step_back_leaves_the_index_as_it_was(
     data = ("\n".join(lines) + "\n").encode()
     chunk_bytes(1)
     tree = SessionTree.in_memory(data)
-    real = record_index.parse_spans
+    real = record_index.parse_lines
     calls = {"n": 0}
 
     def interrupted_once(*args: Any, **kwargs: Any) -> Any:
@@ -245,7 +245,7 @@ def test_an_interrupted_step_back_leaves_the_index_as_it_was(
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(record_index, "parse_spans", interrupted_once)
+    monkeypatch.setattr(record_index, "parse_lines", interrupted_once)
     with pytest.raises(KeyboardInterrupt):
         tree.get_entry("00000000")
     assert tree.get_entry("00000000") is not None
@@ -266,3 +266,33 @@ def test_reading_newest_first_decodes_only_as_far_back_as_read(
     everything = [record.id for record in tree.records_newest_first()]
     assert everything == chain.ids()[::-1]
     assert tree._index.complete
+
+
+def test_walking_the_whole_path_does_not_gather_the_report_until_it_is_asked_for(
+    chunk_bytes: Callable[[int], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chain = Chain()
+    first = chain.msg(user("first"))["id"]
+    for n in range(60):
+        chain.msg(user(f"question {n} " + "q" * 200))
+    chain.add("label", parent="missing", targetId=first, label="x")  # an orphan
+    chain.msg(user("again"), parent=first)
+    data = jsonl(header(), *chain.entries)
+    chunk_bytes(512)
+    gathered = {"n": 0}
+    real = RecordIndex.recount
+
+    def counted(self: RecordIndex, leading: Any) -> None:
+        gathered["n"] += 1
+        real(self, leading)
+
+    monkeypatch.setattr(RecordIndex, "recount", counted)
+    tree = SessionTree.in_memory(data)
+    assert [entry["id"] for entry in tree.get_branch()] == [first, chain.leaf]
+    tree.get_entry("0" * 8)  # a miss: every line is read
+    assert tree._index.complete and gathered["n"] == 0
+    messages = tree.report.messages()  # asked for: gathered once, whole
+    assert gathered["n"] == 1
+    assert any("missing parent 'missing'" in message for message in messages)
+    tree.report.messages()
+    assert gathered["n"] == 1

@@ -28,9 +28,8 @@ from contextree.store.index import (
     Record,
     SessionHead,
     collector_paused,
-    line_spans,
     mark_partial_last_line,
-    parse_spans,
+    parse_lines,
 )
 
 __all__ = ["FIRST_CHUNK_BYTES", "RecordIndex"]
@@ -49,8 +48,7 @@ class RecordIndex:
 
     def __init__(self, report: LoadReport) -> None:
         """An empty, complete index (a new session)."""
-        self.report = report
-        """Problems found while loading; complete only once :attr:`complete` is true."""
+        self._report = report
         self.items: list[Record | BadLine] = []
         """Records and bad lines in file order (while lazy: only the decoded tail)."""
         self.by_id: dict[str, Record] = {}
@@ -66,6 +64,7 @@ class RecordIndex:
         self._leading: Sequence[BadLine] = ()  # unreadable lines before the header
         # replacements() when report.invalid_utf8 was last gathered (-1: gather again).
         self._replacements_seen = 0
+        self._recount_due = False  # complete, but the report not yet gathered from the items
 
     @classmethod
     def lazy(cls, data: bytes, head: SessionHead) -> RecordIndex:
@@ -97,6 +96,13 @@ class RecordIndex:
         return index
 
     # -- lazy part ------------------------------------------------------------------------------
+
+    @property
+    def report(self) -> LoadReport:
+        """Problems found while loading; whole only once :attr:`complete` is true."""
+        if self._recount_due:
+            self.recount(self._leading)
+        return self._report
 
     @property
     def complete(self) -> bool:
@@ -169,19 +175,20 @@ class RecordIndex:
         else:
             data, base, start = self._region()
         with collector_paused(end - start > _PAUSE_GC_BYTES):
-            spans = line_spans(data, start - base, end - base)
-            lines_seen = self._lines_seen + len(spans)
             last_step = start == self._floor
-            chunk = parse_spans(
+            chunk, count = parse_lines(
                 data,
-                spans,
-                first_line=self._first_line if last_step else -lines_seen,
+                start - base,
+                end - base,
+                first_line=self._first_line if last_step else None,
+                lines_after=self._lines_seen,
                 needs_id=self._needs_id,
                 report=LoadReport(self.report.source),  # the report is made whole in _finish
             )
             if not self.items:
                 mark_partial_last_line(chunk, self.report)  # this chunk holds the last item
             # Only now change state, so an interrupted step (Ctrl-C) can simply run again.
+            lines_seen = self._lines_seen + count
             self._chunk *= 2
             self._lines_seen = lines_seen
             if last_step:
@@ -194,19 +201,26 @@ class RecordIndex:
 
     def _merge(self, chunk: list[Record | BadLine]) -> None:
         """Put an earlier chunk in front; ids already known belong to later lines and win."""
-        setdefault = self.by_id.setdefault
-        # Newest first, so that within the chunk the last line of an id wins as well.
-        for item in reversed(chunk):
-            if type(item) is Record and item.id is not None:
-                setdefault(item.id, item)
-        # A parent id decoded from a child's line is a string equal to the parent's own id:
-        # point it at that one (one string per id, not two: 5.7 MB of a 100k-entry index).
-        get = self.by_id.get
+        by_id = self.by_id
+        setdefault, get = by_id.setdefault, by_id.get
         for item in chunk:
-            if type(item) is Record and item.parent_id is not None:
-                parent = get(item.parent_id)
-                if parent is not None:
-                    item.parent_id = parent.id
+            if type(item) is not Record:
+                continue
+            key = item.id
+            if key is not None:
+                known = setdefault(key, item)
+                # The chunk's lines come before every line indexed so far (numbered alike by
+                # now), so a known record on an earlier line is this chunk's: the last wins.
+                if known is not item and (known.line or 0) < (item.line or 0):
+                    by_id[key] = item
+            parent = item.parent_id
+            if parent is not None:
+                # A parent id decoded from a child's line is a string equal to the parent's
+                # own id: point it at that one (one string per id, not two: 5.7 MB of a
+                # 100k-entry index). Parents come before their children, so it is known.
+                found = get(parent)
+                if found is not None:
+                    item.parent_id = found.id
         self.items = chunk + self.items if self.items else chunk
 
     def _renumber(self, shift: int) -> None:
@@ -220,8 +234,9 @@ class RecordIndex:
                 items[position] = dataclasses.replace(item, line=item.line + shift)
 
     def _finish(self) -> None:
-        """Compute what the report says about the whole file."""
-        self.recount(self._leading)
+        """Note that the report must now be made whole (when it is asked for: a reader of a
+        path does not need a pass over every record to find repeated ids)."""
+        self._recount_due = True
         self.next_line = self._first_line + self._lines_seen
         self._source.close()  # records keep their own reference to the buffers
 
@@ -296,7 +311,8 @@ class RecordIndex:
         """Gather the report's problems from the items afresh: the bad lines (after the
         ``leading`` ones before the header), repeated ids and missing parents."""
         assert self.complete, "complete the index first"
-        report, by_id = self.report, self.by_id
+        self._recount_due = False
+        report, by_id = self._report, self.by_id
         report.bad_lines[:] = [*leading, *(i for i in self.items if isinstance(i, BadLine))]
         records = [item for item in self.items if type(item) is Record]
         with_id = [record for record in records if record.id is not None]
