@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 
 from contextree.entries.codec import LineError, decode_object, encode_line
 from contextree.errors import ContextreeError
-from contextree.store.index import BadLine, LoadReport, parse_entry_lines
+from contextree.store.index import BadLine, LoadReport
+from contextree.store.lines import parse_entry_lines
 
 CASES: Counter[str] = Counter()
 """How many cases each oracle checked (for the reliability report)."""
@@ -434,7 +435,8 @@ def run_cli(args: Sequence[str], *, env: dict[str, str] | None = None) -> CliOut
 def check_cli(data: bytes, command: Sequence[str], workdir: Path) -> None:
     """Run one command on ``data``; see the module doc for what must hold."""
     from contextree.session.tree import SessionTree
-    from contextree.store.index import BadLine, Record, parse_session
+    from contextree.store.index import BadLine, Record
+    from contextree.store.lines import parse_session
 
     CASES["cli"] += 1
     workdir.mkdir(parents=True, exist_ok=True)

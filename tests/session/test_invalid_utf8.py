@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import contextree.entries.codec as codec
-import contextree.store.index as index
+import contextree.store.lines as lines_module
 from contextree.session.check import check_session
 from contextree.session.repair import repair_session
 from contextree.session.tree import SessionTree
@@ -281,7 +281,7 @@ def test_valid_files_never_take_the_replacement_path(
         return None
 
     monkeypatch.setattr(codec, "replaced_text", recorder)
-    monkeypatch.setattr(index, "replaced_text", recorder)
+    monkeypatch.setattr(lines_module, "replaced_text", recorder)
     data = _session().replace(BAD_BYTE, "é ✓ 😀".encode())
     tree = SessionTree.open(_write(tmp_path, data))
     tree.get_entries()

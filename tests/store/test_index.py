@@ -11,7 +11,8 @@ import pytest
 from contextree.errors import SessionFileError, UnsupportedVersionError
 from contextree.session import SessionTree
 from contextree.store import BadLine, LoadReport, Record, parse_session
-from contextree.store.index import entries_of, parse_entry_lines
+from contextree.store.index import entries_of
+from contextree.store.lines import parse_entry_lines
 from core_helpers import Chain, assistant, header, jsonl, user
 
 

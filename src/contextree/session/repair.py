@@ -49,8 +49,9 @@ from contextree.session.rejected_log import (
     pick_log,
 )
 from contextree.session.tree import SessionTree
-from contextree.store.index import BadLine, Record, parse_session
+from contextree.store.index import BadLine, Record
 from contextree.store.jsonl import JsonlFileStore, fsync_dir, remove_stale_temps
+from contextree.store.lines import parse_session
 from contextree.store.missing import missing_session
 from contextree.store.url import is_store_url, open_store
 

@@ -26,10 +26,10 @@ from contextree.store.index import (
     SessionHead,
     entries_of,
     parse_head,
-    parse_session,
     slot_title,
 )
 from contextree.store.jsonl import JsonlFileStore
+from contextree.store.lines import parse_session
 from contextree.store.migrations import migrate
 from contextree.store.record_index import RecordIndex
 

@@ -22,7 +22,8 @@ from contextree.session.rebase import (
 from contextree.session.tree_nodes import parent_cycle
 from contextree.session.tree_query import TreeQuery
 from contextree.store.base import StoreTransaction
-from contextree.store.index import BadLine, Record, parse_entry_lines
+from contextree.store.index import BadLine, Record
+from contextree.store.lines import parse_entry_lines
 
 __all__ = ["TreeSync"]
 

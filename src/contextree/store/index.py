@@ -1,6 +1,7 @@
-"""Split stored bytes into a header and an ordered list of entry records.
+"""Entry records, the load report, and a session's header found in its stored bytes (the entry
+lines are turned into records by :mod:`contextree.store.lines`).
 
-Only the envelope (``type``, ``id``, ``parentId``) of each line is decoded here;
+Only the envelope (``type``, ``id``, ``parentId``) of each line is decoded when it is read;
 a :class:`Record` decodes its full body on first use, so opening a large session and building
 the context of one leaf touches only the entries on that leaf's path. Lines that cannot be used
 become :class:`BadLine` items and stay in place, verbatim, for any later rewrite.
@@ -18,7 +19,6 @@ import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from sys import intern
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -30,11 +30,8 @@ from contextree.entries.codec import (
     decode_object,
     decode_object_strict,
     decode_replacing,
-    decoding,
     encode_line,
     header_problem,
-    replaced_text,
-    surrogate_free,
 )
 from contextree.entries.types import CURRENT_SESSION_VERSION, Header, StoredEntry
 from contextree.errors import SessionFileError, UnsupportedVersionError
@@ -47,11 +44,8 @@ __all__ = [
     "SessionHead",
     "collector_paused",
     "entries_of",
-    "line_spans",
-    "parse_entry_lines",
+    "is_blank_line",
     "parse_head",
-    "parse_lines",
-    "parse_session",
 ]
 
 
@@ -186,9 +180,6 @@ class Record(msgspec.Struct, gc=False):
         return raw if raw is not None else encode_line(self.entry)
 
 
-_record_decoder = msgspec.json.Decoder(Record)
-
-
 class _Stamp(msgspec.Struct):
     timestamp: Any = None
 
@@ -301,267 +292,13 @@ class ParsedSession:
     """oh-my-pi's title slot line, verbatim (see :class:`SessionHead`)."""
 
 
-def line_spans(data: bytes, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """``(start, end)`` of every line of ``data[start:end]``, without the newline."""
-    spans: list[tuple[int, int]] = []
-    append = spans.append
-    find = data.find
-    size = len(data) if end is None else end
-    position = start
-    while position < size:
-        newline = find(b"\n", position, size)
-        if newline < 0:
-            append((position, size))
-            break
-        append((position, newline))
-        position = newline + 1
-    return spans
-
-
 _WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
 
 
-def _is_blank(data: bytes, start: int, end: int) -> bool:
+def is_blank_line(data: bytes, start: int, end: int) -> bool:
+    """Whether ``data[start:end]`` is empty or all whitespace."""
     # Look at the first byte before slicing: nearly every line starts with "{".
     return start == end or (data[start] in _WHITESPACE and data[start:end].isspace())
-
-
-def _bad(number: int, raw: bytes, reason: str, report: LoadReport) -> BadLine:
-    bad = BadLine(number, raw, reason)
-    report.bad_lines.append(bad)
-    return bad
-
-
-def _scrub(record: Record, *, keep_flag: bool = False) -> None:
-    """Forget what a line put into our own fields: a key spelled like one of them (the JSON
-    escape ``"\\u2063contextree.stored"``) is an ordinary key of the entry, not our data.
-    ``keep_flag`` keeps ``utf8_replaced`` when our own decoding set it."""
-    record.stored = None
-    record.cached = None
-    if not keep_flag:
-        record.utf8_replaced = False
-
-
-def _placed(
-    record: Record,
-    data: bytes,
-    start: int,
-    end: int,
-    number: int,
-    *,
-    needs_id: bool,
-    report: LoadReport,
-) -> Record | BadLine:
-    """Give a decoded record its place in the buffer, or turn an unusable one into a BadLine."""
-    if record.stored is not None or record.cached is not None:
-        _scrub(record, keep_flag=True)
-    if not record.type:
-        return _bad(number, data[start:end], 'entry has no string "type"', report)
-    if needs_id and not record.id:
-        return _bad(
-            number, data[start:end], 'entry has no "id" (expected 8 hex characters)', report
-        )
-    record.line = number
-    record.buf = data
-    record.start = start
-    record.end = end
-    return record
-
-
-def _unreadable(raw: bytes, exc: LineError) -> str:
-    """Why a line is bad; a line that ends in spaces is most likely an append that was
-    interrupted while its reserved line was filled in (see JsonlFileStore)."""
-    if raw.endswith(b" ") and raw.lstrip()[:1] == b"{":
-        return f"{exc}; it ends in blank padding (an interrupted append); it is kept"
-    return str(exc)
-
-
-def _object_lines(data: bytes, spans: list[tuple[int, int]]) -> bool:
-    """Whether every line starts with ``{`` and ends with ``}``.
-
-    msgspec's ``decode_lines`` also reads two objects on one line and one object spread over
-    two lines, so equal counts of records and lines alone do not pair them up: such lines
-    could make up for each other. When every line is shaped like one object, none continues
-    on the next (after a ``}`` an object can only go on with ``,``, ``}`` or ``]``), so each
-    line holds exactly one record. Other files take the line-by-line path.
-    """
-    return all(
-        start < end and data[start] == 0x7B and data[end - 1] == 0x7D for start, end in spans
-    )
-
-
-def _decode_one(line: bytes | memoryview) -> Record:
-    try:
-        with decoding():
-            return _record_decoder.decode(line)
-    except LineError:
-        fixed = surrogate_free(line)  # pi's lone surrogate escapes: valid JSON to pi
-        if fixed is not None:
-            try:
-                with decoding():
-                    return _record_decoder.decode(fixed)
-            except LineError:
-                pass
-        text = replaced_text(line)
-        if text is None:
-            raise
-    # Invalid UTF-8 in an envelope field: read the line as pi does (U+FFFD).
-    try:
-        with decoding():
-            record = _record_decoder.decode(text)
-    except LineError as exc:
-        raise LineError(f"{exc} (and invalid UTF-8)") from None
-    record.utf8_replaced = True
-    return record
-
-
-def parse_lines(
-    data: bytes,
-    start: int = 0,
-    end: int | None = None,
-    *,
-    first_line: int | None,
-    lines_after: int = 0,
-    needs_id: bool,
-    report: LoadReport,
-) -> tuple[list[Record | BadLine], int]:
-    """Records for the lines of ``data[start:end]`` (unusable lines become BadLines), and how
-    many lines that is.
-
-    The lines are numbered from ``first_line`` on, or, when it is ``None``, from the end of
-    the file, which ``lines_after`` more lines follow (the last line of the file is -1).
-    """
-    end = len(data) if end is None else end
-    if start >= end:
-        return [], 0
-    records: list[Record] | None
-    try:
-        # msgspec decodes every envelope of the region, into records, in one call (skipping
-        # blank lines).
-        with decoding():
-            records = _record_decoder.decode_lines(memoryview(data)[start:end])
-    except LineError:
-        records = None
-    if records is not None:
-        count = len(records)
-        first = first_line if first_line is not None else -(lines_after + count)
-        placed = _one_per_line(records, data, start, end, first, needs_id, report)
-        if placed is not None:
-            return placed, count
-    spans = line_spans(data, start, end)
-    count = len(spans)
-    items = _parse_spans(
-        data,
-        spans,
-        records,
-        first_line=first_line if first_line is not None else -(lines_after + count),
-        needs_id=needs_id,
-        report=report,
-    )
-    return items, count
-
-
-def _one_per_line(
-    records: list[Record],
-    data: bytes,
-    start: int,
-    end: int,
-    first_line: int,
-    needs_id: bool,
-    report: LoadReport,
-) -> list[Record | BadLine] | None:
-    """``records``, each given its line, when the region has one line per record; ``None`` as
-    soon as a line is not shaped like one object (then they may not pair up: see
-    :func:`_object_lines`) or there are more or fewer lines than records.
-
-    The hot loop of loading a large session: finding each line's end, checking its shape and
-    placing its record in one pass over the lines (three passes cost 40% more).
-    """
-    items: list[Record | BadLine] = []
-    append = items.append
-    unusable: list[tuple[int, Record, int, int, int]] = []
-    find = data.find
-    position = start
-    number = first_line
-    for record in records:
-        if position >= end:
-            return None  # more records than lines
-        newline = find(b"\n", position, end)
-        if newline < 0:
-            newline = end
-        if data[position] != 0x7B or data[newline - 1] != 0x7D:
-            return None
-        if record.stored is not None or record.cached is not None or record.utf8_replaced:
-            _scrub(record)
-        if record.type and (record.id or not needs_id):
-            # One string per entry type, not one per line (5 MB of a 100k-entry index).
-            record.type = intern(record.type)
-            record.line = number
-            record.buf = data
-            record.start = position
-            record.end = newline
-            append(record)
-        else:
-            # Reported only once the lines are known to pair up with the records.
-            unusable.append((len(items), record, position, newline, number))
-            append(record)
-        number += 1
-        position = newline + 1
-    if position < end:
-        return None  # more lines than records
-    for at, record, line_start, line_end, line in unusable:
-        items[at] = _placed(
-            record, data, line_start, line_end, line, needs_id=needs_id, report=report
-        )
-    return items
-
-
-def _parse_spans(
-    data: bytes,
-    spans: list[tuple[int, int]],
-    records: list[Record] | None,
-    *,
-    first_line: int,
-    needs_id: bool,
-    report: LoadReport,
-) -> list[Record | BadLine]:
-    """Records for the given line spans of ``data`` when not every line holds one object:
-    blank lines are skipped, and lines are decoded one by one when ``records`` (all of the
-    region's, decoded at once) do not pair up with them."""
-    whitespace = _WHITESPACE
-    numbered = [
-        (first_line + offset, start, end)
-        for offset, (start, end) in enumerate(spans)
-        if start != end and (data[start] not in whitespace or not data[start:end].isspace())
-    ]
-    if (
-        records is not None
-        and len(records) == len(numbered)
-        and _object_lines(data, [(start, end) for _, start, end in numbered])
-    ):
-        return [
-            _placed(record, data, start, end, number, needs_id=needs_id, report=report)
-            for record, (number, start, end) in zip(records, numbered, strict=True)
-        ]
-    view = memoryview(data)
-    items: list[Record | BadLine] = []
-    for number, start, end in numbered:
-        try:
-            record = _decode_one(view[start:end])
-        except LineError as exc:
-            raw = data[start:end]
-            items.append(_bad(number, raw, _unreadable(raw, exc), report))
-            continue
-        items.append(_placed(record, data, start, end, number, needs_id=needs_id, report=report))
-    return items
-
-
-def parse_entry_lines(
-    data: bytes, *, first_line: int, needs_id: bool, report: LoadReport
-) -> list[Record | BadLine]:
-    """Turn a block of entry lines into records, reporting and keeping unusable lines."""
-    items, _ = parse_lines(data, first_line=first_line, needs_id=needs_id, report=report)
-    return items
 
 
 @dataclass(slots=True)
@@ -620,7 +357,7 @@ def parse_head(data: bytes, source: str) -> SessionHead:
         newline = data.find(b"\n", position)
         end = size if newline < 0 else newline
         start, position = position, end + 1
-        if _is_blank(data, start, end):
+        if is_blank_line(data, start, end):
             continue
         line = memoryview(data)[start:end]
         replaced = False
@@ -666,36 +403,3 @@ def parse_head(data: bytes, source: str) -> SessionHead:
         )
     what = "is empty" if not data or data.isspace() else "has no valid session header"
     raise SessionFileError(source, f"{what}; the file was left unchanged")
-
-
-def mark_partial_last_line(items: list[Record | BadLine], report: LoadReport) -> None:
-    """Say why the last line is bad when the file ends without a newline (a torn append)."""
-    if report.partial_last_line and items and isinstance(items[-1], BadLine):
-        last = items[-1]
-        items[-1] = BadLine(
-            last.line, last.raw, "partial last line (an interrupted write); it is kept"
-        )
-        report.bad_lines[:] = [items[-1] if bad is last else bad for bad in report.bad_lines]
-
-
-def parse_session(data: bytes, source: str) -> ParsedSession:
-    """Parse a whole session; raise :class:`SessionFileError` when it has no valid header."""
-    head = parse_head(data, source)
-    items, count = parse_lines(
-        data,
-        head.body_start,
-        first_line=head.first_line,
-        needs_id=head.version >= 2,
-        report=head.report,
-    )
-    mark_partial_last_line(items, head.report)
-    return ParsedSession(
-        header=head.header,
-        header_raw=head.header_raw,
-        version=head.version,
-        leading=head.leading,
-        items=items,
-        report=head.report,
-        next_line=head.first_line + count,
-        title_slot=head.title_slot,
-    )

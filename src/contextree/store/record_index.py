@@ -28,9 +28,8 @@ from contextree.store.index import (
     Record,
     SessionHead,
     collector_paused,
-    mark_partial_last_line,
-    parse_lines,
 )
+from contextree.store.lines import mark_partial_last_line, parse_lines
 
 __all__ = ["FIRST_CHUNK_BYTES", "RecordIndex"]
 
