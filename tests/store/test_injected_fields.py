@@ -23,15 +23,20 @@ INJECTED = (
 )
 
 
-@pytest.mark.parametrize("copies", [1, 3])
-def test_keys_named_like_our_fields_are_plain_keys(tmp_path: Path, copies: int) -> None:
-    # One line takes the line-by-line path; several take the bulk decoder's.
+@pytest.mark.parametrize(("copies", "blank"), [(1, False), (3, False), (3, True)])
+def test_keys_named_like_our_fields_are_plain_keys(
+    tmp_path: Path, copies: int, blank: bool
+) -> None:
+    # Lines that each hold one object are placed in one pass after the bulk decode; a blank
+    # line among them sends them down the path that pairs records with non-blank lines.
     lines = [json.dumps(HEADER)]
     parent = None
     for n in range(copies):
         entry = {**GOOD, "id": f"a{n}", "parentId": parent}
         lines.append(json.dumps(entry)[:-1] + INJECTED.replace('"id": "a1"', f'"id": "a{n}"'))
         parent = f"a{n}"
+        if blank:
+            lines.append("")
     path = tmp_path / "s.jsonl"
     path.write_text("\n".join(lines) + "\n")
     original = path.read_bytes()
@@ -42,8 +47,10 @@ def test_keys_named_like_our_fields_are_plain_keys(tmp_path: Path, copies: int) 
     assert entry["message"]["content"] == "hello"
     assert "\u2063contextree.stored" in entry  # kept, as any unknown key
     assert tree.report.clean and not tree.report.invalid_utf8
+    assert not any(record.utf8_replaced for record in tree.records())
 
     tree.append_message({"role": "user", "content": "next"})
     changed = {**tree.get_entries()[-1], "message": {"role": "user", "content": "edited"}}
     tree.rewrite_entries([changed])  # an atomic rewrite writes every other line as it was
-    assert path.read_bytes().startswith(original)
+    # (A rewrite leaves blank lines out.)
+    assert path.read_bytes().startswith(original.replace(b"\n\n", b"\n"))

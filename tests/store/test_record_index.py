@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -296,3 +298,55 @@ def test_walking_the_whole_path_does_not_gather_the_report_until_it_is_asked_for
     assert any("missing parent 'missing'" in message for message in messages)
     tree.report.messages()
     assert gathered["n"] == 1
+
+
+def test_ctrl_c_while_a_step_back_is_merged_waits_until_the_step_is_done(
+    chunk_bytes: Callable[[int], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [_HEADER] + [_entry_line(f"{n:08x}", f"{n - 1:08x}" if n else None) for n in range(6)]
+    lines.append(_entry_line("00000003", "00000005"))  # a repeated id: the last line wins
+    data = ("\n".join(lines) + "\n").encode()
+    chunk_bytes(1)
+    tree = SessionTree.in_memory(data)
+    real = RecordIndex._merge
+    merged = {"n": 0}
+
+    def interrupted(self: RecordIndex, chunk: Any) -> None:
+        merged["n"] += 1
+        real(self, chunk)
+        if merged["n"] == 2:
+            # A real Ctrl-C after the chunk is merged, before the step has noted where it
+            # stopped: run again from there, the step would merge the chunk twice.
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(RecordIndex, "_merge", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tree.get_entry("00000000")
+    assert tree.get_entry("00000000") is not None
+    assert [(r.id, r.line) for r in tree.records()] == [
+        *[(f"{n:08x}", n + 2) for n in range(6)],
+        ("00000003", 8),
+    ]
+    assert tree._index.next_line == 9
+    assert tree.report.duplicate_ids == {"00000003": [5, 8]}
+
+
+def test_an_interrupted_report_is_gathered_again_when_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = [_HEADER, _entry_line("00000001", None), _entry_line("00000001", None)]
+    tree = SessionTree.in_memory(("\n".join(lines) + "\n").encode())
+    tree._index.complete_all()
+    real = RecordIndex._note_duplicates
+    calls = {"n": 0}
+
+    def interrupted_once(self: RecordIndex, records: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise KeyboardInterrupt
+        real(self, records)
+
+    monkeypatch.setattr(RecordIndex, "_note_duplicates", interrupted_once)
+    with pytest.raises(KeyboardInterrupt):
+        tree.report.messages()
+    assert tree.report.duplicate_ids == {"00000001": [2, 3]}

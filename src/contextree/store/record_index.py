@@ -17,7 +17,10 @@ numbered from the end (the last line is -1) and renumbered from the start on com
 from __future__ import annotations
 
 import dataclasses
+import signal
+import threading
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from operator import attrgetter
 
 from contextree.entries.codec import replacements
@@ -40,6 +43,24 @@ _PAUSE_GC_BYTES = 8 << 20
 """Decoding a chunk larger than this pauses the garbage collector (see collector_paused)."""
 
 _parents = attrgetter("parent_id")
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) back until the block is done; it is raised right after.
+
+    Only the main thread receives it, and only where the platform can block signals.
+    """
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 class RecordIndex:
@@ -186,17 +207,20 @@ class RecordIndex:
             )
             if not self.items:
                 mark_partial_last_line(chunk, self.report)  # this chunk holds the last item
-            # Only now change state, so an interrupted step (Ctrl-C) can simply run again.
-            lines_seen = self._lines_seen + count
-            self._chunk *= 2
-            self._lines_seen = lines_seen
-            if last_step:
-                # The count from the start is known: renumber what was counted from the end.
-                self._renumber(self._first_line + lines_seen)
-            self._merge(chunk)
-            self._pending = start
-            if last_step:
-                self._finish()
+            # Only now change state, so an interrupted step (Ctrl-C) can simply run again; and
+            # Ctrl-C waits while it changes (else the chunk could be merged twice, or its
+            # lines numbered from a count that already held it).
+            with _interrupts_held():
+                lines_seen = self._lines_seen + count
+                if last_step:
+                    # The count from the start is known: renumber what was counted from the end.
+                    self._renumber(self._first_line + lines_seen)
+                self._merge(chunk)
+                self._chunk *= 2
+                self._lines_seen = lines_seen
+                self._pending = start
+                if last_step:
+                    self._finish()
 
     def _merge(self, chunk: list[Record | BadLine]) -> None:
         """Put an earlier chunk in front; ids already known belong to later lines and win."""
@@ -223,14 +247,18 @@ class RecordIndex:
         self.items = chunk + self.items if self.items else chunk
 
     def _renumber(self, shift: int) -> None:
+        # Only lines still counted from the end (negative) move: run again after an
+        # interruption, it finishes what it began.
         items = self.items
         for position, item in enumerate(items):
             if type(item) is Record:
                 assert item.line is not None
-                item.line += shift
+                if item.line < 0:
+                    item.line += shift
             else:
                 assert isinstance(item, BadLine)
-                items[position] = dataclasses.replace(item, line=item.line + shift)
+                if item.line < 0:
+                    items[position] = dataclasses.replace(item, line=item.line + shift)
 
     def _finish(self) -> None:
         """Note that the report must now be made whole (when it is asked for: a reader of a
@@ -241,7 +269,7 @@ class RecordIndex:
 
     def _note_duplicates(self, records: Iterable[Record]) -> None:
         first: dict[str, int] = {}
-        duplicates = self.report.duplicate_ids
+        duplicates = self._report.duplicate_ids  # (called by recount: not the property)
         for record in records:
             key = record.id
             assert key is not None
@@ -310,7 +338,6 @@ class RecordIndex:
         """Gather the report's problems from the items afresh: the bad lines (after the
         ``leading`` ones before the header), repeated ids and missing parents."""
         assert self.complete, "complete the index first"
-        self._recount_due = False
         report, by_id = self._report, self.by_id
         report.bad_lines[:] = [*leading, *(i for i in self.items if isinstance(i, BadLine))]
         records = [item for item in self.items if type(item) is Record]
@@ -327,6 +354,7 @@ class RecordIndex:
         ]
         if replacements():
             self._replacements_seen = -1  # line numbers may have changed: gather them anew
+        self._recount_due = False  # only now: an interrupted recount runs again when asked
 
     def renumber_from(self, first_line: int) -> None:
         """Give the items one line each from ``first_line`` on (a rewrite wrote them so)."""
