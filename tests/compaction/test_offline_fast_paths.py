@@ -177,3 +177,32 @@ def test_a_request_redacts_like_each_message_alone() -> None:
     alone = [redacted(message, DEFAULT_REDACTOR) for message in messages]
     assert request.redacted_messages() == alone
     assert secret not in repr(alone)
+
+
+def test_the_collector_waits_while_a_summary_is_read_and_resumes_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+    import gc
+
+    from contextree.compaction.offline.summarizer import OfflineSummarizer
+
+    seen: list[bool] = []
+    real = OfflineSummarizer.summarize_messages
+
+    def watched(self: OfflineSummarizer, *args: object, **kwargs: object) -> str:
+        seen.append(gc.isenabled())
+        if len(seen) == 2:
+            raise RuntimeError("reading failed")
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(OfflineSummarizer, "summarize_messages", watched)
+    message = {"role": "user", "content": "Please keep the API stable.", "timestamp": 1}
+    request = SummaryRequest((message,), "initial", 500)  # type: ignore[arg-type]
+    assert gc.isenabled()
+    reply = asyncio.run(OfflineSummarizer().write_summary(request))
+    assert "API stable" in reply.text
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(RuntimeError, match="reading failed"):
+        asyncio.run(OfflineSummarizer().write_summary(request))
+    assert gc.isenabled()  # resumed after a failure too

@@ -24,6 +24,7 @@ from contextree.compaction.summary_request import (
 from contextree.context.convert import convert_to_llm
 from contextree.entries.types import StoredMessage, is_text_content
 from contextree.llm.base import Completion, CompletionRequest, make_usage
+from contextree.store.index import collector_paused
 
 __all__ = ["OfflineSummarizer"]
 
@@ -71,14 +72,18 @@ class OfflineSummarizer:
         read = request
         if request.continued_by is not None:
             read = replace(request, messages=(*request.messages, request.continued_by))
-        text = self.summarize_messages(
-            read.redacted_messages(),
-            kind=request.kind,
-            previous_summary=request.previous_summary,
-            extra_context=request.extra_context,
-            focus=request.custom_instructions,
-            budget_tokens=request.budget_tokens,
-        )
+        # Reading thousands of messages makes millions of short-lived strings, lists and
+        # dicts, none in a cycle; the collector's passes over them took 0.1-0.25 s of
+        # compacting a 100k-entry session (2 s). It resumes when the summary is written.
+        with collector_paused():
+            text = self.summarize_messages(
+                read.redacted_messages(),
+                kind=request.kind,
+                previous_summary=request.previous_summary,
+                extra_context=request.extra_context,
+                focus=request.custom_instructions,
+                budget_tokens=request.budget_tokens,
+            )
         return SummaryReply(text)
 
     async def complete(self, request: CompletionRequest) -> Completion:
