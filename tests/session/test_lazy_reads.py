@@ -211,3 +211,30 @@ def test_after_a_rewrite_the_report_names_the_lines_as_they_now_are() -> None:
         assert report.duplicate_ids == {"aaaaaaaa": [2, 4]}
         assert report.orphans == [("cccccccc", 5, "zz")]
         assert [bad.line for bad in report.bad_lines] == [3]
+
+
+@pytest.mark.parametrize(("entries", "paused"), [(20, False), (1_200, True)])
+def test_a_large_tree_is_built_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch, entries: int, paused: bool
+) -> None:
+    import gc
+
+    from contextree.session import tree_query
+
+    chain = Chain()
+    for n in range(entries):
+        chain.msg(user(f"message {n}"))
+    tree = SessionTree.in_memory(jsonl(header(), *chain.entries))
+    seen: list[bool] = []
+    real = tree_query.TreeNode
+
+    def node(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tree_query, "TreeNode", node)
+    roots = tree.get_tree()
+    assert len(roots) == 1 and len(seen) == entries
+    assert set(seen) == {not paused}
+    assert gc.isenabled()
+    assert tree.leaves() == [chain.leaf]

@@ -210,13 +210,17 @@ def tree(
         factory = functools.partial(make_client, settings.model)
         run_tree_app(session_tree, settings=settings, client_factory=factory)
         return
-    if format is OutputFormat.json:
-        from contextree.session.tree_json import tree_json
+    from contextree.store.index import collector_paused
 
-        print_json(tree_json(session_tree))
-        return
-    shown = render.entry_tree(session_tree, fold=fold, width=state.console.width)
-    state.console.print(shown)
+    # A view of every entry: many short-lived objects, none in a cycle (see get_tree).
+    with collector_paused():
+        if format is OutputFormat.json:
+            from contextree.session.tree_json import tree_json
+
+            print_json(tree_json(session_tree))
+            return
+        shown = render.entry_tree(session_tree, fold=fold, width=state.console.width)
+        state.console.print(shown)
 
 
 class ContextFormat(StrEnum):

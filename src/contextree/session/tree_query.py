@@ -10,9 +10,12 @@ from contextree.entries.types import StoredEntry
 from contextree.errors import EntryNotFoundError, ParentCycleError
 from contextree.session.tree_nodes import PathView, TreeNode, parent_cycle, timestamp_key
 from contextree.session.tree_state import TreeState
-from contextree.store.index import Record
+from contextree.store.index import Record, collector_paused
 
 __all__ = ["TreeQuery"]
+
+_BULK_NODES = 1000
+"""A tree of at least this many entries is built with the garbage collector paused."""
 
 
 class TreeQuery(TreeState):
@@ -87,13 +90,16 @@ class TreeQuery(TreeState):
         if self._children is None:
             children: dict[str | None, list[Record]] = {}
             by_id = self._index.complete_all().by_id
-            for record in self.records():
-                if record.id is None or by_id.get(record.id) is not record:
-                    continue
-                parent = record.parent_id
-                if parent is None or parent == record.id or parent not in by_id:
-                    parent = None
-                children.setdefault(parent, []).append(record)
+            # A list for nearly every entry, none in a cycle: the collector's passes over
+            # them cost half again as much as building them (60 ms at 100k entries).
+            with collector_paused(len(by_id) >= _BULK_NODES):
+                for record in self.records():
+                    if record.id is None or by_id.get(record.id) is not record:
+                        continue
+                    parent = record.parent_id
+                    if parent is None or parent == record.id or parent not in by_id:
+                        parent = None
+                    children.setdefault(parent, []).append(record)
             for siblings in children.values():
                 if len(siblings) > 1:  # most entries have one child: skip 100k trivial sorts
                     siblings.sort(key=timestamp_key)
@@ -131,6 +137,13 @@ class TreeQuery(TreeState):
 
     def get_tree(self) -> list[TreeNode]:
         """The whole tree: roots (and entries caught in cycles) with children by timestamp."""
+        # A node, its list of children and a child map entry for every entry, none in a
+        # cycle: the collector's passes over them took a tenth of `contextree tree` on a
+        # 100k-entry session.
+        with collector_paused(len(self._index.by_id) >= _BULK_NODES):
+            return self._build_tree()
+
+    def _build_tree(self) -> list[TreeNode]:
         labels = self.labels()
         children = self._child_map()
         placed: set[str] = set()
