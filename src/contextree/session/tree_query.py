@@ -10,12 +10,9 @@ from contextree.entries.types import StoredEntry
 from contextree.errors import EntryNotFoundError, ParentCycleError
 from contextree.session.tree_nodes import PathView, TreeNode, parent_cycle, timestamp_key
 from contextree.session.tree_state import TreeState
-from contextree.store.index import Record, collector_paused
+from contextree.store.index import BULK_ITEMS, Record, collector_paused
 
 __all__ = ["TreeQuery"]
-
-_BULK_NODES = 1000
-"""A tree of at least this many entries is built with the garbage collector paused."""
 
 
 class TreeQuery(TreeState):
@@ -92,7 +89,7 @@ class TreeQuery(TreeState):
             by_id = self._index.complete_all().by_id
             # A list for nearly every entry, none in a cycle: the collector's passes over
             # them cost half again as much as building them (60 ms at 100k entries).
-            with collector_paused(len(by_id) >= _BULK_NODES):
+            with collector_paused(len(by_id) >= BULK_ITEMS):
                 for record in self.records():
                     if record.id is None or by_id.get(record.id) is not record:
                         continue
@@ -140,7 +137,7 @@ class TreeQuery(TreeState):
         # A node, its list of children and a child map entry for every entry, none in a
         # cycle: the collector's passes over them took a tenth of `contextree tree` on a
         # 100k-entry session.
-        with collector_paused(len(self._index.by_id) >= _BULK_NODES):
+        with collector_paused(len(self._index.by_id) >= BULK_ITEMS):
             return self._build_tree()
 
     def _build_tree(self) -> list[TreeNode]:

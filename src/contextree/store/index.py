@@ -37,6 +37,7 @@ from contextree.entries.types import CURRENT_SESSION_VERSION, Header, StoredEntr
 from contextree.errors import SessionFileError, UnsupportedVersionError
 
 __all__ = [
+    "BULK_ITEMS",
     "BadLine",
     "LoadReport",
     "ParsedSession",
@@ -197,8 +198,9 @@ class _MessageRole(msgspec.Struct):
 
 _role_decoder = msgspec.json.Decoder(_MessageRole)
 
-_BULK = 1000
-"""Decoding more entries than this at once pauses the garbage collector (see entries_of)."""
+BULK_ITEMS: Final = 1000
+"""Work over at least this many entries at once (decoding them, building a tree view,
+planning a compaction of a path) runs with the garbage collector paused (collector_paused)."""
 
 
 @contextmanager
@@ -222,7 +224,7 @@ def collector_paused(pause: bool = True) -> Iterator[None]:
 def entries_of(records: Iterable[Record]) -> list[StoredEntry]:
     """The entries of ``records``, decoding those not decoded yet (in bulk without the GC)."""
     batch = records if isinstance(records, list) else list(records)
-    with collector_paused(len(batch) >= _BULK):
+    with collector_paused(len(batch) >= BULK_ITEMS):
         return [record.entry for record in batch]
 
 
