@@ -292,26 +292,3 @@ def test_a_saved_original_is_never_overwritten_when_prunedat_was_lost() -> None:
     (updated,) = apply_prune(PruneDecision([PruneCandidate(old, 60)], 50))
     assert updated["message"]["prunedContent"] == [{"type": "text", "text": "the real original"}]
     assert updated["message"]["prunedAt"] is not None
-
-
-@pytest.mark.parametrize(("messages", "paused"), [(10, False), (1_000, True)])
-def test_deciding_on_a_long_path_pauses_the_collector_and_resumes_it(
-    monkeypatch: pytest.MonkeyPatch, messages: int, paused: bool
-) -> None:
-    import gc
-
-    from contextree.compaction import prune as prune_module
-
-    chain = Chain()
-    for n in range(messages):
-        chain.msg(user(f"message {n}"))
-    seen: list[bool] = []
-    real = prune_module._decide
-
-    def watched(*args: Any) -> Any:
-        seen.append(gc.isenabled())
-        return real(*args)
-
-    monkeypatch.setattr(prune_module, "_decide", watched)
-    decide_prune(chain.entries, SMALL)
-    assert seen == [not paused] and gc.isenabled()

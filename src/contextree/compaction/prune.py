@@ -25,7 +25,6 @@ from contextree.entries.types import (
     is_tool_result_message,
 )
 from contextree.settings.schema import PruneSettings
-from contextree.store.index import BULK_ITEMS, collector_paused
 from contextree.tokens.estimate import TokenEstimator, get_estimator
 
 if TYPE_CHECKING:
@@ -223,15 +222,12 @@ def decide_prune(
     """Choose tool results to prune: stale reads, then old ones outside the protected window,
     each held back while the prompt cache is warm unless little follows it. ``at_ms`` is the
     time the cache is judged at (default: now)."""
-    # The reads and results of thousands of tool calls, none in a cycle: the collector's
-    # passes over them were a sixth of deciding at 100k entries (5 of 30 ms).
-    with collector_paused(len(path_entries) >= BULK_ITEMS):
-        return _decide(
-            path_entries,
-            settings or PruneSettings(),
-            estimator or get_estimator("pi"),
-            now_ms() if at_ms is None else at_ms,
-        )
+    return _decide(
+        path_entries,
+        settings or PruneSettings(),
+        estimator or get_estimator("pi"),
+        now_ms() if at_ms is None else at_ms,
+    )
 
 
 def _decide(
