@@ -126,7 +126,8 @@ class RecordIndex:
 
     @property
     def complete(self) -> bool:
-        """True when every line of the file is decoded and the report is final."""
+        """True when every line of the file is decoded (the report is then made whole when
+        it is first asked for)."""
         return self._pending <= self._floor
 
     def get(self, entry_id: str) -> Record | None:
@@ -203,7 +204,7 @@ class RecordIndex:
                 first_line=self._first_line if last_step else None,
                 lines_after=self._lines_seen,
                 needs_id=self._needs_id,
-                report=LoadReport(self.report.source),  # the report is made whole in _finish
+                report=LoadReport(self.report.source),  # made whole when asked for (report)
             )
             if not self.items:
                 mark_partial_last_line(chunk, self.report)  # this chunk holds the last item
