@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.soak import SoakConfig, SoakResult, read_acknowledged, soak_store
+from bench.soak import SoakConfig, SoakResult, _Crew, read_acknowledged, soak_store
 
 SHORT = SoakConfig(duration=8, appenders=4, compactors=2, navigators=1, kill_interval=0.8)
 
@@ -48,6 +48,20 @@ def test_acknowledgements_are_read_whole_lines_only(tmp_path: Path) -> None:
     # The cut last line was never acknowledged; an id acknowledged twice is a duplicate.
     assert acknowledged == {"a1": b'{"id":"a1"}', "b2": b'{"id":"b2"}'}
     assert twice == 1
+
+
+def test_a_worker_started_again_writes_a_log_of_its_own(tmp_path: Path) -> None:
+    # A SIGKILL can cut a write() at a page boundary (seen: 14 cut lines in 300 kills of a
+    # process appending 100-6,000-byte lines). Had the next process appended to the same log,
+    # the cut line would have taken its first line in and compared unequal to the export.
+    crew = _Crew("unused", tmp_path, SHORT)
+    first, again = crew.log("append", 0), crew.log("append", 0)
+    assert first != again and first.parent == again.parent == tmp_path
+    first.write_bytes(b'a1 {"id":"a1"}\nb2 {"id":"b')
+    again.write_bytes(b'c3 {"id":"c3"}\n')
+    acknowledged, twice = read_acknowledged(sorted(tmp_path.glob("append-*.log")))
+    assert acknowledged == {"a1": b'{"id":"a1"}', "c3": b'{"id":"c3"}'}
+    assert twice == 0
 
 
 @pytest.mark.parametrize("field", SoakResult.MUST_BE_ZERO)
