@@ -358,7 +358,9 @@ def verify(target: str, work: Path, result: SoakResult) -> None:
     held: Counter[str] = Counter()
     parents: list[str] = []
     for raw in export.read_bytes().split(b"\n")[1:]:
-        if not raw:
+        if not raw.strip():
+            # Blank padding: a file append reserves its bytes as a line of spaces before it
+            # writes them, and a kill in between leaves the spaces (readers skip them).
             continue
         entry = json.loads(raw)
         held[entry["id"]] += 1

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.soak import SoakConfig, SoakResult, _Crew, read_acknowledged, soak_store
+from bench.soak import SoakConfig, SoakResult, _Crew, read_acknowledged, soak_store, verify
 
 SHORT = SoakConfig(duration=8, appenders=4, compactors=2, navigators=1, kill_interval=0.8)
 
@@ -62,6 +62,28 @@ def test_a_worker_started_again_writes_a_log_of_its_own(tmp_path: Path) -> None:
     acknowledged, twice = read_acknowledged(sorted(tmp_path.glob("append-*.log")))
     assert acknowledged == {"a1": b'{"id":"a1"}', "c3": b'{"id":"c3"}'}
     assert twice == 0
+
+
+def test_blank_padding_left_by_a_killed_append_is_skipped(tmp_path: Path) -> None:
+    from contextree.entries.codec import encode_line
+    from contextree.session.tree import SessionTree
+
+    target = tmp_path / "s.jsonl"
+    tree = SessionTree.open(str(target))
+    acknowledged = []
+    for n in range(2):
+        entry_id = tree.append_message({"role": "user", "content": f"m{n}", "timestamp": n})
+        entry = tree.get_entry(entry_id)
+        assert entry is not None
+        acknowledged.append(entry_id.encode() + b" " + encode_line(entry) + b"\n")
+    (tmp_path / "append-0-1.log").write_bytes(b"".join(acknowledged))
+    # An append reserves its bytes as spaces first; a kill before the fill leaves them.
+    with target.open("ab") as out:
+        out.write(b" " * 300 + b"\n")
+    result = SoakResult("file")
+    verify(str(target), tmp_path, result)
+    assert result.acknowledged == 2 and result.entries == 2
+    assert result.export_mismatches == result.lost == result.duplicates == 0
 
 
 @pytest.mark.parametrize("field", SoakResult.MUST_BE_ZERO)

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import attrgetter
+from types import FrameType
 
 from contextree.entries.codec import replacements
 from contextree.store.byte_source import BufferBytes, ByteSource
@@ -49,18 +50,28 @@ _parents = attrgetter("parent_id")
 def _interrupts_held() -> Iterator[None]:
     """Hold Ctrl-C (SIGINT) back until the block is done; it is raised right after.
 
-    Only the main thread receives it, and only where the platform can block signals.
+    The handler is swapped for one that only notes the signal: blocking the signal in this
+    thread would not do, as the kernel hands a process's signal to any thread that does not
+    block it, and Python runs the handler in the main thread all the same. Only the main
+    thread may swap handlers, and only it receives KeyboardInterrupt; elsewhere this is a
+    no-op.
     """
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "pthread_sigmask"
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is None  # a handler set outside Python: left alone
     ):
         yield
         return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    caught: list[tuple[int, FrameType | None]] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append((signum, frame)))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            if callable(previous):
+                previous(*caught[0])
+            elif previous == signal.SIG_DFL:
+                signal.raise_signal(signal.SIGINT)
 
 
 class RecordIndex:
