@@ -380,6 +380,9 @@ def _metrics() -> list[Metric]:
         ),
         Metric("retention_held_out", "  held-out phrasings", ""),
         Metric("retention_time", "  wall time of the eval (35 sessions x 2 budgets)", "s"),
+        Metric("blind_full", "blind sessions (bench/blind test): survival, 5 rounds", ""),
+        Metric("blind_20", "  context within 20% of the original", ""),
+        Metric("blind_recall", "  full budget, recall's first 5 hits counted", ""),
         *_integration_metrics(),
     ]
 
@@ -461,6 +464,10 @@ def run(
 
             progress("the retention eval (contextree eval, offline)")
             results.update(measure_retention())
+            from bench.retention import measure_blind_retention
+
+            progress("the retention eval on the blind sessions")
+            results.update(measure_blind_retention())
         for key, value in results.items():
             metrics[key].values[size] = value * 1000 if key in _MS_KEYS else value
         if not keep:

@@ -1,5 +1,6 @@
 """The retention eval's figures for the bench table (issue 25): ``contextree eval`` with the
-offline summarizer on the default corpus, measured once (it does not depend on a session)."""
+offline summarizer on the default corpus, and on the blind sessions of ``bench/blind`` (their
+``test`` split), measured once (they do not depend on a session)."""
 
 from __future__ import annotations
 
@@ -24,4 +25,18 @@ def measure_retention() -> dict[str, float]:
         "retention_20": report["budgets"]["0.2"]["mean_survival"],
         "retention_held_out": report["held_out"]["mean_survival"],
         "retention_time": elapsed,
+    }
+
+
+def measure_blind_retention() -> dict[str, float]:
+    """Survival on the blind ``test`` sessions (written without sight of the summarizer):
+    at the full budget, within 20%, and with recall's first hits counted too."""
+    from bench.blind.__main__ import blind_reports
+
+    reports = dict(blind_reports("test"))
+    visible, recalled = reports[""], reports[" +recall"]
+    return {
+        "blind_full": visible.full.overall().survival,
+        "blind_20": visible.budgets[1].overall().survival,
+        "blind_recall": recalled.full.overall().survival,
     }

@@ -31,3 +31,7 @@ def _result(text: str, *, tool: str = "bash", is_error: bool = False) -> Message
         "content": [{"type": "text", "text": text}],
         "isError": is_error,
     }
+
+
+def _developer(text: str) -> Message:
+    return {"role": "developer", "content": [{"type": "text", "text": text}], "timestamp": 1}

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from typing import Any
+
+from contextree.compaction.offline import OfflineSummarizer
 
 FULL_SECTIONS = (
     "## Goal",
@@ -45,3 +49,16 @@ def assert_sections_in_order(text: str, headings: Iterable[str]) -> None:
     assert positions == sorted(positions), (
         f"out of order: {dict(zip(headings, positions, strict=True))}"
     )
+
+
+def offline_summary(messages: list[dict[str, Any]], **kw: object) -> str:
+    """The offline summary of pi-shaped ``messages`` (a 4,000-token budget unless given)."""
+    kw.setdefault("budget_tokens", 4000)
+    return OfflineSummarizer().summarize_messages(messages, **kw)  # type: ignore[arg-type]
+
+
+def section(summary: str, heading: str) -> str:
+    """The text under ``heading`` up to the next heading of level 2 or 3."""
+    start = summary.index(heading + "\n") + len(heading) + 1
+    following = re.search(r"^#{2,3} ", summary[start:], re.M)
+    return summary[start : start + following.start()] if following else summary[start:]

@@ -4,7 +4,6 @@ kept, from the messages themselves, over any number of rounds, within the budget
 from __future__ import annotations
 
 import asyncio
-import re
 import shutil
 from pathlib import Path
 
@@ -26,19 +25,10 @@ from contextree.session.tree import SessionTree
 from contextree.settings.schema import CompactionSettings
 from pi_fixtures import PI_FIXTURES
 from summary_messages import Message, _call, _result, _say, _user
+from summary_sections import offline_summary as _summary
+from summary_sections import section as _section
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "todo-api-session.jsonl"
-
-
-def _summary(messages: list[Message], **kw: object) -> str:
-    kw.setdefault("budget_tokens", 4000)
-    return OfflineSummarizer().summarize_messages(messages, **kw)  # type: ignore[arg-type]
-
-
-def _section(summary: str, heading: str) -> str:
-    start = summary.index(heading + "\n") + len(heading) + 1
-    following = re.search(r"^#{2,3} ", summary[start:], re.M)
-    return summary[start : start + following.start()] if following else summary[start:]
 
 
 # --- what the summary keeps ---------------------------------------------------------------------

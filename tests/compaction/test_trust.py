@@ -14,22 +14,9 @@ from pathlib import Path
 from contextree.compaction.offline import OfflineSummarizer
 from contextree.compaction.summarize import text_tokens
 from contextree.eval.phrasings import HELD_OUT
-from summary_messages import Message, _call, _result, _say, _user
-
-
-def _summary(messages: list[Message], **kw: object) -> str:
-    kw.setdefault("budget_tokens", 4000)
-    return OfflineSummarizer().summarize_messages(messages, **kw)  # type: ignore[arg-type]
-
-
-def _section(summary: str, heading: str) -> str:
-    start = summary.index(heading + "\n") + len(heading) + 1
-    following = re.search(r"^#{2,3} ", summary[start:], re.M)
-    return summary[start : start + following.start()] if following else summary[start:]
-
-
-def _developer(text: str) -> Message:
-    return {"role": "developer", "content": [{"type": "text", "text": text}], "timestamp": 1}
+from summary_messages import Message, _call, _developer, _result, _say, _user
+from summary_sections import offline_summary as _summary
+from summary_sections import section as _section
 
 
 def test_no_sentence_here_is_a_held_out_phrasing() -> None:

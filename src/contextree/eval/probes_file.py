@@ -21,11 +21,49 @@ from contextree.eval.probes import PROBE_KINDS, Probe, ProbeKind
 from contextree.eval.score import context_text, values_found
 from contextree.session.tree import SessionTree
 
-__all__ = ["ProbesFileError", "branch_messages", "load_probes", "session_with_probes"]
+__all__ = [
+    "ProbesFileError",
+    "branch_messages",
+    "load_probes",
+    "probe_from_object",
+    "session_with_probes",
+]
 
 
 class ProbesFileError(ContextreeError):
     """A probes file that cannot be used; the message names the file, line and field."""
+
+
+def probe_from_object(data: object, where: str, *, default_id: str) -> Probe:
+    """The probe an object describes (``kind``, ``values``, optional ``id`` and ``text``).
+
+    Raises:
+        ProbesFileError: a field is missing or of the wrong type; the message starts with
+            ``where``.
+    """
+    if not isinstance(data, dict):
+        raise ProbesFileError(f"{where}: expected an object with kind and values")
+    kind = data.get("kind")
+    if kind not in PROBE_KINDS:
+        raise ProbesFileError(
+            f'{where}: field "kind": expected one of {", ".join(PROBE_KINDS)}, got {kind!r}'
+        )
+    values = data.get("values")
+    if (
+        not isinstance(values, list)
+        or not values
+        or not all(isinstance(v, str) and v.strip() for v in values)
+    ):
+        raise ProbesFileError(f'{where}: field "values": expected a non-empty list of strings')
+    for field in ("id", "text"):
+        if field in data and not isinstance(data[field], str):
+            raise ProbesFileError(f'{where}: field "{field}": expected a string')
+    return Probe(
+        id=data.get("id") or default_id,
+        kind=cast(ProbeKind, kind),
+        values=tuple(values),
+        text=data.get("text", ""),
+    )
 
 
 def load_probes(path: Path) -> list[Probe]:
@@ -44,31 +82,7 @@ def load_probes(path: Path) -> list[Probe]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ProbesFileError(f"{where}: not JSON ({exc.msg})") from None
-        if not isinstance(data, dict):
-            raise ProbesFileError(f"{where}: expected an object with kind and values")
-        kind = data.get("kind")
-        if kind not in PROBE_KINDS:
-            raise ProbesFileError(
-                f'{where}: field "kind": expected one of {", ".join(PROBE_KINDS)}, got {kind!r}'
-            )
-        values = data.get("values")
-        if (
-            not isinstance(values, list)
-            or not values
-            or not all(isinstance(v, str) and v.strip() for v in values)
-        ):
-            raise ProbesFileError(f'{where}: field "values": expected a non-empty list of strings')
-        for field in ("id", "text"):
-            if field in data and not isinstance(data[field], str):
-                raise ProbesFileError(f'{where}: field "{field}": expected a string')
-        probes.append(
-            Probe(
-                id=data.get("id") or f"line-{number}",
-                kind=cast(ProbeKind, kind),
-                values=tuple(values),
-                text=data.get("text", ""),
-            )
-        )
+        probes.append(probe_from_object(data, where, default_id=f"line-{number}"))
     if not probes:
         raise ProbesFileError(f"{path}: no probes (one JSON object per line)")
     return probes

@@ -25,6 +25,7 @@ from contextree.compaction.offline.commands import (
 from contextree.compaction.offline.digest import (
     ERROR_CHARS,
     REQUEST_CHARS,
+    RESPOND,
     SENTENCE_CHARS,
     WAITING,
     Command,
@@ -54,6 +55,7 @@ from contextree.compaction.offline.prose import (
     USER_DECISION,
     answers_question,
     decision_in,
+    instruction,
     listed_rules,
     noted_fact,
     pending_question_in,
@@ -62,7 +64,7 @@ from contextree.compaction.offline.prose import (
     reports_done,
     user_correction,
 )
-from contextree.compaction.offline.specifics import has_specifics
+from contextree.compaction.offline.specifics import has_specifics, says_something
 from contextree.compaction.offline.text import (
     FENCE,
     LIST_MARKER,
@@ -76,7 +78,14 @@ from contextree.compaction.offline.text import (
     similar,
     split_sentences,
 )
-from contextree.entries.types import LlmMessage
+from contextree.compaction.offline.tool_results import (
+    READ_ONLY_TOOLS,
+    call_note,
+    failure_line,
+    result_facts,
+    tool_failed,
+)
+from contextree.entries.types import LlmMessage, is_text_content
 
 _BASH_EXECUTION = re.compile(r"Ran `(?P<cmd>.*?)`\n", re.S)
 _EMBEDDED_SUMMARY = re.compile(
@@ -103,15 +112,34 @@ _NOTED_PER_MESSAGE: Final = 4
 _MIN_REQUEST_WORDS: Final = 3
 
 
+SYSTEM_MARK: Final = "[System]: "
+"""Starts a developer message's text once :func:`as_user` made it a user message: its rules
+and facts are read like the user's, but it is not the user's goal, request or answer."""
+
+
 def as_user(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
     """System/developer messages read as the user's: pi's serialization leaves them out, but
-    what they say must survive a compaction like the user's own words (issue 25 item 1)."""
+    what they say must survive a compaction like the user's own words (issue 25 item 1). Their
+    text starts with :data:`SYSTEM_MARK`, which the reader takes off."""
     return [
-        cast(LlmMessage, {**message, "role": "user"})
-        if message.get("role") == "developer"
-        else message
-        for message in messages
+        _as_user(message) if message.get("role") == "developer" else message for message in messages
     ]
+
+
+def _as_user(message: LlmMessage) -> LlmMessage:
+    content = message.get("content")
+    if isinstance(content, str):
+        content = SYSTEM_MARK + content
+    elif isinstance(content, list):
+        first = next((i for i, b in enumerate(content) if is_text_content(b)), None)
+        if first is not None:
+            block = content[first]
+            content = [
+                *content[:first],
+                {**block, "text": SYSTEM_MARK + str(block.get("text", ""))},
+                *content[first + 1 :],
+            ]
+    return cast(LlmMessage, {**message, "role": "user", "content": content})
 
 
 @functools.lru_cache(maxsize=16)
@@ -160,6 +188,7 @@ class _ConversationReader:
         # The longest lists of a digest; only this reader appends to them while it reads.
         self.noted = OnceList(self.digest.noted)
         self.facts = OnceList(self.digest.facts)
+        self.done_notes = OnceList(self.digest.done_notes)
         self.focus_words = focus_words_of(focus)
         self.pending: list[tuple[ToolCall, str]] = []
         self.last_calls: list[ToolCall] = []
@@ -188,6 +217,9 @@ class _ConversationReader:
     def _user(self, text: str) -> None:
         if not text:
             return
+        if text.startswith(SYSTEM_MARK):
+            self._system(text[len(SYSTEM_MARK) :].strip())
+            return
         bash = _BASH_EXECUTION.match(text)
         if bash:
             self._user_bash(bash.group("cmd"), text[bash.end() :])
@@ -212,6 +244,23 @@ class _ConversationReader:
         self.latest_request = request
         self.last_role = "user"
         self.question_open = False
+        self._statements(text, rules)
+        self._user_status(scanned)
+        self._answered(text)
+        self._notice(scanned)
+
+    def _system(self, text: str) -> None:
+        """A system/developer message: its rules and facts count as the user's; it asks for
+        nothing and answers nothing."""
+        if text:
+            self._statements(text, listed_rules(text[:_USER_SCAN_CHARS])[0])
+            self._notice(text[:_USER_SCAN_CHARS])
+
+    def _statements(self, text: str, rules: list[tuple[str, bool]]) -> None:
+        """The rules, preferences, decisions, errors and facts a user's message states."""
+        d = self.digest
+        d.user_chars += len(text)
+        scanned = text[:_USER_SCAN_CHARS]
         for item, preference in rules:
             kept = self._clip(item, _USER_LINE_CHARS)
             add_once(d.preferences if preference else d.constraints, kept)
@@ -240,9 +289,6 @@ class _ConversationReader:
         for error in error_lines(FENCE.sub("", scanned), strict=True):
             add_once(d.errors, error)
         self._user_facts(text)
-        self._user_status(scanned)
-        self._answered(text)
-        self._notice(scanned)
 
     def _user_facts(self, text: str) -> None:
         """The user's statements with specific values, verbatim: the whole message when it is
@@ -257,12 +303,27 @@ class _ConversationReader:
         whole = one_line(FENCE.sub(" ", text))
         # A short message is kept whole, unless it asks something (a question is a request).
         short = len(whole) <= _USER_LINE_CHARS and "?" not in whole
-        if short and has_specifics(whole) and not _PASTED.match(whole):
+        # A plain statement (no value) is a fact when it states something; an instruction
+        # without a value stays among the requests.
+        plain = not has_specifics(whole) and not instruction(whole)
+        if (
+            short
+            and not _PASTED.match(whole)
+            and ((plain and says_something(whole)) or has_specifics(whole))
+        ):
             add(whole)
             return
+        # A long message is often context pasted or told at length: its sentences that name
+        # something are kept. A short one that asks or instructs may state things besides
+        # ("book the one by the sea. my sister gets seasick though"): those sentences too.
+        stated = len(whole) <= _USER_LINE_CHARS
         for line in _prose_lines(text[:_USER_SCAN_CHARS]):
             for sentence in split_sentences(line):
-                if not sentence.endswith(("?", ":")) and has_specifics(sentence):
+                if sentence.endswith(("?", ":")):
+                    continue
+                if has_specifics(sentence) or (
+                    stated and says_something(sentence) and not instruction(sentence)
+                ):
                     add(self._clip(sentence, _USER_LINE_CHARS))
 
     def _clip(self, text: str, limit: int) -> str:
@@ -420,6 +481,9 @@ class _ConversationReader:
         if kind == "bash":
             self._finish_command(call_command(call), text)
             return
+        if kind == "other":
+            self._other_result(call, text, first_line)
+            return
         failed = bool(ERROR_LINE.search(first_line)) and not first_line.startswith("Successfully")
         if kind == "read":
             # A file's content may well contain "Error"; only a short answer is a failure.
@@ -432,6 +496,26 @@ class _ConversationReader:
                 change.error = clip(first_line, ERROR_CHARS)
         if failed:
             add_once(self.digest.errors, clip(first_line, ERROR_CHARS))
+
+    def _other_result(self, call: ToolCall, text: str, first_line: str) -> None:
+        """A result of a tool that is neither a file tool nor the shell: a failure in its
+        first line is an error; otherwise the call is work done and what it returned, when
+        specific, a fact learned."""
+        d = self.digest
+        failed = bool(ERROR_LINE.search(first_line)) and not first_line.startswith("Successfully")
+        if failed or tool_failed(first_line):
+            add_once(d.errors, failure_line(text))
+            if call.name in READ_ONLY_TOOLS:
+                return
+            # What the failure report goes on to say (where, since when) is kept as read.
+            rest = text.split("\n", 1)[1] if "\n" in text.strip() else ""
+        elif call.name in READ_ONLY_TOOLS:
+            return  # a listing or a search: asked again when needed
+        else:
+            self.done_notes.add(call_note(call))
+            rest = text
+        for fact in result_facts(call.name, rest):
+            self.noted.add(fact)
 
     def _command(self, command: str) -> Command:
         key = command_text(command)
@@ -480,7 +564,7 @@ class _ConversationReader:
             d.in_progress.append(WAITING)
             d.next_steps.append("Wait for the user's answer to the pending question.")
         elif self.last_role == "user" and latest:
-            d.next_steps.append(f"Respond to the latest user request: {latest}")
+            d.next_steps.append(f"{RESPOND}{latest}")
         elif self.last_role in ("calls", "result"):
             d.last_action = "; ".join(call.describe() for call in self.last_calls[:3])
             d.next_steps.append("Check the result of the last action, then continue the work.")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 WAITING: Final = "Waiting for the user's answer to the pending question"
+RESPOND: Final = "Respond to the latest user request: "
 GENERATED_STEPS: Final = (
     "Wait for the user's answer",
     "Respond to the latest user request",
@@ -106,6 +107,9 @@ class Digest:
     """Questions to the user that the next user message did not answer."""
     user_said: list[str] = field(default_factory=list)
     """The user's messages (not rendered): they answer earlier open questions on a merge."""
+    user_chars: int = 0
+    """How many characters the user's own messages in the conversation hold (not merged from
+    an earlier summary): the summary's budget makes room for them."""
     finished: bool = False
     """The assistant's last words report the latest request finished."""
     left_out: int = 0

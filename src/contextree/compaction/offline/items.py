@@ -97,10 +97,12 @@ def _in_any(text: str, texts: list[str], joined: str) -> bool:
 
 def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     """The goal, status, requests, constraints, facts and questions."""
-    facts = "\0".join(d.facts)
+    # A statement the goal already shows is not repeated among the facts.
+    shown_facts = [fact for fact in d.facts if fact not in d.goal]
+    facts = "\0".join(shown_facts)
     if d.goal:
         b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
-    if d.status and not _in_any(d.status, d.facts, facts):
+    if d.status and not _in_any(d.status, shown_facts, facts):
         b.add("status", f"{STATUS_LABEL} {d.status}", 95)
     for index, request in enumerate(d.requests):
         times = d.request_counts.get(request, 1)
@@ -112,7 +114,7 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
             # A request made again and again matters more than one made once.
             priority = 30 + _recency(index, len(d.requests)) + 5 * min(times - 1, 4)
         text = request + (ASKED.format(n=times) if times > 1 else "")
-        if _in_any(text, d.facts, facts):
+        if _in_any(text, shown_facts, facts):
             continue  # the whole request is kept as a statement of fact
         b.add("requests", text, priority, label=REQUESTS_LABEL, user=True)
     for constraint in d.constraints:
@@ -120,11 +122,11 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     for index, preference in enumerate(d.preferences):
         # Style, format, language and units hold for the whole session.
         b.add("constraints", preference, 80 + _recency(index, len(d.preferences)) // 4, user=True)
-    for fact in d.facts:
-        if fact in d.goal:
-            continue  # the goal shows it (a model's summary gets it recorded, see facts.py)
-        # The user's statements with specific values: the more they pin down, the longer kept.
-        b.add("facts", fact, 80 + 5 * min(specific_count(fact), 3), user=True)
+    for fact in shown_facts:  # (a model's summary gets the goal's recorded, see facts.py)
+        # The user's statements: the more they pin down, the longer kept; a plain one (no
+        # specific value) after the preferences, before the assistant's notes.
+        specific = specific_count(fact)
+        b.add("facts", fact, 80 + 5 * min(specific, 3) if specific else 72, user=True)
     for index, note in enumerate(d.noted):
         priority = 45 + 5 * min(specific_count(note), 3) + _recency(index, len(d.noted))
         b.add("facts", note, priority, label=NOTED_LABEL)

@@ -33,6 +33,7 @@ from contextree.compaction.offline.prose import (
     answers_question,
     reports_done,
 )
+from contextree.compaction.offline.specifics import says_something
 from contextree.compaction.offline.text import (
     add_grouped,
     add_once,
@@ -79,6 +80,9 @@ _RAN_LINE = re.compile(
     r"^Ran `(?P<cmd>.+?)`(?: ×(?P<runs>\d+))? \((?P<note>[^()]*)\)(?:: (?P<result>.*))?$"
 )
 _LEFT_OUT_LINE = re.compile(r"^_(\d+) of the user's statements left out for the budget\._$")
+_LEFT_OUT_IN = re.compile(r" ?_(\d+) of the user's statements left out for the budget\._")
+"""The same note inside a paragraph: earlier releases read it back as part of the goal line
+above it, and wrote one more each round."""
 _TOOLS_LINE = re.compile(r"^Other tools used: (?P<tools>.+)$")
 _INSPECTIONS_LINE = re.compile(r"^Ran \d+ read-only commands? \((?P<counts>.+)\)$")
 _FAILED_LINE = re.compile(r"^`(?P<cmd>.+)` failed \((?P<note>[^()]*)\)(?:: (?P<error>.*))?$")
@@ -206,7 +210,7 @@ def _group_items(lines: list[str]) -> list[str]:
             continue
         if items and line[:1] in (" ", "\t", ">"):
             items[-1] += "\n" + line
-        elif in_paragraph and not _ITEM_MARKER.match(line):
+        elif in_paragraph and not _ITEM_MARKER.match(line) and not _LEFT_OUT_IN.search(line):
             items[-1] += " " + line.strip()
         else:
             items.append(line.rstrip())
@@ -256,7 +260,12 @@ def _read_item(d: Digest, key: str, item: str) -> None:
         case "goal":
             _read_goal_item(d, item, text)
         case "request":
-            _read_request(d, clip(one_line(text), REQUEST_CHARS))
+            request = clip(one_line(text), REQUEST_CHARS)
+            _read_request(d, request)
+            # A split turn's request is the user's message: a statement in it is a fact,
+            # as it would have been had the turn not been split.
+            if "?" not in request and says_something(request):
+                add_once(d.facts, request)
         case "constraints":
             add_once(d.constraints, text)
         case "done":
@@ -304,6 +313,10 @@ def _read_goal_item(d: Digest, item: str, text: str) -> None:
         if item != REQUESTS_LABEL:
             _read_request(d, text)
         return
+    # Notes that an earlier release joined to the goal are taken out of it. Each said the
+    # count so far, so the largest is the count.
+    d.left_out += max((int(n) for n in _LEFT_OUT_IN.findall(item)), default=0)
+    item = _LEFT_OUT_IN.sub("", item)
     d.goal = f"{d.goal}\n{item}" if d.goal else item
 
 

@@ -63,12 +63,14 @@ _BRANCH_LAYOUT: Final[Layout] = (
 _TURN_PREFIX_LAYOUT: Final[Layout] = (
     ("## Original Request", "-", ("goal", "status", "requests")),
     ("## Early Progress", "-", ("done", "blocked", "decisions", "todos")),
+    # Under a heading of their own, so that the next compaction reads the user's statements
+    # back as facts (among the suffix's context lines they were read as notes).
+    ("## Key Facts", "-", ("facts",)),
     (
         "## Context for Suffix",
         "-",
         (
             "constraints",
-            "facts",
             "focus",
             "context",
             "in_progress",

@@ -69,3 +69,15 @@ def has_specifics(text: str) -> bool:
     if _DIGIT.search(text):
         return True
     return any(needed in text and search.search(text) for needed, search in _NO_DIGIT)
+
+
+PLAIN_WORDS: Final = 4
+"""A statement of this many words says something even without a specific value."""
+
+
+def says_something(statement: str) -> bool:
+    """Whether a user's statement is worth keeping as a fact: it names a specific value, or
+    it is a plain statement of a few words ("he can't do stairs since the surgery", "no more
+    beige"). People state facts, limits and tastes plainly, with no value and no keyword to
+    find them by; only acknowledgements ("ok thanks", "sounds good") are left out."""
+    return has_specifics(statement) or len(statement.split()) >= PLAIN_WORDS

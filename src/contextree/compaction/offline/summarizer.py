@@ -34,7 +34,8 @@ class OfflineSummarizer:
 
     Args:
         name: the client name reported in the protocol's ``name`` attribute.
-        max_fraction: the summary may use at most this share of the summarized tokens.
+        max_fraction: the summary may use at most this share of the summarized tokens, plus
+            the size of the user's own messages (which are never scaled down).
         max_tokens_cap: the summary never exceeds this many tokens (a request's or caller's
             budget can only lower it).
         min_tokens: the budget never drops below this, so tiny conversations still get a
@@ -170,23 +171,34 @@ class OfflineSummarizer:
             raise ValueError(f'unknown summary kind "{kind}"; expected one of: {SUMMARY_KINDS}')
         focus_text = focus.strip() if focus and focus.strip() else None
         digest = digest_conversation(conversation_text, focus=focus_text)
+        user_tokens = digest.user_chars // 4
         if previous_summary and previous_summary.strip() and kind != "turn_prefix":
             digest = merge_digest(digest_summary(previous_summary), digest)
         context = [line.strip() for line in extra_context if line.strip()]
         if context:
             # A hook gives its context for this call; older context lines are replaced.
             digest.extra_context = context
-        budget = self._budget(conversation_text, previous_summary, budget_tokens)
+        budget = self._budget(conversation_text, previous_summary, budget_tokens, user_tokens)
         if kind == "short":
             return fit_text(short_summary(digest), budget)
         # The layout drops lines by importance; the essentials it never drops are cut last
         # here, so the budget holds for every input.
         return fit_text(render_digest(digest, kind=kind, budget_tokens=budget), budget)
 
-    def _budget(self, conversation: str, previous: str | None, limit: int | None) -> int:
+    def _budget(
+        self, conversation: str, previous: str | None, limit: int | None, user_tokens: int = 0
+    ) -> int:
         # The previous summary already stands for older history at most max_fraction of its
-        # size, so it is carried at its own size; only the new messages are scaled.
-        new_share = math.floor(self.max_fraction * estimate_tokens(conversation))
+        # size, so it is carried at its own size; only the new messages are scaled. What the
+        # user wrote is not scaled: in a conversation of plain talk (a trip, a budget, a
+        # support call) the user's messages are a large share and each says something the
+        # next reader needs, where a coding session's bulk is tool output.
+        conversation_tokens = estimate_tokens(conversation)
+        user_tokens = min(user_tokens, conversation_tokens)
+        # (A quarter more than their size: list markers, labels and headings around them.)
+        new_share = user_tokens * 5 // 4 + math.floor(
+            self.max_fraction * (conversation_tokens - user_tokens)
+        )
         carried = estimate_tokens(previous) if previous else 0
         budget = min(max(self.min_tokens, new_share + carried), self.max_tokens_cap)
         if limit is not None and limit > 0:

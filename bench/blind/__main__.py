@@ -1,0 +1,154 @@
+"""``python -m bench.blind``: the retention eval on sessions written blind to the summarizer.
+
+    python -m bench.blind check [--split dev|test]      # every probe placed, none repeated later
+    python -m bench.blind [--split dev|test|all] [--rounds 5] [--lost] [--json OUT]
+
+``dev`` sessions may be read when the summarizer is changed; ``test`` sessions are only ever
+scored (their figure is what we quote, see bench/blind/README.md). ``--lost`` lists the probes
+lost (refused for ``test``: reading them would tune on them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.blind.script import Script, ScriptError, load_script
+
+HERE = Path(__file__).resolve().parent
+SPLITS = ("dev", "test")
+
+
+def scripts(split: str) -> list[Script]:
+    """The scripts of ``split`` (``all``: both), by file name."""
+    names = SPLITS if split == "all" else (split,)
+    return [load_script(path) for name in names for path in sorted((HERE / name).glob("*.json"))]
+
+
+def problems(script: Script) -> list[str]:
+    """Probes the eval cannot use: placed nowhere, or whose values come back in a later message
+    (that message would keep them visible whatever the summary says)."""
+    from contextree.context.convert import convert_to_llm
+    from contextree.eval.score import context_text, values_found
+
+    texts = [context_text(convert_to_llm([message])) for message in script.messages]  # type: ignore[list-item]
+    found = []
+    for probe in script.probes:
+        where = [i for i, text in enumerate(texts) if values_found(probe, text)]
+        if not where:
+            found.append(
+                f"{probe.id} ({probe.kind}): values {list(probe.values)} in no one message"
+            )
+        elif len(where) > 1:
+            found.append(f"{probe.id} ({probe.kind}): values also in later message(s) {where[1:]}")
+        for value in probe.values:
+            if sum(value.lower() in t.lower() for t in texts) > 1:
+                found.append(f"{probe.id}: value {value!r} appears in more than one message")
+    return found
+
+
+def _check(split: str) -> int:
+    bad = 0
+    for script in scripts(split):
+        found = problems(script)
+        bad += len(found)
+        print(
+            f"{script.name}: {len(script.messages)} messages, {len(script.probes)} probes"
+            + ("" if found else ", ok")
+        )
+        for line in found:
+            print(f"  {line}")
+    return 1 if bad else 0
+
+
+def _corpus(chosen: Sequence[Script], rounds: int) -> list:  # type: ignore[type-arg]
+    from contextree.eval.probes_file import session_with_probes
+
+    return [session_with_probes(s.name, s.messages, s.probes, rounds) for s in chosen]  # type: ignore[arg-type]
+
+
+def blind_reports(split: str, rounds: int = 5) -> list[tuple[str, Any]]:
+    """The eval's reports on ``split`` (see :func:`_reports`)."""
+    return _reports(scripts(split), rounds)
+
+
+def _reports(chosen: Sequence[Script], rounds: int) -> list[tuple[str, Any]]:
+    """The eval's report with what the model sees, then with recall's first hits too."""
+    from contextree.compaction import OfflineSummarizer
+    from contextree.eval import run_sessions, visible
+    from contextree.eval.recall_check import visible_or_recalled
+
+    reports = []
+    for label, kept in (("", visible), (" +recall", visible_or_recalled)):
+        report = asyncio.run(
+            run_sessions(
+                _corpus(chosen, rounds),
+                OfflineSummarizer(),
+                rounds=rounds,
+                kept=kept,
+                model="offline",
+            )
+        )
+        reports.append((label, report))
+    return reports
+
+
+def _run(split: str, rounds: int, lost: bool, out: Path | None) -> int:
+    chosen = scripts(split)
+    reports = _reports(chosen, rounds)
+    full = reports[0][1].full
+    print(
+        f"blind sessions ({split}): {len(chosen)} sessions, {len(full.probes)} probes, "
+        f"{rounds} rounds, offline summarizer"
+    )
+    columns = [(f"{b.label}{label}", b) for label, report in reports for b in report.budgets]
+    print(f"{'kind':<12}" + "".join(f"{name:>18}" for name, _ in columns))
+    kinds = sorted({p.kind for p in full.probes})
+    for kind in [*kinds, "all"]:
+        cells = []
+        for _, budget in columns:
+            s = budget.overall() if kind == "all" else budget.by_kind().get(kind)
+            cells.append(f"{s.survival:.2f} ({s.kept}/{s.scored})" if s and s.scored else "-")
+        print(f"{kind:<12}" + "".join(f"{c:>18}" for c in cells))
+    if lost:
+        domains = {s.name: s.domain for s in chosen}
+        for name, budget in columns:
+            for probe in budget.lost_probes():
+                print(
+                    f"lost at {name}: {probe.id} [{probe.kind}, "
+                    f"{domains[probe.id.split(':')[0]]}] {list(probe.values)}  {probe.text}"
+                )
+    if out is not None:
+        data = {label.strip() or "visible": report.to_json() for label, report in reports}
+        out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.blind", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("command", nargs="?", default="run", choices=("run", "check"))
+    parser.add_argument("--split", default="test", choices=(*SPLITS, "all"))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--lost", action="store_true", help="list lost probes (dev only)")
+    parser.add_argument("--json", type=Path, dest="out")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args.split)
+        if args.lost and args.split != "dev":
+            parser.error("--lost reads the probes: only for --split dev")
+        return _run(args.split, args.rounds, args.lost, args.out)
+    except ScriptError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""What the results of other tools say: an agent that books, mails, looks up or files things
+learns its facts from tool results (a record locator, a permit number, a bounced address),
+not from a shell. Files read and shell commands have readers of their own (``commands.py``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final
+
+from contextree.compaction.offline.digest import ERROR_CHARS, SENTENCE_CHARS
+from contextree.compaction.offline.parts import ToolCall
+from contextree.compaction.offline.specifics import has_specifics, specific_count
+from contextree.compaction.offline.text import clip, one_line, split_sentences
+
+__all__ = ["READ_ONLY_TOOLS", "call_note", "failure_line", "result_facts", "tool_failed"]
+
+READ_ONLY_TOOLS: Final = frozenset({"grep", "find", "ls", "glob"})
+"""pi's and oh-my-pi's tools that list or search files: their output can be asked again."""
+
+_WHOLE_CHARS: Final = 600
+"""A result this short is kept whole, on one line: it is the tool's answer."""
+_FACTS_PER_RESULT: Final = 6
+_CALL_CHARS: Final = 240
+
+_FAILURE: Final = re.compile(
+    r"(?i)\b(?:declined|rejected|bounced|denied|refused|undeliverable|failure|no match|"
+    r"no (?:\w+ ){0,2}found|"
+    r"not found|does not exist|doesn't exist|no such|invalid|unavailable|timed out|timeout|"
+    r"insufficient|over (?:the )?limit|not allowed|forbidden|unauthori[sz]ed)\b"
+)
+"""How a service says no in its first line ("PAYMENT DECLINED", "550 ... does not exist");
+checked only for these tools' results, where no exit code tells."""
+
+
+def tool_failed(first_line: str) -> bool:
+    """Whether a tool's result starts by reporting a failure in a service's words."""
+    return _FAILURE.search(first_line) is not None
+
+
+def result_facts(name: str, text: str) -> list[str]:
+    """What a result of the tool ``name`` states: a short result whole, a long one as its
+    lines that name the most specific values (at most six, in their order)."""
+    whole = one_line(text)
+    if not whole:
+        return []
+    if len(whole) <= _WHOLE_CHARS:
+        return [f"`{name}` returned: {whole}"] if has_specifics(whole) else []
+    found = [
+        (index, sentence)
+        for index, sentence in enumerate(split_sentences(text[:20_000]))
+        if has_specifics(sentence)
+    ]
+    found.sort(key=lambda item: (-specific_count(item[1]), item[0]))
+    chosen = sorted(found[:_FACTS_PER_RESULT])
+    return [f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}" for _, s in chosen]
+
+
+def call_note(call: ToolCall) -> str:
+    """The call as done: ``Called `calendar`: title=Reminder: ..., start=2026-03-23T10:30``."""
+    shown = []
+    for key, value in call.args.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        shown.append(f"{key}={one_line(text)}")
+    args = clip(", ".join(shown), _CALL_CHARS)
+    return f"Called `{call.name}`" + (f": {args}" if args else "")
+
+
+def failure_line(text: str) -> str:
+    """The first line of a failed result, as the error to keep."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return clip(first, ERROR_CHARS)

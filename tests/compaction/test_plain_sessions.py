@@ -1,0 +1,201 @@
+"""Sessions of plain talk and service tools (a trip, a household budget, a support desk): what
+the offline summarizer keeps of what people say without keywords or values, of what other
+tools return, and of a system message.
+
+Found with the blind sessions of ``bench/blind`` (the ``dev`` split); the sentences here are
+our own, none is from those sessions (``tests/eval/test_blind.py`` checks the ``test`` split).
+"""
+
+from __future__ import annotations
+
+from contextree.compaction.offline import OfflineSummarizer
+from contextree.compaction.offline.previous import digest_summary
+from summary_messages import Message, _call, _developer, _result, _say, _user
+from summary_sections import offline_summary as _summary
+from summary_sections import section as _section
+
+
+def test_a_plain_statement_without_values_is_kept_as_a_fact() -> None:
+    summary = _summary(
+        [
+            _user("Help me plan the garden for this spring."),
+            _say("Sure. What do you grow now?"),
+            _user("mostly herbs. my neighbour's cat digs up anything near the fence though"),
+            _say("Then raised beds away from the fence."),
+            _user("ok"),
+            _say("I'll sketch a layout."),
+        ]
+    )
+    facts = _section(summary, "## Key Facts")
+    assert "my neighbour's cat digs up anything near the fence though" in facts
+    assert "- ok\n" not in summary  # an acknowledgement says nothing
+
+
+def test_a_plain_statement_ranks_below_one_with_values() -> None:
+    # With room for one fact only, the one that pins something down stays.
+    statements = [
+        "the shed roof leaks a little when it rains hard",
+        "the shed is 2.4 m by 1.8 m, bought in 2019",
+    ]
+    messages: list[Message] = [_user("Plan the garden.")]
+    for statement in statements:
+        messages += [_user(statement), _say("Noted.")]
+    summary = _summary(messages, budget_tokens=70)
+    assert "2.4 m by 1.8 m" in summary
+    assert "leaks a little" not in summary
+    assert "1 of the user's statements left out for the budget" in summary
+
+
+def test_a_system_message_is_read_for_rules_and_facts_but_is_not_the_goal() -> None:
+    summary = _summary(
+        [
+            _developer(
+                "You answer for Harbor Water Utility.\n"
+                "1. Never disclose another customer's usage.\n"
+                "2. Leak credits are capped at 60 dollars a bill."
+            ),
+            _user("my water bill doubled this month, can you check why"),
+            _say("Let me look."),
+        ]
+    )
+    goal = _section(summary, "## Goal")
+    assert goal.startswith("my water bill doubled this month")
+    assert "Harbor Water" not in goal
+    assert "Never disclose another customer's usage." in _section(
+        summary, "## Constraints & Preferences"
+    )
+    assert "capped at 60 dollars a bill" in summary
+    assert "[System]" not in summary
+
+
+def test_what_a_service_tool_returns_is_noted_and_the_call_is_work_done() -> None:
+    summary = _summary(
+        [
+            _user("Book the 9:10 ferry to Vashon for two on Friday."),
+            _say("Booking it.", _call("ferry_booking", sailing="Fri 09:10", passengers=2)),
+            _result("CONFIRMED. Reservation VX-20931, 2 adults, Fri 09:10.", tool="ferry_booking"),
+            _say("Done."),
+        ]
+    )
+    assert "`ferry_booking` returned: CONFIRMED. Reservation VX-20931" in summary
+    done = _section(summary, "### Done")
+    assert "Called `ferry_booking`: sailing=Fri 09:10, passengers=2" in done
+
+
+def test_a_long_service_result_keeps_its_most_specific_lines() -> None:
+    lines = ["Nothing unusual in the readings of this period."] * 30
+    lines.insert(12, "Meter MTR-55120 read 48213 gallons on 2026-02-03 at 14:05.")
+    summary = _summary(
+        [
+            _user("Why is my bill so high?"),
+            _say("", _call("meter_history", account="A-1")),
+            _result("\n".join(lines), tool="meter_history"),
+            _say("Looking at it."),
+        ]
+    )
+    assert "Meter MTR-55120 read 48213 gallons on 2026-02-03 at 14:05." in summary
+    assert "Nothing unusual in the readings" not in summary
+
+
+def test_a_service_tool_failure_is_an_error_with_its_details_noted() -> None:
+    summary = _summary(
+        [
+            _user("Send the invoice to the client."),
+            _say("", _call("send_email", to="ap@northwind.example")),
+            _result(
+                "UNDELIVERABLE: mailbox ap@northwind.example unknown\n"
+                "Remote server: mx2.northwind.example replied 550 at 2026-03-02 09:14",
+                tool="send_email",
+            ),
+            _say("The email bounced."),
+        ]
+    )
+    assert "**Error**: UNDELIVERABLE: mailbox ap@northwind.example unknown" in summary
+    assert "mx2.northwind.example replied 550 at 2026-03-02 09:14" in summary
+    assert "Called `send_email`" not in summary  # a failed call is not work done
+
+
+def test_a_refusal_in_a_service_s_words_is_a_failure() -> None:
+    for first_line in (
+        "PAYMENT DECLINED by issuer",
+        "NO MATCH: no record for 55-1",
+        "Request timed out",
+    ):
+        summary = _summary(
+            [
+                _user("Go ahead."),
+                _say("", _call("pay", amount=12)),
+                _result(first_line, tool="pay"),
+                _say("Hm."),
+            ]
+        )
+        assert f"**Error**: {first_line}" in summary, first_line
+
+
+def test_a_file_listing_tool_is_not_noted() -> None:
+    summary = _summary(
+        [
+            _user("Find the config."),
+            _say("", _call("find", pattern="*.toml")),
+            _result("pyproject.toml\nsrc/app/settings-v2.toml", tool="find"),
+            _say("Found it."),
+        ]
+    )
+    assert "`find` returned" not in summary and "Called `find`" not in summary
+
+
+def test_the_budget_makes_room_for_what_the_user_wrote() -> None:
+    # Thirty plain statements, little else: at a fifth of the conversation they would not
+    # fit; the user's own words are not scaled down.
+    messages: list[Message] = [_user("Help me get the flat ready for the new tenant.")]
+    for n in range(30):
+        messages += [
+            _user(f"item {n}: the cupboard door in room {n} sticks when it is humid"),
+            _say("OK."),
+        ]
+    summary = OfflineSummarizer().summarize_messages(messages)  # type: ignore[arg-type]
+    for n in range(30):
+        assert f"the cupboard door in room {n} sticks" in summary
+    assert "left out for the budget" not in summary
+
+
+def test_the_left_out_note_is_not_read_back_into_the_goal() -> None:
+    written = (
+        "## Goal\nFix the heating schedule\n_3 of the user's statements left out for the budget._"
+        "\n\n## Key Facts\n- the boiler is a Vaillant ecoTEC from 2015\n"
+    )
+    digest = digest_summary(written)
+    assert digest.goal == "Fix the heating schedule"
+    assert digest.left_out == 3
+    # What an earlier release wrote: the notes joined to the goal, one more each round.
+    joined = (
+        "## Goal\nFix the heating schedule _3 of the user's statements left out for the "
+        "budget._ _5 of the user's statements left out for the budget._\n"
+    )
+    digest = digest_summary(joined)
+    assert digest.goal == "Fix the heating schedule"
+    assert digest.left_out == 5
+
+
+def test_a_split_turn_keeps_the_users_statements_as_facts_for_the_next_round() -> None:
+    turn = [
+        _user("also the piano can't go up the stairs, it has to come in through the garden"),
+        _say("", _call("movers_quote", rooms=3)),
+        _result("Quote Q-7731: 3 rooms, 1,450 EUR.", tool="movers_quote"),
+    ]
+    prefix = OfflineSummarizer().summarize_messages(turn, kind="turn_prefix")  # type: ignore[arg-type]
+    digest = digest_summary(prefix)
+    assert any("the piano can't go up the stairs" in fact for fact in digest.facts)
+    assert any("Quote Q-7731" in note for note in digest.noted)
+
+
+def test_a_request_that_also_states_something_keeps_the_statement() -> None:
+    summary = _summary(
+        [
+            _user("Plan a sailing day for the family."),
+            _say("Happy to."),
+            _user("book the boat with the cabin. my sister gets seasick on small boats though"),
+            _say("Noted."),
+        ]
+    )
+    assert "my sister gets seasick on small boats though" in _section(summary, "## Key Facts")
