@@ -199,3 +199,18 @@ def test_a_request_that_also_states_something_keeps_the_statement() -> None:
         ]
     )
     assert "my sister gets seasick on small boats though" in _section(summary, "## Key Facts")
+
+
+def test_under_a_short_budget_the_users_facts_outrank_the_assistants_decisions() -> None:
+    messages: list[Message] = [_user("Plan the move to the new flat.")]
+    for n in range(6):
+        messages += [
+            _user(f"box {n} holds the winter coats of flat 4B, it weighs 14 kg"),
+            _say(f"I decided to label box {n} in green because it goes to the bedroom."),
+        ]
+    messages.append(_user("go with the Saturday van"))
+    summary = _summary(messages, budget_tokens=160)
+    assert "User: go with the Saturday van" in summary  # the user's own choice: always kept
+    kept_facts = sum(f"box {n} holds the winter coats" in summary for n in range(6))
+    kept_decisions = sum(f"label box {n} in green" in summary for n in range(6))
+    assert kept_facts > kept_decisions

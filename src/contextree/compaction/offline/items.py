@@ -226,8 +226,11 @@ def _add_blocked(b: _ItemBuilder, d: Digest, resolved: set[str]) -> list[str]:
 def _add_next(b: _ItemBuilder, d: Digest, resolved: set[str]) -> None:
     """The decisions and the next steps (fixing what fails first)."""
     for decision in d.decisions:
-        # A decision survives every round, like a constraint.
-        b.add("decisions", decision, 100, must=True, clip_to=200)
+        if decision.startswith("User: "):
+            # The user's choice survives every round, like a constraint.
+            b.add("decisions", decision, 100, must=True, clip_to=200)
+        else:
+            b.add("decisions", decision, 84)
     steps = list(d.next_steps)
     failing = [c for c in d.commands.values() if c.status == "failed" and c.text not in resolved]
     for command in sorted(failing, key=lambda c: c.seq)[-3:]:
