@@ -214,3 +214,20 @@ def test_under_a_short_budget_the_users_facts_outrank_the_assistants_decisions()
     kept_facts = sum(f"box {n} holds the winter coats" in summary for n in range(6))
     kept_decisions = sum(f"label box {n} in green" in summary for n in range(6))
     assert kept_facts > kept_decisions
+
+
+def test_what_has_never_happened_is_a_fact_not_a_rule() -> None:
+    summary = _summary(
+        [
+            _user("Help me plan the road trip."),
+            _say("Sure."),
+            _user("my partner can drive, but she's never driven on the left side of the road"),
+            _say("Noted."),
+            _user("and you should never book toll roads for us"),
+            _say("OK."),
+        ]
+    )
+    rules = _section(summary, "## Constraints & Preferences")
+    assert "you should never book toll roads" in rules
+    assert "never driven on the left" not in rules
+    assert "never driven on the left" in _section(summary, "## Key Facts")

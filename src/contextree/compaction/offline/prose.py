@@ -23,7 +23,10 @@ CONSTRAINT = Gated(
     re.compile(
         r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?(?:don'?t|do not|never|always|avoid|"
         r"make sure|ensure|only)\b"
-        r"|\b(?:must|mustn'?t|shall not|never|not allowed|no need to)\b"
+        # "never" in the middle of a sentence, but not what has never happened ("he's never
+        # driven stick", "we've never bothered"): that is a fact, not a rule.
+        r"|\b(?:must|mustn'?t|shall not|not allowed|no need to)\b"
+        r"|(?<!'ve )(?<!'s )(?<!'d )(?<!have )(?<!has )(?<!had )(?<!was )(?<!were )\bnever\b"
         r"|\b(?:you|we) (?:should(?:n'?t)?|need to|have to)\b"
     ),
     (
