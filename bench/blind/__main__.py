@@ -2,6 +2,7 @@
 
     python -m bench.blind check [--split dev|test]      # every probe placed, none repeated later
     python -m bench.blind [--split dev|test|all] [--rounds 5] [--lost] [--json OUT]
+    python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
 ``dev`` sessions may be read when the summarizer is changed; ``test`` sessions are only ever
 scored (their figure is what we quote, see bench/blind/README.md). ``--lost`` lists the probes
@@ -129,19 +130,51 @@ def _run(split: str, rounds: int, lost: bool, out: Path | None) -> int:
     return 0
 
 
+def export(split: str, out: Path) -> list[Path]:
+    """Write each script of ``split`` as a pi session file ``OUT/<name>.jsonl`` and its probes
+    as ``OUT/<name>.probes.jsonl`` (for ``contextree eval --session ... --probes ...``, a
+    model summarizer, or pi itself); returns the session files."""
+    from contextree.session.tree import SessionTree
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for script in scripts(split):
+        path = out / f"{script.name}.jsonl"
+        if path.exists():
+            raise ScriptError(f"{path}: exists; export writes new files only")
+        tree = SessionTree.open(str(path), cwd=f"/blind/{script.name}")
+        for message in script.messages:
+            tree.append_message(message)  # type: ignore[arg-type]
+        probes = [
+            {"id": p.id, "kind": p.kind, "values": list(p.values), "text": p.text}
+            for p in script.probes
+        ]
+        lines = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in probes)
+        (out / f"{script.name}.probes.jsonl").write_text(lines, encoding="utf-8")
+        written.append(path)
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.blind", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("command", nargs="?", default="run", choices=("run", "check"))
+    parser.add_argument("command", nargs="?", default="run", choices=("run", "check", "export"))
     parser.add_argument("--split", default="test", choices=(*SPLITS, "all"))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--lost", action="store_true", help="list lost probes (dev only)")
     parser.add_argument("--json", type=Path, dest="out")
+    parser.add_argument("--to", type=Path, help="export: the directory to write to")
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
             return _check(args.split)
+        if args.command == "export":
+            if args.to is None:
+                parser.error("export needs --to DIR")
+            for path in export(args.split, args.to):
+                print(path)
+            return 0
         if args.lost and args.split != "dev":
             parser.error("--lost reads the probes: only for --split dev")
         return _run(args.split, args.rounds, args.lost, args.out)

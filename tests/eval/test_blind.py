@@ -5,6 +5,7 @@ quotes it."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,31 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
 
     rows = {metric.key for metric in _metrics()}
     assert {"blind_full", "blind_20", "blind_recall"} <= rows
+
+
+def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from bench.blind.__main__ import _reports, export, scripts
+
+    written = export("dev", tmp_path)
+    assert len(written) == len(scripts("dev"))
+    name = "reunion"
+    session, probes = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.probes.jsonl"
+    command = [sys.executable, "-m", "contextree", "eval", "--session", str(session)]
+    result = subprocess.run(
+        [*command, "--probes", str(probes), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    from_cli = json.loads(result.stdout)
+    visible = dict(_reports([s for s in scripts("dev") if s.name == name], 5))[""]
+    assert from_cli["mean_survival"] == pytest.approx(visible.full.overall().survival, abs=1e-3)
+    assert from_cli["budgets"]["0.2"]["mean_survival"] == pytest.approx(
+        visible.budgets[1].overall().survival, abs=1e-3
+    )
+    with pytest.raises(Exception, match="exists"):
+        export("dev", tmp_path)  # never over a file already there
