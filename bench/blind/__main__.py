@@ -117,12 +117,12 @@ def _run(split: str, rounds: int, lost: bool, out: Path | None) -> int:
             cells.append(f"{s.survival:.2f} ({s.kept}/{s.scored})" if s and s.scored else "-")
         print(f"{kind:<12}" + "".join(f"{c:>18}" for c in cells))
     if lost:
-        domains = {s.name: s.domain for s in chosen}
+        domain_of = {p.id: s.domain for s in chosen for p in s.probes}
         for name, budget in columns:
             for probe in budget.lost_probes():
                 print(
                     f"lost at {name}: {probe.id} [{probe.kind}, "
-                    f"{domains[probe.id.split(':')[0]]}] {list(probe.values)}  {probe.text}"
+                    f"{domain_of.get(probe.id, '')}] {list(probe.values)}  {probe.text}"
                 )
     if out is not None:
         data = {label.strip() or "visible": report.to_json() for label, report in reports}
@@ -160,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench.blind", description=__doc__.split("\n")[0]
     )
     parser.add_argument("command", nargs="?", default="run", choices=("run", "check", "export"))
-    parser.add_argument("--split", default="test", choices=(*SPLITS, "all"))
+    parser.add_argument(
+        "--split", choices=(*SPLITS, "all"), help="run: test by default; export: required"
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--lost", action="store_true", help="list lost probes (dev only)")
     parser.add_argument("--json", type=Path, dest="out")
@@ -168,16 +170,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
-            return _check(args.split)
+            return _check(args.split or "all")
         if args.command == "export":
-            if args.to is None:
-                parser.error("export needs --to DIR")
+            # Never the held-out split by default: exporting it is a choice.
+            if args.to is None or args.split is None:
+                parser.error("export needs --split and --to DIR")
             for path in export(args.split, args.to):
                 print(path)
             return 0
-        if args.lost and args.split != "dev":
+        split = args.split or "test"
+        if args.lost and split != "dev":
             parser.error("--lost reads the probes: only for --split dev")
-        return _run(args.split, args.rounds, args.lost, args.out)
+        return _run(split, args.rounds, args.lost, args.out)
     except ScriptError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -57,6 +57,8 @@ def _assistant(item: dict[str, Any], where: str, number: int) -> list[Message]:
     calls, results = [], []
     for k, tool in enumerate(tools):
         at = f"{where}.tools[{k}]"
+        if not isinstance(tool, dict):
+            raise ScriptError(f"{at}: expected an object with name, arguments and result")
         name, arguments, result = tool.get("name"), tool.get("arguments", {}), tool.get("result")
         if not isinstance(name, str) or not isinstance(arguments, dict):
             raise ScriptError(f'{at}: expected "name" (a string) and "arguments" (an object)')

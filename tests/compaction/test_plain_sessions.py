@@ -167,14 +167,15 @@ def test_the_left_out_note_is_not_read_back_into_the_goal() -> None:
     digest = digest_summary(written)
     assert digest.goal == "Fix the heating schedule"
     assert digest.left_out == 3
-    # What an earlier release wrote: the notes joined to the goal, one more each round.
+    # What an earlier release wrote: the notes joined to the goal, one more each round, each
+    # with the count of its own round.
     joined = (
         "## Goal\nFix the heating schedule _3 of the user's statements left out for the "
         "budget._ _5 of the user's statements left out for the budget._\n"
     )
     digest = digest_summary(joined)
     assert digest.goal == "Fix the heating schedule"
-    assert digest.left_out == 5
+    assert digest.left_out == 8  # each counted its own round
 
 
 def test_a_split_turn_keeps_the_users_statements_as_facts_for_the_next_round() -> None:
@@ -231,3 +232,84 @@ def test_what_has_never_happened_is_a_fact_not_a_rule() -> None:
     assert "you should never book toll roads" in rules
     assert "never driven on the left" not in rules
     assert "never driven on the left" in _section(summary, "## Key Facts")
+
+
+def test_an_acknowledgement_is_not_a_fact() -> None:
+    summary = _summary(
+        [
+            _user("Plan the garden."),
+            _say("Raised beds, then."),
+            _user("sounds good to me, thanks!"),
+            _say("Great."),
+        ]
+    )
+    facts = _section(summary, "## Key Facts") if "## Key Facts" in summary else ""
+    assert "sounds good to me" not in facts
+
+
+def test_a_search_that_finds_an_error_word_is_not_an_error() -> None:
+    for tool, first_line in (
+        ("grep", "src/client/http.py:42:    timeout = 30"),
+        ("calendar", "Calendar checked: no conflicts found for 2026-05-03"),
+        ("booking", "Booking confirmed BK-7731 (seat upgrade unavailable)"),
+    ):
+        summary = _summary(
+            [
+                _user("Go on."),
+                _say("", _call(tool, q="x")),
+                _result(first_line, tool=tool),
+                _say("OK."),
+            ]
+        )
+        assert "**Error**" not in summary, tool
+
+
+def test_a_blank_system_message_leaves_no_marker() -> None:
+    for blank in ("", "   "):
+        summary = _summary(
+            [_developer(blank), _user("Add pagination to the items page please"), _say("Will do.")]
+        )
+        assert "[System]" not in summary
+        assert _section(summary, "## Goal").startswith("Add pagination")
+
+
+def test_the_budget_counts_the_users_words_after_an_earlier_summary_too() -> None:
+    earlier = {
+        "role": "branchSummary",
+        "summary": "## Goal\nGet the flat ready.",
+        "fromId": "x",
+        "timestamp": 1,
+    }
+    messages: list[Message] = [earlier, _user("Help me get the flat ready for the new tenant.")]
+    for n in range(30):
+        messages += [
+            _user(f"item {n}: the cupboard door in room {n} sticks when it is humid"),
+            _say("OK."),
+        ]
+    summary = OfflineSummarizer().summarize_messages(messages)  # type: ignore[arg-type]
+    assert "left out for the budget" not in summary
+    assert all(f"the cupboard door in room {n} sticks" in summary for n in range(30))
+
+
+def test_a_split_turns_instruction_is_not_read_back_as_a_fact() -> None:
+    written = (
+        "## Original Request\nplease also write tests for the pagination\n\n"
+        "## Early Progress\n- [x] Read `src/items.py`\n"
+    )
+    digest = digest_summary(written)
+    assert digest.facts == []
+    stated = digest_summary("## Original Request\nthe staging box reboots every night at 2\n")
+    assert stated.facts == ["the staging box reboots every night at 2"]
+
+
+def test_a_failure_after_a_blank_line_is_noted_once() -> None:
+    summary = _summary(
+        [
+            _user("Pay the invoice."),
+            _say("", _call("pay", amount=12)),
+            _result("\n\nPAYMENT DECLINED by issuer\nCard ending 4417, limit reached", tool="pay"),
+            _say("It failed."),
+        ]
+    )
+    assert summary.count("PAYMENT DECLINED by issuer") == 1
+    assert "Card ending 4417, limit reached" in summary

@@ -61,6 +61,10 @@ def test_a_bad_script_names_its_file_and_field(tmp_path: Path) -> None:
     path.write_text("{not json")
     with pytest.raises(ScriptError, match=r"bad.json:1: not JSON"):
         load_script(path)
+    messages = [{"role": "assistant", "text": "", "tools": ["lookup"]}]
+    path.write_text(json.dumps({"messages": messages, "probes": []}))
+    with pytest.raises(ScriptError, match=r"messages\[0\].tools\[0\]: expected an object"):
+        load_script(path)
 
 
 def test_a_tool_argument_may_be_called_name(tmp_path: Path) -> None:

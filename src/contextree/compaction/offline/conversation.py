@@ -129,9 +129,16 @@ def as_user(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
 def _as_user(message: LlmMessage) -> LlmMessage:
     content = message.get("content")
     if isinstance(content, str):
-        content = SYSTEM_MARK + content
+        content = SYSTEM_MARK + content if content.strip() else content
     elif isinstance(content, list):
-        first = next((i for i, b in enumerate(content) if is_text_content(b)), None)
+        first = next(
+            (
+                i
+                for i, b in enumerate(content)
+                if is_text_content(b) and str(b.get("text", "")).strip()
+            ),
+            None,
+        )
         if first is not None:
             block = content[first]
             content = [
@@ -217,8 +224,8 @@ class _ConversationReader:
     def _user(self, text: str) -> None:
         if not text:
             return
-        if text.startswith(SYSTEM_MARK):
-            self._system(text[len(SYSTEM_MARK) :].strip())
+        if text.startswith(SYSTEM_MARK.rstrip()):
+            self._system(text[len(SYSTEM_MARK.rstrip()) :].strip())
             return
         bash = _BASH_EXECUTION.match(text)
         if bash:
@@ -503,14 +510,17 @@ class _ConversationReader:
         specific, a fact learned."""
         d = self.digest
         failed = bool(ERROR_LINE.search(first_line)) and not first_line.startswith("Successfully")
+        if call.name in READ_ONLY_TOOLS:
+            # A listing or a search: asked again when needed; its lines may well say
+            # "timeout" or "invalid" (what was searched for), so only an error counts.
+            if failed:
+                add_once(d.errors, failure_line(text))
+            return
         if failed or tool_failed(first_line):
             add_once(d.errors, failure_line(text))
-            if call.name in READ_ONLY_TOOLS:
-                return
             # What the failure report goes on to say (where, since when) is kept as read.
-            rest = text.split("\n", 1)[1] if "\n" in text.strip() else ""
-        elif call.name in READ_ONLY_TOOLS:
-            return  # a listing or a search: asked again when needed
+            stripped = text.strip()
+            rest = stripped.split("\n", 1)[1] if "\n" in stripped else ""
         else:
             self.done_notes.add(call_note(call))
             rest = text
@@ -579,4 +589,8 @@ class _ConversationReader:
         merged = Digest()
         for body in self.embedded:
             merged = merge_digest(merged, digest_summary(body))
-        return merge_digest(merged, d) if self.embedded else d
+        if not self.embedded:
+            return d
+        whole = merge_digest(merged, d)
+        whole.user_chars = d.user_chars  # the budget counts this conversation's user words
+        return whole

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+import ahocorasick_rs
+
 from contextree.compaction.offline.commands import command_family, resolved_failures
 from contextree.compaction.offline.digest import (
     ACTION_LABEL,
@@ -95,16 +97,40 @@ def _in_any(text: str, texts: list[str], joined: str) -> bool:
     return bool(texts) and text in joined
 
 
+def _asked(request: str, times: int) -> str:
+    return request + (ASKED.format(n=times) if times > 1 else "")
+
+
+def _held_in(texts: list[str], shown: list[str], joined: str) -> set[str]:
+    """Those of ``texts`` that occur in one of ``shown`` (``joined`` is them joined with NUL):
+    one pass of an automaton of all the texts over the facts, where a search of the facts
+    per text was quadratic in a long session of plain talk (every statement a fact)."""
+    if not texts or not shown:
+        return set()
+    exact = set(shown)
+    found = {text for text in texts if text in exact}
+    rest = list(dict.fromkeys(t for t in texts if t and t not in found and "\0" not in t))
+    if rest:
+        automaton = ahocorasick_rs.AhoCorasick(rest, matchkind=ahocorasick_rs.MatchKind.Standard)
+        found.update(
+            rest[i] for i, _, _ in automaton.find_matches_as_indexes(joined, overlapping=True)
+        )
+    found.update(t for t in texts if "\0" in t and any(t in fact for fact in shown))
+    return found
+
+
 def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     """The goal, status, requests, constraints, facts and questions."""
     # A statement the goal already shows is not repeated among the facts.
     shown_facts = [fact for fact in d.facts if fact not in d.goal]
     facts = "\0".join(shown_facts)
+    texts = [_asked(request, d.request_counts.get(request, 1)) for request in d.requests]
+    in_facts = _held_in(texts, shown_facts, facts)
     if d.goal:
         b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
     if d.status and not _in_any(d.status, shown_facts, facts):
         b.add("status", f"{STATUS_LABEL} {d.status}", 95)
-    for index, request in enumerate(d.requests):
+    for index, (request, text) in enumerate(zip(d.requests, texts, strict=True)):
         times = d.request_counts.get(request, 1)
         if index == len(d.requests) - 1:
             priority = 70
@@ -113,8 +139,7 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
         else:
             # A request made again and again matters more than one made once.
             priority = 30 + _recency(index, len(d.requests)) + 5 * min(times - 1, 4)
-        text = request + (ASKED.format(n=times) if times > 1 else "")
-        if _in_any(text, shown_facts, facts):
+        if text in in_facts:
             continue  # the whole request is kept as a statement of fact
         b.add("requests", text, priority, label=REQUESTS_LABEL, user=True)
     for constraint in d.constraints:

@@ -31,6 +31,7 @@ from contextree.compaction.offline.prose import (
     CONSTRAINT,
     FIRM_PREFERENCE,
     answers_question,
+    instruction,
     reports_done,
 )
 from contextree.compaction.offline.specifics import says_something
@@ -260,12 +261,20 @@ def _read_item(d: Digest, key: str, item: str) -> None:
         case "goal":
             _read_goal_item(d, item, text)
         case "request":
+            if item == REQUESTS_LABEL:
+                return
             request = clip(one_line(text), REQUEST_CHARS)
             _read_request(d, request)
             # A split turn's request is the user's message: a statement in it is a fact,
             # as it would have been had the turn not been split.
-            if "?" not in request and says_something(request):
-                add_once(d.facts, request)
+            stated = _ASKED_SUFFIX.sub("", request)
+            if (
+                "?" not in stated
+                and not stated.endswith(":")
+                and says_something(stated)
+                and not instruction(stated)
+            ):
+                add_once(d.facts, stated)
         case "constraints":
             add_once(d.constraints, text)
         case "done":
@@ -313,9 +322,9 @@ def _read_goal_item(d: Digest, item: str, text: str) -> None:
         if item != REQUESTS_LABEL:
             _read_request(d, text)
         return
-    # Notes that an earlier release joined to the goal are taken out of it. Each said the
-    # count so far, so the largest is the count.
-    d.left_out += max((int(n) for n in _LEFT_OUT_IN.findall(item)), default=0)
+    # Notes that an earlier release joined to the goal are taken out of it. Each counted its
+    # own round (the count before it was swallowed by the goal), so they add up.
+    d.left_out += sum(int(n) for n in _LEFT_OUT_IN.findall(item))
     item = _LEFT_OUT_IN.sub("", item)
     d.goal = f"{d.goal}\n{item}" if d.goal else item
 

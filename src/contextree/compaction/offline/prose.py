@@ -410,12 +410,12 @@ _INSTRUCTION = re.compile(
     rf"(?i)^{_INTERJECTION}(?:"
     r"(?:please|pls|can you|could you|would you|will you|let'?s|go ahead|try|make|write|"
     r"create|add|remove|delete|use|read|open|show|tell|give|find|fix|run|check|look|"
-    r"continue|change|update|rename|move|put|set|send|book|call|email|draft|draw|build|"
-    r"start|stop|keep|leave|skip|drop|undo|revert|test|explain|summari[sz]e|list|search|"
-    r"compare|plan|prepare|schedule|cancel|think|say|do|get|take|ask|help|investigate|"
+    r"continue|update|rename|put|set|send|book|call|email|draft|draw|build|"
+    r"start|stop|leave|skip|drop|undo|revert|explain|summari[sz]e|list|search|"
+    r"compare|prepare|schedule|cancel|think|say|do|get|take|ask|help|investigate|"
     r"implement|refactor|review|edit|format|split|merge|commit|push|install|"
     r"increase|decrease|reduce|lower|raise|double|halve|swap|replace|convert|translate|"
-    r"pick|choose|note|remember|forget|ignore|assume|include|exclude|go|come|wait)\b)"
+    r"pick|choose|include|exclude|go|come|wait)\b)"
 )
 """A user's line that tells the assistant what to do: an imperative, after any "ok, so",
 or a polite form of one. Its form, not its topic: the request list keeps it."""

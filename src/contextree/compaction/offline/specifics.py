@@ -75,9 +75,20 @@ PLAIN_WORDS: Final = 4
 """A statement of this many words says something even without a specific value."""
 
 
+_ACKNOWLEDGEMENT: Final = re.compile(
+    r"(?i)^(?:[\s,.!:;)(-]|ok(?:ay)?|yes|yeah|yep|yup|sure|sounds|looks|good|great|perfect|"
+    r"cool|awesome|nice|fine|thanks?|thank|you|thx|ty|that|that's|thats|this|it|is|works?|"
+    r"for|to|me|us|got|makes|sense|all|lgtm|wonderful|excellent|exactly|right|alright|"
+    r"agreed|much|so|very|really|a|lot|again|done|noted|understood|brilliant|amazing)+$"
+)
+"""A message made of nothing but thanks and agreement ("sounds good to me, thanks!")."""
+
+
 def says_something(statement: str) -> bool:
     """Whether a user's statement is worth keeping as a fact: it names a specific value, or
     it is a plain statement of a few words ("he can't do stairs since the surgery", "no more
     beige"). People state facts, limits and tastes plainly, with no value and no keyword to
-    find them by; only acknowledgements ("ok thanks", "sounds good") are left out."""
-    return has_specifics(statement) or len(statement.split()) >= PLAIN_WORDS
+    find them by; only acknowledgements ("ok thanks", "sounds good to me") are left out."""
+    if has_specifics(statement):
+        return True
+    return len(statement.split()) >= PLAIN_WORDS and not _ACKNOWLEDGEMENT.match(statement)

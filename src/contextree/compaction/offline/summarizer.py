@@ -34,8 +34,9 @@ class OfflineSummarizer:
 
     Args:
         name: the client name reported in the protocol's ``name`` attribute.
-        max_fraction: the summary may use at most this share of the summarized tokens, plus
-            the size of the user's own messages (which are never scaled down).
+        max_fraction: the summary may use at most this share of the summarized tokens other
+            than the user's and system messages, plus those messages' size and a quarter (they
+            are never scaled down).
         max_tokens_cap: the summary never exceeds this many tokens (a request's or caller's
             budget can only lower it).
         min_tokens: the budget never drops below this, so tiny conversations still get a

@@ -24,13 +24,15 @@ _FACTS_PER_RESULT: Final = 6
 _CALL_CHARS: Final = 240
 
 _FAILURE: Final = re.compile(
-    r"(?i)\b(?:declined|rejected|bounced|denied|refused|undeliverable|failure|no match|"
-    r"no (?:\w+ ){0,2}found|"
-    r"not found|does not exist|doesn't exist|no such|invalid|unavailable|timed out|timeout|"
-    r"insufficient|over (?:the )?limit|not allowed|forbidden|unauthori[sz]ed)\b"
+    r"(?i)^\W*(?:[\w.-]+\W+){0,3}?(?:declined|rejected|bounced|denied|refused|undeliverable|"
+    r"failure|no match|not found|does not exist|doesn't exist|no such|invalid|unavailable|"
+    r"timed out|timeout|insufficient|over (?:the )?limit|not allowed|forbidden|"
+    r"unauthori[sz]ed)\b"
 )
-"""How a service says no in its first line ("PAYMENT DECLINED", "550 ... does not exist");
-checked only for these tools' results, where no exit code tells."""
+"""How a service says no at the start of its answer ("PAYMENT DECLINED", "DELIVERY FAILURE:",
+"NO MATCH: ...", "Request timed out"): within its first four words, so that "Booking confirmed
+(seat upgrade unavailable)" or "no conflicts found" is not a failure. Checked only for these
+tools' results, where no exit code tells, and never for a search's or a listing's."""
 
 
 def tool_failed(first_line: str) -> bool:
@@ -40,7 +42,7 @@ def tool_failed(first_line: str) -> bool:
 
 def result_facts(name: str, text: str) -> list[str]:
     """What a result of the tool ``name`` states: a short result whole, a long one as its
-    lines that name the most specific values (at most six, in their order)."""
+    sentences that name the most specific values (at most six, in their order)."""
     whole = one_line(text)
     if not whole:
         return []
