@@ -22,7 +22,7 @@ from typing import Any
 from bench.blind.script import Script, ScriptError, load_script
 
 HERE = Path(__file__).resolve().parent
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "test", "fresh")
 
 
 def scripts(split: str) -> list[Script]:
