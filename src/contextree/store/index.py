@@ -199,8 +199,8 @@ class _MessageRole(msgspec.Struct):
 _role_decoder = msgspec.json.Decoder(_MessageRole)
 
 BULK_ITEMS: Final = 1000
-"""Work over at least this many entries at once (decoding them, building a tree view,
-planning a compaction of a path) runs with the garbage collector paused (collector_paused)."""
+"""Work over at least this many entries at once (decoding them, building the tree view or
+the child map) runs with the garbage collector paused (collector_paused)."""
 
 
 @contextmanager

@@ -81,7 +81,6 @@ from contextree.compaction.offline.text import (
 from contextree.compaction.offline.tool_results import (
     READ_ONLY_TOOLS,
     call_note,
-    failure_line,
     result_facts,
     tool_failed,
 )
@@ -488,10 +487,10 @@ class _ConversationReader:
         if kind == "bash":
             self._finish_command(call_command(call), text)
             return
-        if kind == "other":
-            self._other_result(call, text, first_line)
-            return
         failed = bool(ERROR_LINE.search(first_line)) and not first_line.startswith("Successfully")
+        if kind == "other":
+            self._other_result(call, text, first_line, failed)
+            return
         if kind == "read":
             # A file's content may well contain "Error"; only a short answer is a failure.
             failed = failed and len(text) < 500
@@ -504,20 +503,20 @@ class _ConversationReader:
         if failed:
             add_once(self.digest.errors, clip(first_line, ERROR_CHARS))
 
-    def _other_result(self, call: ToolCall, text: str, first_line: str) -> None:
+    def _other_result(self, call: ToolCall, text: str, first_line: str, failed: bool) -> None:
         """A result of a tool that is neither a file tool nor the shell: a failure in its
         first line is an error; otherwise the call is work done and what it returned, when
         specific, a fact learned."""
         d = self.digest
-        failed = bool(ERROR_LINE.search(first_line)) and not first_line.startswith("Successfully")
-        if call.name in READ_ONLY_TOOLS:
-            # A listing or a search: asked again when needed; its lines may well say
-            # "timeout" or "invalid" (what was searched for), so only an error counts.
-            if failed:
-                add_once(d.errors, failure_line(text))
-            return
-        if failed or tool_failed(first_line):
-            add_once(d.errors, failure_line(text))
+        # A listing or a search may well say "timeout" or "invalid" (what was searched for):
+        # only an error as a shell prints it counts there.
+        listing = call.name in READ_ONLY_TOOLS
+        failed = failed or (not listing and tool_failed(first_line))
+        if failed:
+            add_once(d.errors, clip(first_line, ERROR_CHARS))
+        if listing:
+            return  # asked again when needed
+        if failed:
             # What the failure report goes on to say (where, since when) is kept as read.
             stripped = text.strip()
             rest = stripped.split("\n", 1)[1] if "\n" in stripped else ""

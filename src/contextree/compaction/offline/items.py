@@ -89,14 +89,6 @@ def build_items(d: Digest) -> dict[str, list[Item]]:
     return b.items
 
 
-def _in_any(text: str, texts: list[str], joined: str) -> bool:
-    """``any(text in t for t in texts)``, ``joined`` being ``texts`` joined with NUL: one
-    search instead of one per text, exact for a text without NUL (it cannot span two)."""
-    if "\0" in text:
-        return any(text in t for t in texts)
-    return bool(texts) and text in joined
-
-
 def _asked(request: str, times: int) -> str:
     return request + (ASKED.format(n=times) if times > 1 else "")
 
@@ -125,10 +117,10 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     shown_facts = [fact for fact in d.facts if fact not in d.goal]
     facts = "\0".join(shown_facts)
     texts = [_asked(request, d.request_counts.get(request, 1)) for request in d.requests]
-    in_facts = _held_in(texts, shown_facts, facts)
+    in_facts = _held_in([*texts, d.status] if d.status else texts, shown_facts, facts)
     if d.goal:
         b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
-    if d.status and not _in_any(d.status, shown_facts, facts):
+    if d.status and d.status not in in_facts:
         b.add("status", f"{STATUS_LABEL} {d.status}", 95)
     for index, (request, text) in enumerate(zip(d.requests, texts, strict=True)):
         times = d.request_counts.get(request, 1)

@@ -8,12 +8,12 @@ import json
 import re
 from typing import Final
 
-from contextree.compaction.offline.digest import ERROR_CHARS, SENTENCE_CHARS
+from contextree.compaction.offline.digest import SENTENCE_CHARS
 from contextree.compaction.offline.parts import ToolCall
 from contextree.compaction.offline.specifics import has_specifics, specific_count
 from contextree.compaction.offline.text import clip, one_line, split_sentences
 
-__all__ = ["READ_ONLY_TOOLS", "call_note", "failure_line", "result_facts", "tool_failed"]
+__all__ = ["READ_ONLY_TOOLS", "call_note", "result_facts", "tool_failed"]
 
 READ_ONLY_TOOLS: Final = frozenset({"grep", "find", "ls", "glob"})
 """pi's and oh-my-pi's tools that list or search files: their output can be asked again."""
@@ -66,9 +66,3 @@ def call_note(call: ToolCall) -> str:
         shown.append(f"{key}={one_line(text)}")
     args = clip(", ".join(shown), _CALL_CHARS)
     return f"Called `{call.name}`" + (f": {args}" if args else "")
-
-
-def failure_line(text: str) -> str:
-    """The first line of a failed result, as the error to keep."""
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return clip(first, ERROR_CHARS)
