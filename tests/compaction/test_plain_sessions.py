@@ -300,6 +300,12 @@ def test_a_split_turns_instruction_is_not_read_back_as_a_fact() -> None:
     assert digest.facts == []
     stated = digest_summary("## Original Request\nthe staging box reboots every night at 2\n")
     assert stated.facts == ["the staging box reboots every night at 2"]
+    # The same rule as when the message is read live: an instruction that names a value is
+    # kept as a fact there, so it is when read back.
+    line = "book the 9:10 ferry for the two of us"
+    live = _summary([_user("Plan the weekend."), _say("OK."), _user(line), _say("Booking.")])
+    assert line in _section(live, "## Key Facts")
+    assert digest_summary(f"## Original Request\n{line}\n").facts == [line]
 
 
 def test_a_failure_after_a_blank_line_is_noted_once() -> None:

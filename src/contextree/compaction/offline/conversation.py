@@ -55,16 +55,16 @@ from contextree.compaction.offline.prose import (
     USER_DECISION,
     answers_question,
     decision_in,
-    instruction,
     listed_rules,
     noted_fact,
     pending_question_in,
     planned_steps,
     question_asked,
     reports_done,
+    states_fact,
     user_correction,
 )
-from contextree.compaction.offline.specifics import has_specifics, says_something
+from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import (
     FENCE,
     LIST_MARKER,
@@ -311,12 +311,7 @@ class _ConversationReader:
         short = len(whole) <= _USER_LINE_CHARS and "?" not in whole
         # A plain statement (no value) is a fact when it states something; an instruction
         # without a value stays among the requests.
-        plain = not has_specifics(whole) and not instruction(whole)
-        if (
-            short
-            and not _PASTED.match(whole)
-            and ((plain and says_something(whole)) or has_specifics(whole))
-        ):
+        if short and not _PASTED.match(whole) and states_fact(whole):
             add(whole)
             return
         # A long message is often context pasted or told at length: its sentences that name
@@ -327,9 +322,7 @@ class _ConversationReader:
             for sentence in split_sentences(line):
                 if sentence.endswith(("?", ":")):
                     continue
-                if has_specifics(sentence) or (
-                    stated and says_something(sentence) and not instruction(sentence)
-                ):
+                if has_specifics(sentence) or (stated and states_fact(sentence)):
                     add(self._clip(sentence, _USER_LINE_CHARS))
 
     def _clip(self, text: str, limit: int) -> str:

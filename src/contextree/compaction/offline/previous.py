@@ -31,10 +31,9 @@ from contextree.compaction.offline.prose import (
     CONSTRAINT,
     FIRM_PREFERENCE,
     answers_question,
-    instruction,
     reports_done,
+    states_fact,
 )
-from contextree.compaction.offline.specifics import says_something
 from contextree.compaction.offline.text import (
     add_grouped,
     add_once,
@@ -266,14 +265,9 @@ def _read_item(d: Digest, key: str, item: str) -> None:
             request = clip(one_line(text), REQUEST_CHARS)
             _read_request(d, request)
             # A split turn's request is the user's message: a statement in it is a fact,
-            # as it would have been had the turn not been split.
+            # as it would have been had the turn not been split (the same rule).
             stated = _ASKED_SUFFIX.sub("", request)
-            if (
-                "?" not in stated
-                and not stated.endswith(":")
-                and says_something(stated)
-                and not instruction(stated)
-            ):
+            if "?" not in stated and not stated.endswith(":") and states_fact(stated):
                 add_once(d.facts, stated)
         case "constraints":
             add_once(d.constraints, text)

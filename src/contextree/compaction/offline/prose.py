@@ -7,7 +7,7 @@ import re
 from typing import Final
 
 from contextree.compaction.offline.digest import SENTENCE_CHARS
-from contextree.compaction.offline.specifics import has_specifics
+from contextree.compaction.offline.specifics import has_specifics, says_something
 from contextree.compaction.offline.text import (
     FENCE,
     LIST_MARKER,
@@ -424,3 +424,9 @@ or a polite form of one. Its form, not its topic: the request list keeps it."""
 def instruction(line: str) -> bool:
     """Whether a user's line is an instruction to the assistant rather than a statement."""
     return _INSTRUCTION.match(line.strip()) is not None
+
+
+def states_fact(line: str) -> bool:
+    """Whether a user's line is kept as a fact: it names a specific value, or it says
+    something plainly (:func:`says_something`) and is not an instruction to the assistant."""
+    return has_specifics(line) or (says_something(line) and not instruction(line))
