@@ -1,12 +1,12 @@
 """``python -m bench.blind``: the retention eval on sessions written blind to the summarizer.
 
-    python -m bench.blind check [--split dev|test]      # every probe placed, none repeated later
-    python -m bench.blind [--split dev|test|all] [--rounds 5] [--lost] [--json OUT]
+    python -m bench.blind check [--split dev|test|fresh|all]   # every probe placed, once
+    python -m bench.blind [--split dev|test|fresh|all] [--rounds 5] [--lost] [--json OUT]
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
-``dev`` sessions may be read when the summarizer is changed; ``test`` sessions are only ever
-scored (their figure is what we quote, see bench/blind/README.md). ``--lost`` lists the probes
-lost (refused for ``test``: reading them would tune on them).
+``dev`` sessions may be read when the summarizer is changed; ``test`` and ``fresh`` sessions
+are only ever scored (their figures are what we quote, see bench/blind/README.md). ``--lost``
+lists the probes lost (only for ``dev``: reading the others would tune on them).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ SPLITS = ("dev", "test", "fresh")
 
 
 def scripts(split: str) -> list[Script]:
-    """The scripts of ``split`` (``all``: both), by file name."""
+    """The scripts of ``split`` (``all``: every split), by file name."""
     names = SPLITS if split == "all" else (split,)
     return [load_script(path) for name in names for path in sorted((HERE / name).glob("*.json"))]
 
@@ -48,7 +49,9 @@ def problems(script: Script) -> list[str]:
         elif len(where) > 1:
             found.append(f"{probe.id} ({probe.kind}): values also in later message(s) {where[1:]}")
         for value in probe.values:
-            if sum(value.lower() in t.lower() for t in texts) > 1:
+            # Matched as the eval matches (values_found: case and spacing ignored).
+            alone = replace(probe, values=(value,))
+            if sum(values_found(alone, text) for text in texts) > 1:
                 found.append(f"{probe.id}: value {value!r} appears in more than one message")
     return found
 
