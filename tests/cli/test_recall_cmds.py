@@ -36,6 +36,15 @@ def test_recall_text(session: Path) -> None:
     assert f"The flaky port is {PORT}" in out
 
 
+def test_recall_text_says_where_hits_holding_some_terms_begin(session: Path) -> None:
+    out = ok("recall", session, "done ok 3", "--limit", "3").output
+    assert '3 hits for "done ok 3" (the first holds every term, the other 2 some)' in out
+    out = ok("recall", session, "done ok", "--limit", "2").output
+    assert '2 hits for "done ok" (every term)' in out
+    out = ok("recall", session, f"{PORT} zebra").output
+    assert "(none holds every term; these hold some)" in out
+
+
 def test_recall_json(session: Path) -> None:
     payload = json.loads(ok("recall", session, TOOL_DETAIL, "--format", "json").output)
     assert [h["role"] for h in payload["hits"]] == ["toolResult"]

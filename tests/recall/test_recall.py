@@ -65,7 +65,29 @@ def test_only_folded_entries_are_searched(tree: SessionTree) -> None:
 def test_every_term_else_any_term(tree: SessionTree) -> None:
     assert recall(tree, f"{PORT} {ERROR}").hits
     fallback = recall(tree, f"{PORT} zebra")
-    assert fallback.any_term and fallback.hits
+    assert fallback.any_term and fallback.hits and fallback.complete == 0
+
+
+def test_entries_holding_some_terms_fill_the_page_after_those_holding_all(
+    tree: SessionTree,
+) -> None:
+    # Only the reply "done 3 ok ok ..." holds all three terms; other replies hold two.
+    result = recall(tree, "done ok 3", limit=5)
+    assert result.complete == 1 and not result.any_term
+    assert len(result.hits) == 5 and len({hit.entry_id for hit in result.hits}) == 5
+    assert result.hits[0].entry_id == entry_id_holding(tree, "done 3 ")
+    payload = recall_json(result)
+    assert [hit["everyTerm"] for hit in payload["hits"]] == [True, False, False, False, False]  # type: ignore[index, union-attr]
+
+
+def test_a_page_full_of_complete_hits_gets_no_partial_ones(tree: SessionTree) -> None:
+    result = recall(tree, "done ok", limit=4)
+    assert result.complete == 4 and len(result.hits) == 4
+
+
+def test_one_term_is_never_padded(tree: SessionTree) -> None:
+    result = recall(tree, PORT, limit=5)
+    assert result.complete == len(result.hits) == 1
 
 
 def test_no_compaction_means_nothing_is_folded(tmp_path: Path) -> None:
@@ -140,6 +162,7 @@ def test_json_shape(tree: SessionTree) -> None:
         "searched",
         "allBranches",
         "anyTerm",
+        "complete",
         "index",
         "notices",
         "hits",

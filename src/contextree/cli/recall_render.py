@@ -54,7 +54,14 @@ def recall_result(result: RecallResult) -> RenderableType:
     if not result.hits:
         parts.append(Text(f'No match for "{result.query}" among {scope}.', "ct.meta"))
         return Group(*parts)
-    kind = "any of the terms" if result.any_term else "every term"
+    partial = len(result.hits) - result.complete
+    if result.any_term:
+        kind = "none holds every term; these hold some"
+    elif partial:
+        first = "the first holds" if result.complete == 1 else f"the first {result.complete} hold"
+        kind = f"{first} every term, the other {partial} some"
+    else:
+        kind = "every term"
     parts.append(
         Text(
             f'{plural(len(result.hits), "hit")} for "{result.query}" ({kind}) among {scope}:',

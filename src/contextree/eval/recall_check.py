@@ -2,8 +2,9 @@
 top hits of a search over what the compactions folded away hold them (issue 26 item 7).
 
 The search is the one a model makes with the ``recall`` tool: the words it remembers of the
-planted sentence (its values taken out, so the value itself is not the query), ranked by the
-session's recall index, the first :data:`RECALL_TOP` hits read whole.
+planted sentence (its values taken out, so the value itself is not the query), and what counts
+is what the tool gives back for the first :data:`RECALL_TOP` hits, as the model reads it (an
+excerpt of each, bounded; :class:`~contextree.recall.tool.SessionRecall`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Final
 
 from contextree.eval.probes import Probe
 from contextree.eval.score import values_found, visible
-from contextree.recall import RecallIndex, open_recall_index, recall
-from contextree.recall.documents import entry_text
+from contextree.recall import RecallIndex, open_recall_index
+from contextree.recall.tool import SessionRecall
 from contextree.session.tree import SessionTree
 
 __all__ = ["RECALL_TOP", "recall_query", "recalled", "visible_or_recalled"]
@@ -50,16 +51,10 @@ def _index(tree: SessionTree) -> RecallIndex:
 
 
 def recalled(probe: Probe, tree: SessionTree) -> bool:
-    """Whether the first :data:`RECALL_TOP` recall hits for :func:`recall_query` hold every
-    value of ``probe``."""
-    result = recall(tree, recall_query(probe), limit=RECALL_TOP, index=_index(tree))
-    texts = []
-    for hit in result.hits:
-        entry = tree.get_entry(hit.entry_id)
-        found = entry_text(entry) if entry is not None else None
-        if found is not None:
-            texts.append(found[1])
-    return values_found(probe, "\n".join(texts))
+    """Whether the ``recall`` tool's result for :func:`recall_query` (its first
+    :data:`RECALL_TOP` hits) holds every value of ``probe``."""
+    tool = SessionRecall(tree, index=_index(tree))
+    return values_found(probe, tool.search_text(recall_query(probe), limit=RECALL_TOP))
 
 
 def visible_or_recalled(probe: Probe, tree: SessionTree) -> bool:

@@ -3,14 +3,17 @@
 The scope is the entries of the path to the leaf that come before the kept part of its latest
 compaction (their words no longer reach the model except through the summary), or with
 ``all_branches`` every entry of the session that is not in the leaf's context (abandoned
-branches too). A query is split into terms at white space (``"two words"`` is one term); each
-term must occur, as a phrase, in a hit. When no entry holds every term, entries holding any of
-them are returned instead (``RecallResult.any_term``).
+branches too). A query is split into terms at white space (``"two words"`` is one term), each
+searched as a phrase. Entries holding every term come first; when fewer of them than asked for
+exist, entries holding some of the terms fill the rest (``RecallResult.complete`` says where they
+start): a model that remembers one word wrong, or an assistant's reply that restates what the
+user said in other words, still leaves the page full instead of holding one hit or none.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -53,6 +56,8 @@ class RecallResult:
     all_branches: bool
     any_term: bool = False
     """No entry held every term: these hits hold at least one."""
+    complete: int = 0
+    """How many of the first hits hold every term; those after them hold some."""
     index: str = ""
     """Which backend answered (``sqlite-fts5``, ``postgres``, ``scan``)."""
     sync: SyncReport | None = None
@@ -62,6 +67,8 @@ class RecallResult:
     made: a query of unchanged bytes reads it back with the scope instead of every line."""
     scope_cached: bool = False
     """The scope was read back from the index (see :mod:`contextree.recall.scope`)."""
+    scope: AbstractSet[str] = field(default=frozenset(), repr=False, compare=False)
+    """The ids searched (:attr:`searched` of them)."""
 
 
 def open_recall_index(tree: SessionTree, settings: Settings | None = None) -> RecallIndex:
@@ -106,10 +113,9 @@ def recall(
         scope = searched_scope(used, tree, leaf_id, all_branches=all_branches)
         allowed = scope.ids
         hits = used.search(terms, allowed=allowed, limit=limit) if allowed else []
-        any_term = False
-        if not hits and allowed and len(terms) > 1:
-            hits = used.search(terms, allowed=allowed, limit=limit, any_term=True)
-            any_term = bool(hits)
+        complete = len(hits)
+        if complete < limit and allowed and len(terms) > 1:
+            hits += _partial(used, terms, allowed, hits, limit)
         notices = [used.notice] if used.notice else []
         return RecallResult(
             query,
@@ -117,16 +123,27 @@ def recall(
             hits,
             len(allowed),
             all_branches,
-            any_term,
+            complete == 0 and bool(hits),
+            complete,
             used.backend.kind,
             report,
             notices,
             scope.load_warnings,
             scope.cached,
+            allowed,
         )
     finally:
         if own:
             used.close()
+
+
+def _partial(
+    index: RecallIndex, terms: list[str], allowed: set[str], complete: list[Hit], limit: int
+) -> list[Hit]:
+    """The best entries holding some of ``terms`` but not all, up to ``limit`` hits in all."""
+    shown = {hit.entry_id for hit in complete}
+    more = index.search(terms, allowed=allowed, limit=limit + len(complete), any_term=True)
+    return [hit for hit in more if hit.entry_id not in shown][: limit - len(complete)]
 
 
 def recall_json(result: RecallResult) -> dict[str, object]:
@@ -137,6 +154,7 @@ def recall_json(result: RecallResult) -> dict[str, object]:
         "searched": result.searched,
         "allBranches": result.all_branches,
         "anyTerm": result.any_term,
+        "complete": result.complete,
         "index": result.index,
         "notices": result.notices,
         "hits": [
@@ -146,7 +164,8 @@ def recall_json(result: RecallResult) -> dict[str, object]:
                 "timestamp": hit.timestamp,
                 "snippet": hit.snippet,
                 "score": round(hit.score, 6),
+                "everyTerm": rank < result.complete,
             }
-            for hit in result.hits
+            for rank, hit in enumerate(result.hits)
         ],
     }

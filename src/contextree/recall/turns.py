@@ -1,0 +1,52 @@
+"""The user message a recalled entry answers.
+
+An assistant usually restates what the user said in its own words ("Understood - a hard cap
+of ..."), and a search for what the model remembers finds that reply rather than the user's own
+message, which holds the exact figure, name or rule. So an assistant message or a tool result
+that is recalled is shown with the user message its turn began with, when that message is
+folded away too (the model does not see it otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+from typing import TYPE_CHECKING, Final
+
+from contextree.recall.documents import entry_text
+
+if TYPE_CHECKING:
+    from contextree.entries.types import StoredEntry
+    from contextree.session.tree import SessionTree
+
+__all__ = ["MAX_TURN_STEPS", "asking_message"]
+
+MAX_TURN_STEPS: Final = 64
+"""How far up a branch the search goes: a turn with more tool calls than this before the hit
+is shown without its request (the walk stays cheap on any session)."""
+_ANSWERS: Final = frozenset({"assistant", "toolResult"})
+
+
+def asking_message(
+    tree: SessionTree, entry_id: str, folded: Container[str]
+) -> tuple[str, str] | None:
+    """``(id, text)`` of the user message nearest above the assistant message or tool result
+    ``entry_id`` on its branch, when it is in ``folded``; ``None`` for any other entry, a turn
+    longer than :data:`MAX_TURN_STEPS`, or a request the model still sees."""
+    entry: StoredEntry | None = tree.get_entry(entry_id)
+    if entry is None or _role(entry) not in _ANSWERS:
+        return None
+    for _ in range(MAX_TURN_STEPS):
+        parent = entry.get("parentId")
+        entry = tree.get_entry(parent) if isinstance(parent, str) else None
+        if entry is None:
+            return None
+        found = entry_text(entry)
+        if found is not None and found[0] == "user":
+            parent_id = str(entry.get("id"))
+            return (parent_id, found[1]) if parent_id in folded else None
+    return None
+
+
+def _role(entry: StoredEntry) -> str | None:
+    found = entry_text(entry)
+    return found[0] if found is not None else None
