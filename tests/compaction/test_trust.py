@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from contextree.compaction.offline import OfflineSummarizer
 from contextree.compaction.summarize import text_tokens
 from contextree.eval.phrasings import HELD_OUT
@@ -195,6 +197,51 @@ def test_an_unanswered_question_stays_open_and_an_answered_one_does_not() -> Non
         [_user("Send the weekly digest at 17:00."), _say("OK.")], previous_summary=first
     )
     assert "Unanswered question" not in closed
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("Which of the two layouts do you like?", "the second one."),
+        ("What time should the standup move to?", "half past nine"),
+        (
+            "Can you send me the order number and the billing postcode?",
+            "48-7731-20, postcode N4 2PL",
+        ),
+    ],
+)
+def test_a_short_answer_or_a_value_in_the_questions_terms_closes_the_question(
+    question: str, reply: str
+) -> None:
+    summary = _summary(
+        [_user("Sort out my order."), _say(question), _user(reply), _say("Thanks, noted.")]
+    )
+    assert "Unanswered question" not in summary
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "not sure, I'd have to look at the invoice",
+        "hmm, let me think about it",
+        "is that the cheaper one?",
+        "Greta runs the Tuesday payroll; ping her about access.",
+        "let me see what she says",
+        "hang on",
+    ],
+)
+def test_a_reply_that_asks_back_puts_off_or_moves_on_leaves_the_question_open(
+    reply: str,
+) -> None:
+    summary = _summary(
+        [
+            _user("Sort out my order."),
+            _say("Should the refund go to the card or to store credit?"),
+            _user(reply),
+            _say("Understood."),
+        ]
+    )
+    assert "card or to store credit" in _section(summary, "## Open Questions")
 
 
 # --- 5. order of importance; 6. the focus ----------------------------------------------------

@@ -388,15 +388,34 @@ def question_asked(text: str) -> list[str]:
     return [s for s in split_sentences(tail) if s.rstrip("*_`\"') ").endswith("?")]
 
 
+_FIRST_CLAUSE: Final = re.compile(r".*?(?=[.!?;,](?:\s|$)|\n|$)")
+"""Up to the first clause's end: a dot inside ``faq.md`` or ``1.5`` does not end it."""
+_SHORT_ANSWER_WORDS: Final = 3
+"""An answer this short is a fragment ("both", "the second one", "next tuesday"); four words
+already make a statement about something else ("Farid owns the quota")."""
+_PUTS_OFF: Final = re.compile(
+    r"(?i)\b(?:not sure|unsure|no idea|dunno|idk|don'?t know|maybe|perhaps|hm+|later|"
+    r"let me|i'?ll (?:think|check|ask|see|get back|let you know|find out)|i'?d have to|"
+    r"(?:have|need) to (?:check|ask|think|go|run)|sleep on|think about|get back to|"
+    r"tomorrow|tmrw|not now|not yet|haven'?t decided|undecided|one sec|just a sec|brb|"
+    r"hold on|hang on|wait|give me a (?:sec|second|minute|moment)|in a (?:bit|minute)|"
+    r"back in|get to that|come back to)\b"
+)
+"""A reply that puts the question off ("not sure, i'd have to check", "let me sleep on it")."""
+
+
 def answers_question(reply: str, question: str, *, next_message: bool = True) -> bool:
     """Whether the user's ``reply`` answers ``question``: as the very next message it may
-    just say yes or no; any reply may take up what the question is about (two of its words,
-    or its only one)."""
+    just say yes or no, or open with a short answer or a value ("both.", "friday 12 to 4",
+    "7731-0042-558, zip 97214") unless it asks back or puts the question off; any reply may
+    take up what the question is about (two of its words, or its only one)."""
     if next_message and _ANSWER_START.match(reply.strip()):
         return True
     wanted = {w for w in _stems(question) if not w[:1].isdigit()} - _QUESTION_STOPWORDS
     wanted |= {w for w in _WORD.findall(question) if any(c.isdigit() for c in w)}
     if not wanted:
+        return True
+    if next_message and _opens_with_answer(reply, wanted):
         return True
     said = _stems(reply) | set(_WORD.findall(reply))
     return len(wanted & said) >= min(2, len(wanted))
@@ -430,3 +449,19 @@ def states_fact(line: str) -> bool:
     """Whether a user's line is kept as a fact: it names a specific value, or it says
     something plainly (:func:`says_something`) and is not an instruction to the assistant."""
     return has_specifics(line) or (says_something(line) and not instruction(line))
+
+
+def _opens_with_answer(reply: str, wanted: set[str]) -> bool:
+    """Whether a reply's first clause is a short answer, or a value in the question's terms
+    (a word of ``wanted``, the question's), and the reply neither asks anything nor puts the
+    question off. A value alone is not enough: a user who moves on may well open with a fact
+    about something else."""
+    if "?" in reply or _PUTS_OFF.search(reply):
+        return False
+    found = _FIRST_CLAUSE.match(reply.strip())
+    first = found.group(0).strip() if found else ""
+    if not first:
+        return False
+    if len(first.split()) <= _SHORT_ANSWER_WORDS:
+        return True
+    return has_specifics(first) and not wanted.isdisjoint(_stems(first))
