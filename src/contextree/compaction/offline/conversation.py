@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Final, cast
 
+from contextree.compaction.offline.code_writes import code_written_paths
 from contextree.compaction.offline.commands import (
     ERROR_LINE,
     bash_outcome,
@@ -460,9 +461,8 @@ class _ConversationReader:
                 change.ops[kind] = change.ops.get(kind, 0) + 1
             elif command:
                 self._start_command(command)
-                for written in written_paths(command):
-                    change = d.edits.setdefault(written, FileChange())
-                    change.ops["bash"] = change.ops.get("bash", 0) + 1
+                for written in [*written_paths(command), *code_written_paths(command)]:
+                    self._written(written, "bash")
                 kind = "bash"
             else:
                 d.tools[call.name] = d.tools.get(call.name, 0) + 1
@@ -516,8 +516,16 @@ class _ConversationReader:
         else:
             self.done_notes.add(call_note(call))
             rest = text
+            # Code the tool ran may have saved files (``df.to_csv('out.csv')``).
+            for value in call.args.values():
+                for written in code_written_paths(value) if isinstance(value, str) else ():
+                    self._written(written, call.name)
         for fact in result_facts(call.name, rest):
             self.noted.add(fact)
+
+    def _written(self, path: str, how: str) -> None:
+        change = self.digest.edits.setdefault(path, FileChange())
+        change.ops[how] = change.ops.get(how, 0) + 1
 
     def _command(self, command: str) -> Command:
         key = command_text(command)

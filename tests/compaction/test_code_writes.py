@@ -1,0 +1,91 @@
+"""Files saved by code that a tool runs (a data analysis in a ``python`` tool) are files
+changed, as a write call's are: the summary lists them under Done."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextree.compaction.offline.code_writes import code_written_paths
+from summary_messages import _call, _result, _say, _user
+from summary_sections import offline_summary as _summary
+from summary_sections import section as _section
+
+
+@pytest.mark.parametrize(
+    ("code", "written"),
+    [
+        (
+            "kept = rows[rows.ok]\nkept.to_csv('out/kept_rows.csv', index=False)",
+            ["out/kept_rows.csv"],
+        ),
+        ('fig.savefig("plots/weekly.png", dpi=200)', ["plots/weekly.png"]),
+        ("with open('notes/log.txt', 'a') as fh:\n    fh.write(line)", ["notes/log.txt"]),
+        ("df.to_parquet(path='lake/day.parquet')", ["lake/day.parquet"]),
+        ("write.csv(totals, 'tables/totals.csv', row.names = FALSE)", ["tables/totals.csv"]),
+        ("saveRDS(fit, file = 'models/fit.rds')", ["models/fit.rds"]),
+        ("fs.writeFileSync('build/meta.json', JSON.stringify(meta))", ["build/meta.json"]),
+        ("np.save('arrays/w.npy', weights)", ["arrays/w.npy"]),
+        ("Path('draft.md').write_text(text)", ["draft.md"]),
+        ("a.to_csv('x.csv'); b.to_csv('y.csv'); a.to_csv('x.csv')", ["x.csv", "y.csv"]),
+    ],
+)
+def test_a_literal_path_given_to_a_writing_call_is_found(code: str, written: list[str]) -> None:
+    assert code_written_paths(code) == written
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "with open('data/in.csv') as fh:\n    rows = fh.read()",
+        "df = pd.read_csv('data/in.csv')",
+        "df.to_csv(out_path)",  # built at run time: not known
+        "Path('a.txt').read_text()",
+        "print('to_csv(\"nothing\")')",
+    ],
+)
+def test_reading_or_a_path_built_at_run_time_is_not_a_write(code: str) -> None:
+    assert code_written_paths(code) == []
+
+
+def test_a_file_saved_by_a_code_tool_is_a_file_changed() -> None:
+    code = "clean = rows.dropna()\nclean.to_csv('results/clean_v2.csv', index=False)"
+    summary = _summary(
+        [
+            _user("Clean the survey export and save it."),
+            _say("", _call("python", code=code)),
+            _result("saved 412 rows", tool="python"),
+            _say("Saved the cleaned rows."),
+        ]
+    )
+    assert "[x] Modified `results/clean_v2.csv` (python)" in _section(summary, "### Done")
+
+
+def test_code_that_failed_saved_nothing() -> None:
+    code = "clean = rows.dropna()\nclean.to_csv('results/clean_v2.csv')"
+    summary = _summary(
+        [
+            _user("Clean the survey export and save it."),
+            _say("", _call("python", code=code)),
+            _result(
+                "Traceback (most recent call last):\nNameError: name 'rows' is not defined",
+                tool="python",
+            ),
+            _say("The frame was not loaded."),
+        ]
+    )
+    assert "Modified `results/clean_v2.csv`" not in summary
+
+
+def test_code_run_through_the_shell_is_read_too() -> None:
+    command = (
+        "python - <<'EOF'\nimport pandas as pd\npd.DataFrame(rows).to_json('api/feed.json')\nEOF"
+    )
+    summary = _summary(
+        [
+            _user("Write the feed file."),
+            _say("", _call("bash", command=command)),
+            _result("", tool="bash"),
+            _say("Written."),
+        ]
+    )
+    assert "Modified `api/feed.json` (bash)" in _section(summary, "### Done")
