@@ -319,3 +319,32 @@ def test_a_failure_after_a_blank_line_is_noted_once() -> None:
     )
     assert summary.count("PAYMENT DECLINED by issuer") == 1
     assert "Card ending 4417, limit reached" in summary
+
+
+def test_a_rule_after_a_comma_is_a_constraint() -> None:
+    summary = _summary(
+        [
+            _user("Book the dentist for my son."),
+            _say("Which days suit you?"),
+            _user("any weekday after 4, never on a thursday. he has swim practice then"),
+            _say("Booked for Tuesday at 16:30."),
+            _user("just email me the confirmation, don't phone the house"),
+            _say("Sure."),
+        ]
+    )
+    rules = _section(summary, "## Constraints & Preferences")
+    assert "just email me the confirmation, don't phone the house" in rules
+    assert "any weekday after 4, never on a thursday." in rules
+
+
+def test_a_dropped_subject_before_a_verb_of_knowing_is_not_a_rule() -> None:
+    summary = _summary(
+        [
+            _user("The printer jams on every second page."),
+            _say("Does it happen with thicker paper?"),
+            _user("tried new paper, don't know why it still jams"),
+            _say("Then the rollers may be worn."),
+        ]
+    )
+    assert "## Constraints & Preferences" not in summary
+    assert "tried new paper, don't know why it still jams" in _section(summary, "## Key Facts")

@@ -23,6 +23,10 @@ CONSTRAINT = Gated(
     re.compile(
         r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?(?:don'?t|do not|never|always|avoid|"
         r"make sure|ensure|only)\b"
+        # The same after a comma or a dash ("please just text, don't call me"), but not a
+        # subject dropped before a verb of knowing ("tried again, don't know why").
+        r"|[,;\u2013\u2014-]\s+(?:please\s+|and\s+|but\s+|so\s+)?(?:don'?t|do not|never|"
+        r"always)\b(?!\s+(?:know|think|care|remember|understand|see|get|mind|worry|recall)\b)"
         # "never" in the middle of a sentence, but not what has never happened ("he's never
         # driven stick", "we've never bothered"): that is a fact, not a rule.
         r"|\b(?:must|mustn'?t|shall not|not allowed|no need to)\b"
