@@ -89,3 +89,22 @@ def test_code_run_through_the_shell_is_read_too() -> None:
         ]
     )
     assert "Modified `api/feed.json` (bash)" in _section(summary, "### Done")
+
+
+def test_a_code_tools_traceback_is_reported_by_its_exception_line() -> None:
+    summary = _summary(
+        [
+            _user("Load the survey export."),
+            _say(
+                "", _call("python", code="rows = pd.read_csv('survey.csv')\nrows.groupby('ward')")
+            ),
+            _result(
+                'Traceback (most recent call last):\n  File "<stdin>", line 2, in <module>\n'
+                "KeyError: 'ward'",
+                tool="python",
+            ),
+            _say("The column is named differently."),
+        ]
+    )
+    assert "**Error**: KeyError: 'ward'" in summary
+    assert "**Error**: Traceback" not in summary

@@ -163,6 +163,16 @@ def written_paths(command: str) -> list[str]:
     return found
 
 
+def failure_line(text: str, first_line: str) -> str:
+    """The line that names a tool's failure: its first line, except that a traceback's header
+    says nothing and its exception line (``KeyError: 'conc_uM'``) does."""
+    if not first_line.startswith("Traceback"):
+        return first_line
+    errors = error_lines(text, strict=True) or error_lines(text)
+    errors = sorted(errors, key=lambda line: line.startswith("Traceback"))
+    return errors[0] if errors else first_line
+
+
 def error_lines(text: str, limit: int = 3, *, strict: bool = False) -> list[str]:
     pattern: re.Pattern[str] | Gated = _STRICT_ERROR if strict else ERROR_LINE
     found: list[str] = []

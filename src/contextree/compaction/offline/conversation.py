@@ -19,6 +19,7 @@ from contextree.compaction.offline.commands import (
     bash_outcome,
     command_text,
     error_lines,
+    failure_line,
     inspection_name,
     result_line,
     written_paths,
@@ -506,7 +507,7 @@ class _ConversationReader:
         listing = call.name in READ_ONLY_TOOLS
         failed = failed or (not listing and tool_failed(first_line))
         if failed:
-            add_once(d.errors, clip(first_line, ERROR_CHARS))
+            add_once(d.errors, clip(failure_line(text, first_line), ERROR_CHARS))
         if listing:
             return  # asked again when needed
         if failed:
