@@ -128,7 +128,7 @@ class SessionRecall:
         asked_room = max(80, room // 3)
         request = _around(redact(asked[1]), result.terms, asked_room)
         return (
-            f"{head}\n{_around(text, result.terms, room - asked_room)}\n"
+            f"{head}\n{_around(text, result.terms, max(80, room - asked_room))}\n"
             f"  in reply to [{asked[0]}] user: {request}"
         )
 
