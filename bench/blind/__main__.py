@@ -1,12 +1,12 @@
 """``python -m bench.blind``: the retention eval on sessions written blind to the summarizer.
 
-    python -m bench.blind check [--split dev|test|fresh|all]   # every probe placed, once
-    python -m bench.blind [--split dev|test|fresh|all] [--rounds 5] [--lost] [--json OUT]
+    python -m bench.blind check [--split dev|test|fresh|fresh2|all]   # every probe placed, once
+    python -m bench.blind [--split dev|test|fresh|fresh2|all] [--rounds 5] [--lost] [--json OUT]
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
-``dev`` sessions may be read when the summarizer is changed; ``test`` and ``fresh`` sessions
-are only ever scored (their figures are what we quote, see bench/blind/README.md). ``--lost``
-lists the probes lost (only for ``dev``: reading the others would tune on them).
+``dev`` sessions may be read when the summarizer is changed; ``test``, ``fresh`` and ``fresh2``
+sessions are only ever scored (their figures are what we quote, see bench/blind/README.md).
+``--lost`` lists the probes lost (only for ``dev``: reading the others would tune on them).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from bench.blind.script import Script, ScriptError, load_script
 
 HERE = Path(__file__).resolve().parent
-SPLITS = ("dev", "test", "fresh")
+SPLITS = ("dev", "test", "fresh", "fresh2")
 
 
 def scripts(split: str) -> list[Script]:
