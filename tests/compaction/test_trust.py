@@ -177,6 +177,23 @@ def test_an_open_todo_without_a_keyword_is_kept() -> None:
     assert "The PDF exporter isn't hooked up yet." in _section(summary, "### Open TODOs")
 
 
+def test_an_open_todo_is_its_sentence_not_the_paragraph_around_it() -> None:
+    summary = _summary(
+        [
+            _user("Order the tiles."),
+            _say(
+                "Ordered! Confirmation 77-QX went to your inbox and the total is $2,310. "
+                "Delivery isn't scheduled yet, the depot calls on Monday."
+            ),
+            _user("Ok."),
+            _say("Fine."),
+        ]
+    )
+    todos = _section(summary, "### Open TODOs")
+    assert "Delivery isn't scheduled yet, the depot calls on Monday." in todos
+    assert "Ordered!" not in todos
+
+
 def test_an_unanswered_question_stays_open_and_an_answered_one_does_not() -> None:
     messages = [
         _user("Clean up the dashboards."),

@@ -422,7 +422,12 @@ class _ConversationReader:
         for line in prose.splitlines():
             stripped = line.strip()
             if stripped and TODO_STATEMENT.search(stripped):
-                add_once(d.todos, clip(stripped.lstrip("-* ").strip(), _TODO_CHARS))
+                # The sentences that say what is left, not the whole paragraph around them
+                # ("Booked! ... total $4,184. Seats aren't assigned yet.").
+                sentences = split_sentences(stripped)
+                held = [s for s in sentences if TODO_STATEMENT.search(s)]
+                todo = " ".join(held) if len(sentences) > 1 and held else stripped
+                add_once(d.todos, clip(todo.lstrip("-* ").strip(), _TODO_CHARS))
         # A later message that reports one done closes it; earlier summaries' TODOs are
         # closed the same way when the digests are merged.
         d.todos = [todo for todo in d.todos if not reports_done(prose, todo)]
