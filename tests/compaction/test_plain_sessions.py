@@ -348,3 +348,23 @@ def test_a_dropped_subject_before_a_verb_of_knowing_is_not_a_rule() -> None:
     )
     assert "## Constraints & Preferences" not in summary
     assert "tried new paper, don't know why it still jams" in _section(summary, "## Key Facts")
+
+
+def test_a_statement_kept_as_a_rule_is_not_repeated_among_the_facts() -> None:
+    line = "ok order the blue one. but never ring the bell, the baby sleeps till 3"
+    summary = _summary(
+        [_user("Get a new sofa delivered."), _say("Two options: blue or grey."), _user(line)]
+    )
+    assert line in _section(summary, "## Constraints & Preferences")
+    assert "## Key Facts" not in summary
+
+
+def test_a_rule_in_a_split_turns_context_is_read_back_as_a_rule() -> None:
+    earlier = (
+        "## Goal\nGet a new sofa delivered.\n\n---\n\n**Turn Context (split turn):**\n\n"
+        "## Original Request\n- order it\n\n## Context for Suffix\n"
+        "- ok order the blue one. but never ring the bell, the baby sleeps till 3\n"
+    )
+    digest = digest_summary(earlier)
+    rule = "ok order the blue one. but never ring the bell, the baby sleeps till 3"
+    assert rule in digest.constraints and rule not in digest.critical

@@ -113,8 +113,9 @@ def _held_in(texts: list[str], shown: list[str], joined: str) -> set[str]:
 
 def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     """The goal, status, requests, constraints, facts and questions."""
-    # A statement the goal already shows is not repeated among the facts.
-    shown_facts = [fact for fact in d.facts if fact not in d.goal]
+    # A statement the goal or the rules already show is not repeated among the facts.
+    rules = {*d.constraints, *d.preferences}
+    shown_facts = [fact for fact in d.facts if fact not in d.goal and fact not in rules]
     facts = "\0".join(shown_facts)
     texts = [_asked(request, d.request_counts.get(request, 1)) for request in d.requests]
     in_facts = _held_in([*texts, d.status] if d.status else texts, shown_facts, facts)
@@ -278,8 +279,12 @@ def _add_context(b: _ItemBuilder, d: Digest, resolved: set[str], blocked_errors:
     errors = [error for error in d.errors if error not in blocked_errors and error not in fixed]
     for index, error in enumerate(errors):
         b.add("errors", f"**Error**: {error}", 50 + _recency(index, len(errors)))
+    # A line read back from an earlier summary that is shown above as a rule, a fact or a
+    # request is not repeated here.
+    above = {d.goal, *d.requests, *d.constraints, *d.preferences, *d.facts}
     for note in d.critical:
-        b.add("notes", note, 45)
+        if note not in above:
+            b.add("notes", note, 45)
     shown_prose = " ".join(
         [d.goal, *d.requests, *d.constraints, *d.preferences, d.pending_question or "", state]
         + [*d.facts, *d.noted]

@@ -40,6 +40,7 @@ from contextree.compaction.offline.text import (
     clip,
     one_line,
     similar,
+    split_sentences,
     union,
 )
 
@@ -295,7 +296,8 @@ def _read_suffix_item(d: Digest, item: str, text: str) -> None:
         add_once(d.in_progress, text)
     elif text.startswith(GENERATED_STEPS):
         add_once(d.next_steps, text)
-    elif CONSTRAINT.search(text) or FIRM_PREFERENCE.search(text):
+    elif any(CONSTRAINT.search(s) or FIRM_PREFERENCE.search(s) for s in split_sentences(text)):
+        # Sentence by sentence, as the live reader finds a rule ("ok book it. but DON'T ...").
         add_once(d.constraints, text)
     else:
         add_once(d.critical, text)
