@@ -25,7 +25,9 @@ from summary_sections import section as _section
         ("saveRDS(fit, file = 'models/fit.rds')", ["models/fit.rds"]),
         ("fs.writeFileSync('build/meta.json', JSON.stringify(meta))", ["build/meta.json"]),
         ("np.save('arrays/w.npy', weights)", ["arrays/w.npy"]),
-        ("Path('draft.md').write_text(text)", ["draft.md"]),
+        ("Path('draft.md').write_text('hello world')", ["draft.md"]),
+        ("torch.save(model.state_dict(), 'ckpt/best.pt')", ["ckpt/best.pt"]),
+        ("writeLines(lines, 'out/notes.txt')", ["out/notes.txt"]),
         ("a.to_csv('x.csv'); b.to_csv('y.csv'); a.to_csv('x.csv')", ["x.csv", "y.csv"]),
     ],
 )
@@ -40,7 +42,11 @@ def test_a_literal_path_given_to_a_writing_call_is_found(code: str, written: lis
         "df = pd.read_csv('data/in.csv')",
         "df.to_csv(out_path)",  # built at run time: not known
         "Path('a.txt').read_text()",
-        "print('to_csv(\"nothing\")')",
+        "open(f'out/{name}.csv', 'w')",  # an f-string: built at run time
+        "df.to_csv(p, index=False, encoding='utf-8')",
+        "report.to_excel(writer, sheet_name='Summary')",
+        "rows.to_json(orient='records')",
+        "fig.savefig(buffer, format='png')",
     ],
 )
 def test_reading_or_a_path_built_at_run_time_is_not_a_write(code: str) -> None:
@@ -78,17 +84,54 @@ def test_code_that_failed_saved_nothing() -> None:
 
 def test_code_run_through_the_shell_is_read_too() -> None:
     command = (
-        "python - <<'EOF'\nimport pandas as pd\npd.DataFrame(rows).to_json('api/feed.json')\nEOF"
+        "cd /srv/feed && python - <<'EOF'\nimport pandas as pd\n"
+        "pd.DataFrame(rows).to_json('api/feed.json')\nEOF"
     )
     summary = _summary(
         [
             _user("Write the feed file."),
             _say("", _call("bash", command=command)),
-            _result("", tool="bash"),
+            _result("done: 42 items", tool="bash"),
             _say("Written."),
         ]
     )
     assert "Modified `api/feed.json` (bash)" in _section(summary, "### Done")
+
+
+def test_a_script_only_saved_by_the_shell_or_a_failed_run_wrote_nothing() -> None:
+    saved = "cat > tools/fix.py <<'EOF'\nwith open('web/app.ts', 'w') as fh:\n    fh.write(x)\nEOF"
+    failed = "python3 -c \"open('web/app.ts', 'w').write(broken)\""
+    summary = _summary(
+        [
+            _user("Fix the app file."),
+            _say("", _call("bash", command=saved)),
+            _result("", tool="bash"),
+            _say("", _call("bash", command=failed)),
+            _result("NameError: name 'broken' is not defined\nexit code 1", tool="bash"),
+            _say("That failed."),
+        ]
+    )
+    assert "Modified `tools/fix.py`" in summary  # the shell's redirection wrote the script
+    assert "web/app.ts" not in _section(summary, "### Done")
+
+
+def test_code_quoted_in_a_message_is_not_run() -> None:
+    summary = _summary(
+        [
+            _user("Mail the analyst the snippet."),
+            _say(
+                "",
+                _call(
+                    "send_email",
+                    to="analyst@example.org",
+                    body="Try: df.to_csv('shared/final.csv', index=False)",
+                ),
+            ),
+            _result("SENT", tool="send_email"),
+            _say("Sent."),
+        ]
+    )
+    assert "Modified `shared/final.csv`" not in summary
 
 
 def test_a_code_tools_traceback_is_reported_by_its_exception_line() -> None:
@@ -108,3 +151,17 @@ def test_a_code_tools_traceback_is_reported_by_its_exception_line() -> None:
     )
     assert "**Error**: KeyError: 'ward'" in summary
     assert "**Error**: Traceback" not in summary
+
+
+def test_a_chained_traceback_is_reported_by_the_exception_raised_last() -> None:
+    from contextree.compaction.offline.commands import failure_line
+
+    text = (
+        'Traceback (most recent call last):\n  File "a.py", line 1\nKeyError: \'ward\'\n\n'
+        "During handling of the above exception, another exception occurred:\n\n"
+        'Traceback (most recent call last):\n  File "a.py", line 3\n'
+        "RuntimeError: no ward column in survey.csv"
+    )
+    assert failure_line(text, "Traceback (most recent call last):") == (
+        "RuntimeError: no ward column in survey.csv"
+    )

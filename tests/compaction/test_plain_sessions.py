@@ -8,6 +8,8 @@ our own, none is from those sessions (``tests/eval/test_blind.py`` checks the ``
 
 from __future__ import annotations
 
+import pytest
+
 from contextree.compaction.offline import OfflineSummarizer
 from contextree.compaction.offline.previous import digest_summary
 from summary_messages import Message, _call, _developer, _result, _say, _user
@@ -337,17 +339,31 @@ def test_a_rule_after_a_comma_is_a_constraint() -> None:
     assert "any weekday after 4, never on a thursday." in rules
 
 
-def test_a_dropped_subject_before_a_verb_of_knowing_is_not_a_rule() -> None:
+@pytest.mark.parametrize(
+    "line",
+    [
+        "tried new paper, don't know why it still jams",
+        "we moved in May, don't have a lease for the garage yet",
+        "the twins are 4 and 7, always hungry after school",
+    ],
+)
+def test_a_clause_that_states_rather_than_rules_is_a_fact(line: str) -> None:
     summary = _summary(
         [
             _user("The printer jams on every second page."),
             _say("Does it happen with thicker paper?"),
-            _user("tried new paper, don't know why it still jams"),
+            _user(line),
             _say("Then the rollers may be worn."),
         ]
     )
     assert "## Constraints & Preferences" not in summary
-    assert "tried new paper, don't know why it still jams" in _section(summary, "## Key Facts")
+    assert line in _section(summary, "## Key Facts")
+
+
+def test_do_not_after_a_comma_is_a_rule() -> None:
+    line = "the spare key is under the mat, do not give it to the cleaner"
+    summary = _summary([_user("Help me plan the week."), _say("Sure."), _user(line)])
+    assert line in _section(summary, "## Constraints & Preferences")
 
 
 def test_a_statement_kept_as_a_rule_is_not_repeated_among_the_facts() -> None:

@@ -225,6 +225,10 @@ def test_an_unanswered_question_stays_open_and_an_answered_one_does_not() -> Non
             "Can you send me the order number and the billing postcode?",
             "48-7731-20, postcode N4 2PL",
         ),
+        # A longer first clause: a value, in one of the question's own words.
+        ("What is the booking reference on your confirmation?", "the reference is QX-48213"),
+        ("Which one do you like?", "oh, the second one"),
+        ("Should we meet today or tomorrow?", "tomorrow"),
     ],
 )
 def test_a_short_answer_or_a_value_in_the_questions_terms_closes_the_question(
@@ -245,6 +249,8 @@ def test_a_short_answer_or_a_value_in_the_questions_terms_closes_the_question(
         "Greta runs the Tuesday payroll; ping her about access.",
         "let me see what she says",
         "hang on",
+        "thanks!",
+        "by the way, the courier came",
     ],
 )
 def test_a_reply_that_asks_back_puts_off_or_moves_on_leaves_the_question_open(

@@ -165,12 +165,16 @@ def written_paths(command: str) -> list[str]:
 
 def failure_line(text: str, first_line: str) -> str:
     """The line that names a tool's failure: its first line, except that a traceback's header
-    says nothing and its exception line (``KeyError: 'conc_uM'``) does."""
+    says nothing and its exception line (``KeyError: 'conc_uM'``) does - the last one, which
+    a chained traceback ("During handling of the above exception ...") raised in the end."""
     if not first_line.startswith("Traceback"):
         return first_line
-    errors = error_lines(text, strict=True) or error_lines(text)
-    errors = sorted(errors, key=lambda line: line.startswith("Traceback"))
-    return errors[0] if errors else first_line
+    errors = error_lines(text, _ALL_LINES, strict=True) or error_lines(text, _ALL_LINES)
+    named = [line for line in errors if not line.startswith("Traceback")]
+    return named[-1] if named else first_line
+
+
+_ALL_LINES: Final = 10_000
 
 
 def error_lines(text: str, limit: int = 3, *, strict: bool = False) -> list[str]:

@@ -13,7 +13,11 @@ import re
 from collections.abc import Sequence
 from typing import Final, cast
 
-from contextree.compaction.offline.code_writes import code_written_paths
+from contextree.compaction.offline.code_writes import (
+    CODE_ARGUMENTS,
+    code_written_paths,
+    interpreter_code,
+)
 from contextree.compaction.offline.commands import (
     ERROR_LINE,
     bash_outcome,
@@ -371,6 +375,10 @@ class _ConversationReader:
         status, exit_code, error = bash_outcome(command, output)
         if error:
             add_once(self.digest.errors, error)
+        if status != "failed":
+            # Code the command gave an interpreter (``python - <<EOF``) may have saved files.
+            for written in code_written_paths(interpreter_code(command)):
+                self._written(written, "bash")
         result = result_line(output, counts_only=status == "failed")
         if inspection_name(command):
             if result:
@@ -467,7 +475,7 @@ class _ConversationReader:
                 change.ops[kind] = change.ops.get(kind, 0) + 1
             elif command:
                 self._start_command(command)
-                for written in [*written_paths(command), *code_written_paths(command)]:
+                for written in written_paths(command):
                     self._written(written, "bash")
                 kind = "bash"
             else:
@@ -522,10 +530,12 @@ class _ConversationReader:
         else:
             self.done_notes.add(call_note(call))
             rest = text
-            # Code the tool ran may have saved files (``df.to_csv('out.csv')``).
-            for value in call.args.values():
-                for written in code_written_paths(value) if isinstance(value, str) else ():
-                    self._written(written, call.name)
+            # Code the tool ran may have saved files (``df.to_csv('out.csv')``); only an
+            # argument that holds code to run (an email's body may quote code).
+            for key, value in call.args.items():
+                if key in CODE_ARGUMENTS and isinstance(value, str):
+                    for written in code_written_paths(value):
+                        self._written(written, call.name)
         for fact in result_facts(call.name, rest):
             self.noted.add(fact)
 

@@ -23,10 +23,13 @@ CONSTRAINT = Gated(
     re.compile(
         r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?(?:don'?t|do not|never|always|avoid|"
         r"make sure|ensure|only)\b"
-        # The same after a comma or a dash ("please just text, don't call me"), but not a
-        # subject dropped before a verb of knowing ("tried again, don't know why").
-        r"|[,;\u2013\u2014-]\s+(?:please\s+|and\s+|but\s+|so\s+)?(?:don'?t|do not|never|"
-        r"always)\b(?!\s+(?:know|think|care|remember|understand|see|get|mind|worry|recall)\b)"
+        # "don't" the same after a comma or a dash ("please just text, don't call me"), but not
+        # a subject dropped before a verb of state ("tried again, don't know why", "we moved in
+        # May, don't have a lease yet"). "never" mid-sentence is the rule below; "always" after
+        # a comma describes more often than it rules ("the kids are 4 and 7, always hungry").
+        r"|[,;\u2013\u2014-]\s+(?:please\s+|and\s+|but\s+|so\s+)?(?:don'?t|do not)\b"
+        r"(?!\s+(?:know|think|care|remember|understand|see|get|mind|worry|recall|have|has|need|"
+        r"want|like|love|feel|believe|agree|mean|seem|look|sound|own|exist|matter)\b)"
         # "never" in the middle of a sentence, but not what has never happened ("he's never
         # driven stick", "we've never bothered"): that is a fact, not a rule.
         r"|\b(?:must|mustn'?t|shall not|not allowed|no need to)\b"
@@ -392,8 +395,19 @@ def question_asked(text: str) -> list[str]:
     return [s for s in split_sentences(tail) if s.rstrip("*_`\"') ").endswith("?")]
 
 
-_FIRST_CLAUSE: Final = re.compile(r".*?(?=[.!?;,](?:\s|$)|\n|$)")
-"""Up to the first clause's end: a dot inside ``faq.md`` or ``1.5`` does not end it."""
+_CLAUSE: Final = re.compile(r"[^\n]+?(?=[.!?;,\u2014](?:\s|$)|\n|$)")
+"""A clause, up to its end: a dot inside ``faq.md`` or ``1.5`` does not end it."""
+_FILLER: Final = re.compile(
+    r"(?i)\W*(?:oh+|ah+|well|so|and|actually|hmm+|um+|uh+|right|ok(?:ay)?|alright)\W*"
+)
+"""An interjection that a clause of its own opens a reply with, before the answer."""
+_MOVES_ON: Final = re.compile(
+    r"(?i)\W*(?:thanks|thank you|thx|ty|cheers|sorry|hi|hey|hello|btw|by the way|also|anyway|"
+    r"unrelated|separate(?:ly)?|one more thing|other thing|oh and|and also|wow|lol|haha|ugh|"
+    r"omg|jesus|damn|nice|cool|great|awesome|perfect)\b"
+)
+"""A reply that opens by thanking, greeting or turning to something else answers nothing
+by its first words."""
 _SHORT_ANSWER_WORDS: Final = 3
 """An answer this short is a fragment ("both", "the second one", "next tuesday"); four words
 already make a statement about something else ("Farid owns the quota")."""
@@ -419,7 +433,7 @@ def answers_question(reply: str, question: str, *, next_message: bool = True) ->
     wanted |= {w for w in _WORD.findall(question) if any(c.isdigit() for c in w)}
     if not wanted:
         return True
-    if next_message and _opens_with_answer(reply, wanted):
+    if next_message and _opens_with_answer(reply, question, wanted):
         return True
     said = _stems(reply) | set(_WORD.findall(reply))
     return len(wanted & said) >= min(2, len(wanted))
@@ -455,17 +469,27 @@ def states_fact(line: str) -> bool:
     return has_specifics(line) or (says_something(line) and not instruction(line))
 
 
-def _opens_with_answer(reply: str, wanted: set[str]) -> bool:
-    """Whether a reply's first clause is a short answer, or a value in the question's terms
-    (a word of ``wanted``, the question's), and the reply neither asks anything nor puts the
-    question off. A value alone is not enough: a user who moves on may well open with a fact
-    about something else."""
-    if "?" in reply or _PUTS_OFF.search(reply):
+def _opens_with_answer(reply: str, question: str, wanted: set[str]) -> bool:
+    """Whether a reply's first clause (after an "oh," or a "well,") is a short answer, or a value
+    in the question's terms (a word of ``wanted``, the question's), and the reply does not ask
+    anything back, nor open by putting the question off ("not sure, ...") or by moving on
+    ("thanks!", "by the way, ..."). A value alone is not enough: a user who moves on may well
+    open with a fact about something else."""
+    if "?" in reply:
         return False
-    found = _FIRST_CLAUSE.match(reply.strip())
-    first = found.group(0).strip() if found else ""
-    if not first:
+    clauses = [c.strip(" \t,.;!?\u2014") for c in _CLAUSE.findall(reply.strip())]
+    while clauses and _FILLER.fullmatch(clauses[0]):
+        clauses.pop(0)  # "oh, the second one": the answer follows the interjection
+    first = clauses[0] if clauses else ""
+    if not first or _MOVES_ON.match(first) or _puts_off(first, question):
         return False
     if len(first.split()) <= _SHORT_ANSWER_WORDS:
         return True
     return has_specifics(first) and not wanted.isdisjoint(_stems(first))
+
+
+def _puts_off(clause: str, question: str) -> bool:
+    """Whether ``clause`` puts the question off; a word the question offers is an answer
+    ("tomorrow" to "today or tomorrow?", "maybe" to "yes, no or maybe?")."""
+    asked = question.lower()
+    return any(m.group(0).lower() not in asked for m in _PUTS_OFF.finditer(clause))
