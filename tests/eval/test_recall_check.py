@@ -1,5 +1,6 @@
-"""``eval --recall`` (issue 26 item 7): a probe the summary dropped still counts when the
-first recall hits for the planted sentence's words hold its values."""
+"""``eval --recall`` (issue 26 item 7): a probe the summary dropped still counts when what the
+recall tool shows for a search of the planted sentence's words (5 hits, their excerpts and the
+requests they answer) holds its values."""
 
 from __future__ import annotations
 
@@ -50,3 +51,29 @@ def test_the_command_line_flag() -> None:
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["check"] == "visible_or_recalled"
+
+
+def test_only_what_the_tool_shows_counts_not_the_whole_entry() -> None:
+    import asyncio
+
+    from contextree.compaction import compact_session
+    from contextree.eval.recall_check import recalled
+    from contextree.llm.scripted import ScriptedClient
+    from contextree.session.tree import SessionTree
+    from contextree.settings import CompactionSettings
+    from recall.recall_session import add_turns
+
+    tree = SessionTree.in_memory()
+    far = " ".join(["padding"] * 1500)
+    tree.append_message(
+        {"role": "user", "content": f"the invoice total is INV-7731 {far} and the PO is PO-5512"}
+    )
+    add_turns(tree, 30)
+    settings = CompactionSettings(keep_recent_tokens=2000, record_facts=False)
+    asyncio.run(
+        compact_session(tree, ScriptedClient(default="## Goal\nPay it."), settings=settings)
+    )
+    near = Probe("p1", "fact", ("INV-7731",), text="the invoice total is INV-7731")
+    beyond = Probe("p2", "fact", ("PO-5512",), text="the invoice total and the PO is PO-5512")
+    assert recalled(near, tree)
+    assert not recalled(beyond, tree)  # 1,500 words away from "invoice": not in the excerpt

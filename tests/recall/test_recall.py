@@ -85,11 +85,6 @@ def test_a_page_full_of_complete_hits_gets_no_partial_ones(tree: SessionTree) ->
     assert result.complete == 4 and len(result.hits) == 4
 
 
-def test_one_term_is_never_padded(tree: SessionTree) -> None:
-    result = recall(tree, PORT, limit=5)
-    assert result.complete == len(result.hits) == 1
-
-
 def test_no_compaction_means_nothing_is_folded(tmp_path: Path) -> None:
     tree = SessionTree.open(tmp_path / "plain.jsonl", cwd="/w")
     add_turns(tree, 2)

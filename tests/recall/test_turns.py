@@ -4,13 +4,16 @@ figure that the reply restated in other words."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from contextree.compaction import compact_session
 from contextree.llm.scripted import ScriptedClient
-from contextree.recall import folded_entry_ids
-from contextree.recall.tool import SessionRecall
+from contextree.recall import folded_entry_ids, open_recall_index
+from contextree.recall.tool import MAX_RESULT_CHARS, SessionRecall
 from contextree.recall.turns import MAX_TURN_STEPS, asking_message
 from contextree.session.tree import SessionTree
 from contextree.settings import CompactionSettings
@@ -94,3 +97,59 @@ def test_a_turn_longer_than_the_bound_is_shown_without_its_request(tmp_path: Pat
     first, last = str(results[0]["id"]), str(results[-1]["id"])
     assert asking_message(tree, first, folded) is not None
     assert asking_message(tree, last, folded) is None
+
+
+def _long_turns(tree: SessionTree, count: int) -> None:
+    """``count`` turns: a long user message holding a figure far from the word "ledger", and a
+    reply that restates it without the figure."""
+    for i in range(count):
+        filler = " ".join(["words"] * 400)
+        tree.append_message(
+            {"role": "user", "content": f"ledger {i}: {filler} figure F-{i:04d}", "timestamp": i}
+        )
+        tree.append_message(_assistant(f"Noted the ledger entry {i}, with its figure."))
+
+
+def test_the_result_stays_within_its_bound_without_cutting_the_last_hit() -> None:
+    tree = SessionTree.in_memory()
+    _long_turns(tree, 12)
+    add_turns(tree, 30)
+    settings = CompactionSettings(keep_recent_tokens=2000, record_facts=False)
+    asyncio.run(compact_session(tree, ScriptedClient(default="## Goal\nBooks."), settings=settings))
+    recall = SessionRecall(tree)
+    for limit in (5, 10):
+        text = recall.search_text('"noted the ledger"', limit=limit)
+        shown = recall.search_excerpts('"noted the ledger"', limit=limit)
+        assert len(text) <= MAX_RESULT_CHARS
+        assert text.count("in reply to [") == limit
+        assert text.endswith(shown[-1])  # the last request whole, not cut by the bound
+    recall.close()
+
+
+def test_a_users_image_alone_starts_the_turn_and_has_no_words_to_show(tmp_path: Path) -> None:
+    tree = SessionTree.open(tmp_path / "s.jsonl", cwd="/w")
+    tree.append_message({"role": "user", "content": BUDGET, "timestamp": 1})
+    tree.append_message(_assistant("Understood: a hard cap, all-in."))
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    tree.append_message({"role": "user", "content": [image], "timestamp": 2})
+    reply = tree.append_message(_assistant("That photo shows a cracked tile."))
+    add_turns(tree, 30)
+    settings = CompactionSettings(keep_recent_tokens=2000, record_facts=False)
+    asyncio.run(compact_session(tree, ScriptedClient(default="## Goal\nTiles."), settings=settings))
+    assert asking_message(tree, reply, folded_entry_ids(tree)) is None
+
+
+def test_an_index_it_opens_after_its_given_one_was_let_go_is_its_own(tmp_path: Path) -> None:
+    tree = _compacted(SessionTree.open(tmp_path / "s.jsonl", cwd="/w"))
+    given = open_recall_index(tree)
+    recall = SessionRecall(tree, index=given)
+    assert "$38,000" in recall.search_text('"hard cap"')
+    recall.close()  # the caller's index stays open
+    assert "$38,000" in SessionRecall(tree, index=given).search_text('"hard cap"')
+    assert "$38,000" in recall.search_text('"hard cap"')  # opens one of its own
+    opened = recall._index
+    recall.close()
+    assert opened is not None and recall._index is None
+    with pytest.raises(sqlite3.ProgrammingError):
+        opened.search(["cap"], allowed=None, limit=1)
+    given.close()

@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(
                 "--recall",
-                help="Also count a probe kept when the first 5 recall hits hold its values.",
+                help="Also count a probe kept when the recall tool's answer shows its values.",
             ),
         ] = False,
         format: FormatOpt = OutputFormat.text,

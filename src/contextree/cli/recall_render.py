@@ -59,7 +59,8 @@ def recall_result(result: RecallResult) -> RenderableType:
         kind = "none holds every term; these hold some"
     elif partial:
         first = "the first holds" if result.complete == 1 else f"the first {result.complete} hold"
-        kind = f"{first} every term, the other {partial} some"
+        rest = "the last one some" if partial == 1 else f"the other {partial} some"
+        kind = f"{first} every term, {rest}"
     else:
         kind = "every term"
     parts.append(

@@ -517,7 +517,7 @@ def eval_report(report: EvalReport) -> RenderableType:
         rounds.add_row(str(number), _share(survival.kept, survival.scored), str(lost))
     kept = "values are in the context the model would see"
     if report.check == "visible_or_recalled":
-        kept += ", or in the first 5 hits of a recall search for the planted sentence's words"
+        kept += ", or in what the recall tool shows for 5 hits of a search for its words"
     note = Text(
         f"A probe is scored once a compaction has folded its message away; kept when all its "
         f"{kept}.",

@@ -52,9 +52,11 @@ def _index(tree: SessionTree) -> RecallIndex:
 
 def recalled(probe: Probe, tree: SessionTree) -> bool:
     """Whether the ``recall`` tool's result for :func:`recall_query` (its first
-    :data:`RECALL_TOP` hits) holds every value of ``probe``."""
+    :data:`RECALL_TOP` hits) holds every value of ``probe`` in the words it shows (its
+    excerpts and the requests they answer; not the ids and times around them)."""
     tool = SessionRecall(tree, index=_index(tree))
-    return values_found(probe, tool.search_text(recall_query(probe), limit=RECALL_TOP))
+    shown = tool.search_excerpts(recall_query(probe), limit=RECALL_TOP)
+    return values_found(probe, "\n".join(shown))
 
 
 def visible_or_recalled(probe: Probe, tree: SessionTree) -> bool:

@@ -147,7 +147,7 @@ class EvalReport:
     budgets: tuple[BudgetReport, ...]
     check: str = "visible"
     """How a probe was scored: ``visible`` (its values in what the model sees) or
-    ``visible_or_recalled`` (or in the first recall hits, ``eval --recall``)."""
+    ``visible_or_recalled`` (or in what the recall tool shows, ``eval --recall``)."""
 
     @property
     def full(self) -> BudgetReport:

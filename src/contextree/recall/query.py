@@ -143,7 +143,12 @@ def _partial(
     """The best entries holding some of ``terms`` but not all, up to ``limit`` hits in all."""
     shown = {hit.entry_id for hit in complete}
     more = index.search(terms, allowed=allowed, limit=limit + len(complete), any_term=True)
-    return [hit for hit in more if hit.entry_id not in shown][: limit - len(complete)]
+    partial: list[Hit] = []
+    for hit in more:
+        if hit.entry_id not in shown and len(partial) < limit - len(complete):
+            shown.add(hit.entry_id)
+            partial.append(hit)
+    return partial
 
 
 def recall_json(result: RecallResult) -> dict[str, object]:

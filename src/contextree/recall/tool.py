@@ -13,6 +13,7 @@ of the user message its turn answers, when that is folded away too (see
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from contextree.recall.base import Hit
@@ -92,45 +93,68 @@ class SessionRecall:
         return self.tree.leaf_id is not None and self.tree.latest_compaction() is not None
 
     def search_text(self, query: str, *, limit: int = 5) -> str:
-        """The tool's result for ``query``: at most ``limit`` (1-10) excerpts, bounded."""
+        """The tool's result for ``query``: at most ``limit`` (1-10) excerpts, within
+        :data:`MAX_RESULT_CHARS` in all."""
+        result, found = self._search(query, limit)
+        if not result.terms:
+            return "The query has no word to search for."
+        if not found:
+            return f'Nothing in the condensed part of the conversation matches "{query}".'
+        parts: list[str] = []
+        if result.any_term:
+            parts.append(_NO_COMPLETE)
+        for rank, excerpt in enumerate(found):
+            if rank == result.complete and rank > 0:
+                parts.append(_PARTIAL_FROM_HERE)
+            parts.append(excerpt.render())
+        # The budget below is exact; the cut only guards against a miscount.
+        return _SEPARATOR.join(parts)[:MAX_RESULT_CHARS]
+
+    def search_excerpts(self, query: str, *, limit: int = 5) -> list[str]:
+        """What :meth:`search_text` shows of each hit's words (its excerpt, and the request it
+        answers), without the ids and times around them: what the eval checks."""
+        return [
+            text
+            for excerpt in self._search(query, limit)[1]
+            for text in (excerpt.text, excerpt.request)
+            if text
+        ]
+
+    def _search(self, query: str, limit: int) -> tuple[RecallResult, list[Excerpt]]:
         limit = max(1, min(_MAX_LIMIT, limit))
         if self._index is None:
             self._index = open_recall_index(self.tree, self.settings)
+            self._owns_index = True
         result = recall(self.tree, query, limit=limit, index=self._index)
-        if not result.terms:
-            return "The query has no word to search for."
         if not result.hits:
-            return f'Nothing in the condensed part of the conversation matches "{query}".'
-        budget = MAX_RESULT_CHARS // len(result.hits)
+            return result, []
+        # Each hit's share of the bound, once the notes and separators are counted.
+        notes = len(_NO_COMPLETE) if result.any_term else 0
+        if 0 < result.complete < len(result.hits):
+            notes += len(_PARTIAL_FROM_HERE) + len(_SEPARATOR)
+        separators = len(_SEPARATOR) * (len(result.hits) - (0 if result.any_term else 1))
+        share = (MAX_RESULT_CHARS - notes - separators) // len(result.hits)
         shown = {hit.entry_id for hit in result.hits}
-        parts: list[str] = []
-        if result.any_term:
-            parts.append("No excerpt holds every word; these hold some of them.")
-        for rank, hit in enumerate(result.hits):
-            if rank == result.complete and rank > 0:
-                parts.append("These hold only some of the words:")
-            parts.append(self._excerpt(hit, result, budget, shown))
-        return "\n\n".join(parts)[:MAX_RESULT_CHARS]
+        return result, [self._excerpt(hit, result, share, shown) for hit in result.hits]
 
-    def _excerpt(self, hit: Hit, result: RecallResult, budget: int, shown: set[str]) -> str:
-        """One hit within ``budget`` characters, with the request it answers when that is
+    def _excerpt(self, hit: Hit, result: RecallResult, share: int, shown: set[str]) -> Excerpt:
+        """One hit within ``share`` characters, with the request it answers when that is
         folded away and not shown already (``shown`` gains it)."""
         redact = self._redactor()
         head = f"[{hit.entry_id}] {hit.role} {hit.timestamp}"
         entry = self.tree.get_entry(hit.entry_id)
         found = entry_text(entry) if entry is not None else None
         text = redact(found[1]) if found is not None else hit.snippet
-        room = max(80, budget - len(head) - 2)
+        room = share - len(head) - 1
         asked = asking_message(self.tree, hit.entry_id, result.scope)
         if asked is None or asked[0] in shown:
-            return f"{head}\n{_around(text, result.terms, room)}"
+            return Excerpt(head, _around(text, result.terms, room))
         shown.add(asked[0])
-        asked_room = max(80, room // 3)
-        request = _around(redact(asked[1]), result.terms, asked_room)
-        return (
-            f"{head}\n{_around(text, result.terms, max(80, room - asked_room))}\n"
-            f"  in reply to [{asked[0]}] user: {request}"
-        )
+        lead = _REQUEST_LEAD.format(id=asked[0])
+        request_room = room // 3 - len(lead) - 1
+        request = _around(redact(asked[1]), result.terms, request_room)
+        excerpt = _around(text, result.terms, room - len(lead) - 1 - len(request))
+        return Excerpt(head, excerpt, lead, request)
 
     def _redactor(self) -> Callable[[str], str]:
         """The settings' redaction (made once: the rules do not change while this lives)."""
@@ -150,13 +174,38 @@ class SessionRecall:
         self._index = None
 
 
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """One hit as the tool shows it."""
+
+    head: str
+    """``[id] role time``."""
+    text: str
+    lead: str = ""
+    request: str = ""
+    """An excerpt of the user message the hit answers (``lead`` introduces it), or empty."""
+
+    def render(self) -> str:
+        request = f"\n{self.lead}{self.request}" if self.request else ""
+        return f"{self.head}\n{self.text}{request}"
+
+
+_SEPARATOR: Final = "\n\n"
+_NO_COMPLETE: Final = "No excerpt holds every word; these hold some of them."
+_PARTIAL_FROM_HERE: Final = "These hold only some of the words:"
+_REQUEST_LEAD: Final = "  in reply to [{id}] user: "
+_MIN_EXCERPT: Final = 40
+
+
 def _unchanged(text: str) -> str:
     return text
 
 
 def _around(text: str, terms: list[str], room: int) -> str:
-    """About ``room`` characters of ``text`` around the first of ``terms`` that it holds (a hit
-    holding only some terms may lack the first)."""
+    """At most ``room`` characters (never fewer than :data:`_MIN_EXCERPT`) of ``text`` around
+    the first of ``terms`` that it holds (a hit holding only some terms may lack the first)."""
     lowered = text.lower()
     needle = next((term for term in terms if term.lower() in lowered), terms[0])
-    return snippet_around(text, needle, room, mark=False)
+    # snippet_around keeps ``chars`` around the match, the match itself and two ellipses.
+    chars = max(_MIN_EXCERPT, room) - len(needle) - 2
+    return snippet_around(text, needle, max(chars, 1), mark=False)

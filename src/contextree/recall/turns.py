@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 __all__ = ["MAX_TURN_STEPS", "asking_message"]
 
 MAX_TURN_STEPS: Final = 64
-"""How far up a branch the search goes: a turn with more tool calls than this before the hit
-is shown without its request (the walk stays cheap on any session)."""
+"""How many entries up a branch the search goes (a tool call and its result are two): a hit
+further than this from its turn's start is shown without its request (the walk stays cheap on
+any session)."""
 _ANSWERS: Final = frozenset({"assistant", "toolResult"})
 
 
@@ -40,13 +41,21 @@ def asking_message(
         entry = tree.get_entry(parent) if isinstance(parent, str) else None
         if entry is None:
             return None
-        found = entry_text(entry)
-        if found is not None and found[0] == "user":
-            parent_id = str(entry.get("id"))
-            return (parent_id, found[1]) if parent_id in folded else None
+        if _message_role(entry) == "user":
+            # The turn's start, with words or not (an image alone): not an earlier turn's.
+            found = entry_text(entry)
+            entry_id = str(entry.get("id"))
+            if found is None or entry_id not in folded:
+                return None
+            return entry_id, found[1]
     return None
 
 
 def _role(entry: StoredEntry) -> str | None:
     found = entry_text(entry)
     return found[0] if found is not None else None
+
+
+def _message_role(entry: StoredEntry) -> object:
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return message.get("role") if isinstance(message, dict) else None
