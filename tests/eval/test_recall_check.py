@@ -54,25 +54,16 @@ def test_the_command_line_flag() -> None:
 
 
 def test_only_what_the_tool_shows_counts_not_the_whole_entry() -> None:
-    import asyncio
-
-    from contextree.compaction import compact_session
     from contextree.eval.recall_check import recalled
-    from contextree.llm.scripted import ScriptedClient
     from contextree.session.tree import SessionTree
-    from contextree.settings import CompactionSettings
-    from recall.recall_session import add_turns
+    from recall.recall_session import fold_away
 
     tree = SessionTree.in_memory()
     far = " ".join(["padding"] * 1500)
     tree.append_message(
         {"role": "user", "content": f"the invoice total is INV-7731 {far} and the PO is PO-5512"}
     )
-    add_turns(tree, 30)
-    settings = CompactionSettings(keep_recent_tokens=2000, record_facts=False)
-    asyncio.run(
-        compact_session(tree, ScriptedClient(default="## Goal\nPay it."), settings=settings)
-    )
+    fold_away(tree, "## Goal\nPay it.")
     near = Probe("p1", "fact", ("INV-7731",), text="the invoice total is INV-7731")
     beyond = Probe("p2", "fact", ("PO-5512",), text="the invoice total and the PO is PO-5512")
     assert recalled(near, tree)

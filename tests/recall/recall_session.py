@@ -66,10 +66,15 @@ def build(tree: SessionTree) -> SessionTree:
             "timestamp": 3,
         }
     )
+    return fold_away(tree, "## Goal\nFix the retry logic; it works now.")
+
+
+def fold_away(tree: SessionTree, summary: str) -> SessionTree:
+    """Thirty filler turns, then a compaction with the terse ``summary`` that keeps only the
+    newest turns: what came before is folded away."""
     add_turns(tree, 30)
     settings = CompactionSettings(keep_recent_tokens=2000, record_facts=False)
-    summarizer = ScriptedClient(default="## Goal\nFix the retry logic; it works now.")
-    asyncio.run(compact_session(tree, summarizer, settings=settings))
+    asyncio.run(compact_session(tree, ScriptedClient(default=summary), settings=settings))
     return tree
 
 

@@ -3,21 +3,17 @@ figure that the reply restated in other words."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from contextree.compaction import compact_session
-from contextree.llm.scripted import ScriptedClient
 from contextree.recall import folded_entry_ids, open_recall_index
 from contextree.recall.tool import MAX_RESULT_CHARS, SessionRecall
 from contextree.recall.turns import MAX_TURN_STEPS, asking_message
 from contextree.session.tree import SessionTree
-from contextree.settings import CompactionSettings
-from recall.recall_session import add_turns
+from recall.recall_session import fold_away
 
 _MODEL = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-test"}
 BUDGET = "our budget is $38,000 including everything, no exceptions"
@@ -53,11 +49,7 @@ def _compacted(tree: SessionTree, tool_results: int = 1) -> SessionTree:
         if i + 1 < tool_results:
             more = {"type": "toolCall", "id": f"c{i + 1}", "name": "ledger", "arguments": {}}
             tree.append_message(_assistant(f"step {i}", more))
-    add_turns(tree, 30)
-    settings = CompactionSettings(keep_recent_tokens=2000, record_facts=False)
-    summarizer = ScriptedClient(default="## Goal\nPlan the kitchen.")
-    asyncio.run(compact_session(tree, summarizer, settings=settings))
-    return tree
+    return fold_away(tree, "## Goal\nPlan the kitchen.")
 
 
 def test_a_recalled_reply_shows_the_users_message_it_answers(tmp_path: Path) -> None:
@@ -113,9 +105,7 @@ def _long_turns(tree: SessionTree, count: int) -> None:
 def test_the_result_stays_within_its_bound_without_cutting_the_last_hit() -> None:
     tree = SessionTree.in_memory()
     _long_turns(tree, 12)
-    add_turns(tree, 30)
-    settings = CompactionSettings(keep_recent_tokens=2000, record_facts=False)
-    asyncio.run(compact_session(tree, ScriptedClient(default="## Goal\nBooks."), settings=settings))
+    fold_away(tree, "## Goal\nBooks.")
     recall = SessionRecall(tree)
     for limit in (5, 10):
         text = recall.search_text('"noted the ledger"', limit=limit)
@@ -133,9 +123,7 @@ def test_a_users_image_alone_starts_the_turn_and_has_no_words_to_show(tmp_path: 
     image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
     tree.append_message({"role": "user", "content": [image], "timestamp": 2})
     reply = tree.append_message(_assistant("That photo shows a cracked tile."))
-    add_turns(tree, 30)
-    settings = CompactionSettings(keep_recent_tokens=2000, record_facts=False)
-    asyncio.run(compact_session(tree, ScriptedClient(default="## Goal\nTiles."), settings=settings))
+    fold_away(tree, "## Goal\nTiles.")
     assert asking_message(tree, reply, folded_entry_ids(tree)) is None
 
 
