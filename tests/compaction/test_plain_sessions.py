@@ -384,3 +384,27 @@ def test_a_rule_in_a_split_turns_context_is_read_back_as_a_rule() -> None:
     digest = digest_summary(earlier)
     rule = "ok order the blue one. but never ring the bell, the baby sleeps till 3"
     assert rule in digest.constraints and rule not in digest.critical
+
+
+def test_under_a_short_budget_an_error_outlasts_plain_remarks() -> None:
+    # What went wrong (a declined card, a bounced mail) is what a colleague must not repeat:
+    # it is kept before plain remarks without a value when the budget runs short.
+    remarks = [
+        "the kids get seasick on small boats",
+        "my sister hates early mornings",
+        "we would rather sit inside than on deck",
+        "the dog travels with us this time",
+        "grandpa walks slowly with his cane",
+        "we always forget the snacks somehow",
+    ]
+    messages: list[Message] = [
+        _user("Book the ferry for the four of us."),
+        _say("", _call("book_ferry", sailing=3, seats=4)),
+        _result("PAYMENT DECLINED: card ending 5521 over its limit", tool="book_ferry"),
+        _say("The card was declined."),
+    ]
+    for remark in remarks:
+        messages += [_user(remark), _say("Noted.")]
+    summary = _summary(messages, budget_tokens=120)
+    assert "PAYMENT DECLINED: card ending 5521 over its limit" in summary
+    assert sum(remark in summary for remark in remarks) < len(remarks)

@@ -278,7 +278,7 @@ def _add_context(b: _ItemBuilder, d: Digest, resolved: set[str], blocked_errors:
     fixed = {c.error for c in d.commands.values() if c.error and c.text in resolved}
     errors = [error for error in d.errors if error not in blocked_errors and error not in fixed]
     for index, error in enumerate(errors):
-        b.add("errors", f"**Error**: {error}", 50 + _recency(index, len(errors)))
+        b.add("errors", f"**Error**: {error}", 70 + _recency(index, len(errors)))
     # A line read back from an earlier summary that is shown above as a rule, a fact or a
     # request is not repeated here.
     above = {d.goal, *d.requests, *d.constraints, *d.preferences, *d.facts}
