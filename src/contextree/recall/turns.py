@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Container
 from typing import TYPE_CHECKING, Final
 
+from contextree.entries.types import entry_message, is_user_message
 from contextree.recall.documents import entry_text
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def asking_message(
         entry = tree.get_entry(parent) if isinstance(parent, str) else None
         if entry is None:
             return None
-        if _message_role(entry) == "user":
+        if is_user_message(entry_message(entry)):
             # The turn's start, with words or not (an image alone): not an earlier turn's.
             found = entry_text(entry)
             entry_id = str(entry.get("id"))
@@ -54,8 +55,3 @@ def asking_message(
 def _role(entry: StoredEntry) -> str | None:
     found = entry_text(entry)
     return found[0] if found is not None else None
-
-
-def _message_role(entry: StoredEntry) -> object:
-    message = entry.get("message") if entry.get("type") == "message" else None
-    return message.get("role") if isinstance(message, dict) else None
