@@ -11,7 +11,7 @@ import pytest
 
 from contextree.recall import folded_entry_ids, open_recall_index
 from contextree.recall.tool import MAX_RESULT_CHARS, SessionRecall
-from contextree.recall.turns import MAX_TURN_STEPS, asking_message
+from contextree.recall.turns import MAX_TURN_STEPS, asking_message, call_result
 from contextree.session.tree import SessionTree
 from recall.recall_session import fold_away
 
@@ -141,3 +141,35 @@ def test_an_index_it_opens_after_its_given_one_was_let_go_is_its_own(tmp_path: P
     with pytest.raises(sqlite3.ProgrammingError):
         opened.search(["cap"], allowed=None, limit=1)
     given.close()
+
+
+def test_a_recalled_tool_call_shows_what_it_returned(tmp_path: Path) -> None:
+    tree = SessionTree.open(tmp_path / "s.jsonl", cwd="/w")
+    tree.append_message({"role": "user", "content": "book the plumber for friday", "timestamp": 1})
+    call = {"type": "toolCall", "id": "b1", "name": "book", "arguments": {"day": "friday"}}
+    booking = tree.append_message(_assistant("Friday it is. Booking now.", call))
+    tree.append_message(
+        {
+            "role": "toolResult",
+            "toolCallId": "b1",
+            "toolName": "book",
+            "content": [{"type": "text", "text": "CONFIRMED: job PLB-55120, Fri 08:00-10:00"}],
+            "timestamp": 3,
+        }
+    )
+    tree.append_message(_assistant("Booked for Friday morning."))
+    fold_away(tree, "## Goal\nPlumbing.")
+    recall = SessionRecall(tree)
+    text = recall.search_text('"booking now"')
+    assert "returned [" in text and "PLB-55120" in text
+    assert "PLB-55120" in "\n".join(recall.search_excerpts('"booking now"'))
+    recall.close()
+    folded = folded_entry_ids(tree)
+    result_id = str(tree.get_children(booking)[0]["id"])
+    assert call_result(tree, booking, folded) == (
+        result_id,
+        "book\nCONFIRMED: job PLB-55120, Fri 08:00-10:00",
+    )
+    assert call_result(tree, booking, folded - {result_id}) is None  # still seen: not shown
+    no_call = str(tree.get_children(result_id)[0]["id"])
+    assert call_result(tree, no_call, folded) is None

@@ -6,8 +6,8 @@ folded away). Its result lists the best hits, each with its entry id, role and t
 excerpt of the entry's (redacted) text around the first match, within
 :data:`MAX_RESULT_CHARS` in all. Hits holding every word come first, then hits holding some
 (see :mod:`contextree.recall.query`); an assistant message or tool result comes with an excerpt
-of the user message its turn answers, when that is folded away too (see
-:mod:`contextree.recall.turns`).
+of the user message its turn answers, and a message that calls a tool with what the call
+returned, when those are folded away too (see :mod:`contextree.recall.turns`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from contextree.recall.documents import entry_text
 from contextree.recall.index import RecallIndex
 from contextree.recall.query import RecallResult, open_recall_index, recall
 from contextree.recall.scan import snippet_around
-from contextree.recall.turns import asking_message
+from contextree.recall.turns import asking_message, call_result
 
 if TYPE_CHECKING:
     from contextree.session.tree import SessionTree
@@ -116,7 +116,7 @@ class SessionRecall:
         return [
             text
             for excerpt in self._search(query, limit)[1]
-            for text in (excerpt.text, excerpt.request)
+            for text in (excerpt.text, *(words for _, words in excerpt.context))
             if text
         ]
 
@@ -138,23 +138,31 @@ class SessionRecall:
         return result, [self._excerpt(hit, result, share, shown) for hit in result.hits]
 
     def _excerpt(self, hit: Hit, result: RecallResult, share: int, shown: set[str]) -> Excerpt:
-        """One hit within ``share`` characters, with the request it answers when that is
-        folded away and not shown already (``shown`` gains it)."""
+        """One hit within ``share`` characters, with the request it answers and the result
+        its tool call returned, each when folded away and not shown already (``shown`` gains
+        them)."""
         redact = self._redactor()
         head = f"[{hit.entry_id}] {hit.role} {hit.timestamp}"
         entry = self.tree.get_entry(hit.entry_id)
         found = entry_text(entry) if entry is not None else None
         text = redact(found[1]) if found is not None else hit.snippet
         room = share - len(head) - 1
+        # What the hit answers and what its call returned, each once in the whole result.
         asked = asking_message(self.tree, hit.entry_id, result.scope)
-        if asked is None or asked[0] in shown:
+        returned = call_result(self.tree, hit.entry_id, result.scope)
+        extras = []
+        for found, template in ((asked, _REQUEST_LEAD), (returned, _RESULT_LEAD)):
+            if found is not None and found[0] not in shown:
+                shown.add(found[0])
+                extras.append((template.format(id=found[0]), redact(found[1])))
+        if not extras:
             return Excerpt(head, _around(text, result.terms, room))
-        shown.add(asked[0])
-        lead = _REQUEST_LEAD.format(id=asked[0])
-        request_room = room // 3 - len(lead) - 1
-        request = _around(redact(asked[1]), result.terms, request_room)
-        excerpt = _around(text, result.terms, room - len(lead) - 1 - len(request))
-        return Excerpt(head, excerpt, lead, request)
+        lines = []
+        for lead, words in extras:
+            # Each a third of the hit's share; the hit's own excerpt has the rest.
+            lines.append((lead, _around(words, result.terms, room // 3 - len(lead) - 1)))
+        used = sum(len(lead) + len(words) + 1 for lead, words in lines)
+        return Excerpt(head, _around(text, result.terms, room - used), tuple(lines))
 
     def _redactor(self) -> Callable[[str], str]:
         """The settings' redaction (made once: the rules do not change while this lives)."""
@@ -181,19 +189,20 @@ class Excerpt:
     head: str
     """``[id] role time``."""
     text: str
-    lead: str = ""
-    request: str = ""
-    """An excerpt of the user message the hit answers (``lead`` introduces it), or empty."""
+    context: tuple[tuple[str, str], ...] = ()
+    """``(lead, excerpt)`` of the user message the hit answers and of what its tool call
+    returned, when shown."""
 
     def render(self) -> str:
-        request = f"\n{self.lead}{self.request}" if self.request else ""
-        return f"{self.head}\n{self.text}{request}"
+        context = "".join(f"\n{lead}{words}" for lead, words in self.context)
+        return f"{self.head}\n{self.text}{context}"
 
 
 _SEPARATOR: Final = "\n\n"
 _NO_COMPLETE: Final = "No excerpt holds every word; these hold some of them."
 _PARTIAL_FROM_HERE: Final = "These hold only some of the words:"
 _REQUEST_LEAD: Final = "  in reply to [{id}] user: "
+_RESULT_LEAD: Final = "  returned [{id}]: "
 _MIN_EXCERPT: Final = 40
 
 

@@ -1,10 +1,12 @@
-"""The user message a recalled entry answers.
+"""The user message a recalled entry answers, and what a recalled tool call returned.
 
 An assistant usually restates what the user said in its own words ("Understood - a hard cap
 of ..."), and a search for what the model remembers finds that reply rather than the user's own
 message, which holds the exact figure, name or rule. So an assistant message or a tool result
 that is recalled is shown with the user message its turn began with, when that message is
-folded away too (the model does not see it otherwise).
+folded away too (the model does not see it otherwise). In the same way a recalled message that
+calls a tool ("Booking now." and the booking call) is shown with the result that answered the
+call: that result holds the ticket number or the total.
 """
 
 from __future__ import annotations
@@ -12,14 +14,20 @@ from __future__ import annotations
 from collections.abc import Container
 from typing import TYPE_CHECKING, Final
 
-from contextree.entries.types import entry_message, is_user_message
+from contextree.entries.types import (
+    entry_message,
+    is_assistant_message,
+    is_tool_call_content,
+    is_tool_result_message,
+    is_user_message,
+)
 from contextree.recall.documents import entry_text
 
 if TYPE_CHECKING:
     from contextree.entries.types import StoredEntry
     from contextree.session.tree import SessionTree
 
-__all__ = ["MAX_TURN_STEPS", "asking_message"]
+__all__ = ["MAX_TURN_STEPS", "asking_message", "call_result"]
 
 MAX_TURN_STEPS: Final = 64
 """How many entries up a branch the search goes (a tool call and its result are two): a hit
@@ -49,6 +57,30 @@ def asking_message(
             if found is None or entry_id not in folded:
                 return None
             return entry_id, found[1]
+    return None
+
+
+def call_result(tree: SessionTree, entry_id: str, folded: Container[str]) -> tuple[str, str] | None:
+    """``(id, text)`` of the first tool result that answers a tool call of the assistant
+    message ``entry_id`` (results follow their calls one after another), when it is in
+    ``folded``; ``None`` for a message without calls or a result the model still sees."""
+    entry = tree.get_entry(entry_id)
+    message = entry_message(entry) if entry is not None else None
+    if not is_assistant_message(message):
+        return None
+    calls = {
+        block.get("id") for block in message.get("content") or [] if is_tool_call_content(block)
+    }
+    if not calls:
+        return None
+    for child in tree.get_children(entry_id):
+        result = entry_message(child)
+        if is_tool_result_message(result) and result.get("toolCallId") in calls:
+            found = entry_text(child)
+            child_id = str(child.get("id"))
+            if found is None or child_id not in folded:
+                return None
+            return child_id, found[1]
     return None
 
 
