@@ -382,7 +382,10 @@ def _metrics() -> list[Metric]:
         Metric("retention_time", "  wall time of the eval (35 sessions x 2 budgets)", "s"),
         Metric("blind_full", "blind sessions (bench/blind test): survival, 5 rounds", ""),
         Metric("blind_20", "  context within 20% of the original", ""),
-        Metric("blind_recall", "  full budget, recall's first 5 hits counted", ""),
+        Metric("blind_recall", "  full budget, the recall tool's answer counted", ""),
+        Metric("blind_recall_20", "  within 20%, the recall tool's answer counted", ""),
+        Metric("blind_fresh2_full", "blind sessions (fresh2, written last): survival", ""),
+        Metric("blind_fresh2_20", "  context within 20% of the original", ""),
         *_integration_metrics(),
     ]
 

@@ -29,14 +29,19 @@ def measure_retention() -> dict[str, float]:
 
 
 def measure_blind_retention() -> dict[str, float]:
-    """Survival on the blind ``test`` sessions (written without sight of the summarizer):
-    at the full budget, within 20%, and with recall's first hits counted too."""
+    """Survival on the blind ``test`` sessions (written without sight of the summarizer): at
+    the full budget and within 20%, each also with the recall tool's answer counted; and on
+    ``fresh2``, the split written last."""
     from bench.blind.__main__ import blind_reports
 
     reports = dict(blind_reports("test"))
     visible, recalled = reports[""], reports[" +recall"]
+    latest = dict(blind_reports("fresh2"))[""]
     return {
         "blind_full": visible.full.overall().survival,
         "blind_20": visible.budgets[1].overall().survival,
         "blind_recall": recalled.full.overall().survival,
+        "blind_recall_20": recalled.budgets[1].overall().survival,
+        "blind_fresh2_full": latest.full.overall().survival,
+        "blind_fresh2_20": latest.budgets[1].overall().survival,
     }

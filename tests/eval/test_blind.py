@@ -99,7 +99,8 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
     from bench.core import _metrics
 
     rows = {metric.key for metric in _metrics()}
-    assert {"blind_full", "blind_20", "blind_recall"} <= rows
+    assert {"blind_full", "blind_20", "blind_recall", "blind_recall_20"} <= rows
+    assert {"blind_fresh2_full", "blind_fresh2_20"} <= rows
 
 
 def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:
