@@ -151,10 +151,10 @@ class SessionRecall:
         asked = asking_message(self.tree, hit.entry_id, result.scope)
         returned = call_result(self.tree, hit.entry_id, result.scope)
         extras = []
-        for found, template in ((asked, _REQUEST_LEAD), (returned, _RESULT_LEAD)):
-            if found is not None and found[0] not in shown:
-                shown.add(found[0])
-                extras.append((template.format(id=found[0]), redact(found[1])))
+        for related, template in ((asked, _REQUEST_LEAD), (returned, _RESULT_LEAD)):
+            if related is not None and related[0] not in shown:
+                shown.add(related[0])
+                extras.append((template.format(id=related[0]), redact(related[1])))
         if not extras:
             return Excerpt(head, _around(text, result.terms, room))
         lines = []

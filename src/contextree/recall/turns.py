@@ -52,11 +52,7 @@ def asking_message(
             return None
         if is_user_message(entry_message(entry)):
             # The turn's start, with words or not (an image alone): not an earlier turn's.
-            found = entry_text(entry)
-            entry_id = str(entry.get("id"))
-            if found is None or entry_id not in folded:
-                return None
-            return entry_id, found[1]
+            return _folded_words(entry, folded)
     return None
 
 
@@ -76,12 +72,15 @@ def call_result(tree: SessionTree, entry_id: str, folded: Container[str]) -> tup
     for child in tree.get_children(entry_id):
         result = entry_message(child)
         if is_tool_result_message(result) and result.get("toolCallId") in calls:
-            found = entry_text(child)
-            child_id = str(child.get("id"))
-            if found is None or child_id not in folded:
-                return None
-            return child_id, found[1]
+            return _folded_words(child, folded)
     return None
+
+
+def _folded_words(entry: StoredEntry, folded: Container[str]) -> tuple[str, str] | None:
+    """``(id, text)`` of ``entry`` when it has words and is in ``folded``, else ``None``."""
+    found = entry_text(entry)
+    entry_id = str(entry.get("id"))
+    return (entry_id, found[1]) if found is not None and entry_id in folded else None
 
 
 def _role(entry: StoredEntry) -> str | None:
