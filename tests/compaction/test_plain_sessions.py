@@ -408,3 +408,89 @@ def test_under_a_short_budget_an_error_outlasts_plain_remarks() -> None:
     summary = _summary(messages, budget_tokens=120)
     assert "PAYMENT DECLINED: card ending 5521 over its limit" in summary
     assert sum(remark in summary for remark in remarks) < len(remarks)
+
+
+def test_a_rule_after_words_of_talk_is_a_constraint() -> None:
+    line = "ok book it. oh and never call the landline, it wakes the baby"
+    summary = _summary(
+        [_user("Find a plumber for the leak."), _say("Two are free on Monday."), _user(line)]
+    )
+    assert line in _section(summary, "## Constraints & Preferences")
+
+
+def test_never_mind_is_not_a_rule() -> None:
+    summary = _summary(
+        [
+            _user("Find a plumber for the leak under the sink."),
+            _say("Should I also ask about the boiler?"),
+            _user("ok never mind the boiler, it was serviced in march by the landlord"),
+            _say("Noted."),
+        ]
+    )
+    assert "## Constraints & Preferences" not in summary
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "we can spend maybe 900 on the venue, no more than that",
+        "the essay can't be over 2,000 words with the footnotes",
+        "the 14th is a hard deadline for the printer",
+        "the ramp has to be at the side door for my dad's chair",
+    ],
+)
+def test_a_limit_said_plainly_is_a_constraint(line: str) -> None:
+    summary = _summary([_user("Help me plan the open day."), _say("Sure."), _user(line)])
+    assert line in _section(summary, "## Constraints & Preferences")
+
+
+def test_a_need_given_with_a_request_is_not_a_rule() -> None:
+    line = "also can you check the calendar, we need to book the piano tuner this month"
+    summary = _summary([_user("Help me plan the recital."), _say("Sure."), _user(line)])
+    assert "## Constraints & Preferences" not in summary
+
+
+def test_what_would_still_be_needed_is_not_an_open_todo() -> None:
+    summary = _summary(
+        [
+            _user("Should I ask for an extension on the grant report?"),
+            _say(
+                "An extension moves the report, but without it you'd still need to send the "
+                "budget sheet by May 1."
+            ),
+        ]
+    )
+    assert "### Open TODOs" not in summary
+
+
+def test_a_goal_said_in_passing_stays_with_the_goal_under_a_short_budget() -> None:
+    goal = "btw the whole point of this trip is to be at my dad's 70th in Lyon on the 9th"
+    remarks = [f"remark {n}: the hotel near the station had loud trams at night" for n in range(8)]
+    messages: list[Message] = [
+        _user("Find me train tickets for next month."),
+        _say("Which dates?"),
+        _user(goal),
+        _say("Noted."),
+    ]
+    for remark in remarks:
+        messages += [_user(remark), _say("Noted.")]
+    summary = _summary(messages, budget_tokens=80)
+    assert goal in _section(summary, "## Goal")
+    assert sum(remark in summary for remark in remarks) < len(remarks)
+    # Read back by the next compaction as the goal's, not as a second goal line.
+    digest = digest_summary(summary)
+    assert digest.goal == "Find me train tickets for next month."
+    assert digest.goal_notes == [goal]
+
+
+def test_the_goal_sentence_of_a_long_first_message_outlasts_its_shortened_line() -> None:
+    first = (
+        "hi. I run the allotment society's newsletter and the printer we used closed, so I "
+        "have to find a new one, compare prices and paper, and sort out delivery to the "
+        "hall; getting issue 12 out before the AGM on 3 March, that's the main goal."
+    )
+    messages: list[Message] = [_user(first), _say("Sure.")]
+    for n in range(6):
+        messages += [_user(f"note {n}: the hall's side door sticks in wet weather"), _say("Ok.")]
+    summary = _summary(messages, budget_tokens=70)
+    assert "before the AGM on 3 March" in summary

@@ -30,6 +30,7 @@ from contextree.compaction.offline.commands import (
 )
 from contextree.compaction.offline.digest import (
     ERROR_CHARS,
+    GOAL_SHOWN_CHARS,
     REQUEST_CHARS,
     RESPOND,
     SENTENCE_CHARS,
@@ -52,6 +53,7 @@ from contextree.compaction.offline.prose import (
     DONE_WORDS,
     FILE_EXTENSIONS,
     FIRM_PREFERENCE,
+    GOAL_STATEMENT,
     PATH,
     PREFERENCE_LINE,
     PROSE_ERROR,
@@ -192,6 +194,18 @@ def digest_conversation(text: str, *, focus: str | None) -> Digest:
     return reader.finish()
 
 
+def _goal_clause(sentence: str) -> str:
+    """The part of a long sentence that says what the work is for: from the start of the
+    clause that holds the goal's words ("...; getting issue 12 out before the AGM, that's the
+    main goal")."""
+    if len(sentence) <= GOAL_SHOWN_CHARS:
+        return sentence
+    found = GOAL_STATEMENT.search(sentence)
+    at = found.start() if found else 0
+    start = max(sentence.rfind(mark, 0, at) for mark in (";", ":", " - ", "\u2014", "(")) + 1
+    return sentence[start:].strip() or sentence
+
+
 class _ConversationReader:
     """Walks the parts of one serialized conversation and fills a :class:`Digest`."""
 
@@ -261,6 +275,22 @@ class _ConversationReader:
         self._answered(text)
         self._notice(scanned)
 
+    def _goal_statement(self, line: str, sentences: Sequence[str], whole: str) -> bool:
+        """Note a line that says what the work is for as part of the goal; ``True`` when the
+        line is the goal's now (not a rule or fact besides). In the first message, which is
+        the goal, only a goal sentence past what a shortened goal line shows is noted."""
+        said = [sentence for sentence in sentences if GOAL_STATEMENT.search(sentence)]
+        if not said:
+            return False
+        d = self.digest
+        if line not in d.goal:
+            add_once(d.goal_notes, whole)
+            return True
+        for sentence in said:
+            if sentence not in d.goal[:GOAL_SHOWN_CHARS]:
+                add_once(d.goal_notes, self._clip(_goal_clause(sentence), SENTENCE_CHARS))
+        return False
+
     def _system(self, text: str) -> None:
         """A system/developer message: its rules and facts count as the user's; it asks for
         nothing and answers nothing."""
@@ -286,6 +316,8 @@ class _ConversationReader:
             sentences = split_sentences(line)
             if line.endswith(":") or (ERROR_LINE.search(line) and not RULE_START.match(line)):
                 continue  # introduces something pasted, or quotes an error message
+            if self._goal_statement(line, sentences, whole):
+                continue
             chose = USER_DECISION.match(line) and len(line.split()) >= _MIN_REQUEST_WORDS
             if chose or user_correction(line):
                 # The user's own choice (or correction) is kept whole, in their words, as a

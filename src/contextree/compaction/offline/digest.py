@@ -34,6 +34,8 @@ UNANSWERED_LABEL: Final = "**Unanswered question to the user**:"
 LEFT_OUT: Final = "_{n} of the user's statements left out for the budget._"
 
 REQUEST_CHARS: Final = 240
+GOAL_SHOWN_CHARS: Final = 160
+"""What of the goal line stays when even the essentials exceed the budget."""
 SENTENCE_CHARS: Final = 240
 COMMAND_CHARS: Final = 160
 ERROR_CHARS: Final = 240
@@ -92,6 +94,9 @@ class Digest:
     """Facts in the order they happened; lists hold one-line texts without list markers."""
 
     goal: str = ""
+    goal_notes: list[str] = field(default_factory=list)
+    """The user's later words on what the work is for (a goal said in passing), or the
+    sentence of the first message that says it when the goal line would not show it."""
     requests: list[str] = field(default_factory=list)
     request_counts: dict[str, int] = field(default_factory=dict)
     """How often a request (or a near-duplicate of it) was made, when more than once."""

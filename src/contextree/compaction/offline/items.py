@@ -12,6 +12,7 @@ from contextree.compaction.offline.digest import (
     ACTION_LABEL,
     ASKED,
     CONTEXT_LABEL,
+    GOAL_SHOWN_CHARS,
     NOTED_LABEL,
     OUTPUT_LABEL,
     QUESTION_LABEL,
@@ -26,6 +27,7 @@ from contextree.compaction.offline.digest import (
 from contextree.compaction.offline.specifics import specific_count
 from contextree.compaction.offline.text import add_once, focus_words_of, mentions, one_line, plural
 
+_GOAL_NOTE_CHARS: Final = 200
 _PATHS_PER_LINE: Final = 10
 _SHOWN_COMMANDS: Final = 10
 """Clean runs listed one per line (the most recent); older ones are counted by program."""
@@ -120,7 +122,9 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     texts = [_asked(request, d.request_counts.get(request, 1)) for request in d.requests]
     in_facts = _held_in([*texts, d.status] if d.status else texts, shown_facts, facts)
     if d.goal:
-        b.add("goal", d.goal, 100, must=True, clip_to=160, plain=True)
+        b.add("goal", d.goal, 100, must=True, clip_to=GOAL_SHOWN_CHARS, plain=True)
+    for note in d.goal_notes:
+        b.add("goal", note, 100, must=True, clip_to=_GOAL_NOTE_CHARS, plain=True)
     if d.status and d.status not in in_facts:
         b.add("status", f"{STATUS_LABEL} {d.status}", 95)
     for index, (request, text) in enumerate(zip(d.requests, texts, strict=True)):

@@ -322,7 +322,10 @@ def _read_goal_item(d: Digest, item: str, text: str) -> None:
     # own round (the count before it was swallowed by the goal), so they add up.
     d.left_out += sum(int(n) for n in _LEFT_OUT_IN.findall(item))
     item = _LEFT_OUT_IN.sub("", item)
-    d.goal = f"{d.goal}\n{item}" if d.goal else item
+    if d.goal:
+        add_once(d.goal_notes, item)  # the user's later words on what the work is for
+    else:
+        d.goal = item
 
 
 def _read_done_item(d: Digest, text: str) -> None:
@@ -417,6 +420,7 @@ def merge_digest(old: Digest, new: Digest) -> Digest:
     user_moved_on = bool(new.goal)
     merged = Digest(
         goal=old.goal or new.goal,
+        goal_notes=union(old.goal_notes, new.goal_notes),
         requests=list(old.requests),
         request_counts=dict(old.request_counts),
         constraints=union(old.constraints, new.constraints),

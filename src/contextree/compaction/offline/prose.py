@@ -17,12 +17,24 @@ from contextree.compaction.offline.text import (
     split_sentences,
 )
 
+_OPENERS: Final = (
+    r"(?:(?:oh|and|but|also|so|please|pls|plz|just|btw|plus|ok(?:ay)?|yes|yeah)[,.!]?\s+)"
+)
+"""Words people put before a rule in plain talk ("oh and don't cc him", "ok but never ...")."""
+
 # Imperatives at the start of a sentence, or obligations anywhere in it. "I don't know why"
 # is a complaint, not a rule, so "don't" only counts at the start.
 CONSTRAINT = Gated(
     re.compile(
-        r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?(?:don'?t|do not|never|always|avoid|"
-        r"make sure|ensure|only)\b"
+        r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?only\b"
+        rf"|^{_OPENERS}{{0,3}}(?:don'?t|do not|never(?!\s+mind\b)|always|avoid|make sure|ensure)\b"
+        # A limit said plainly ("no more than 3000", "can't be over 95,000 words", "that's a
+        # real ceiling"), and an obligation of a thing ("the barrier has to be in the contract").
+        r"|\b(?:no more than|not more than|no later than|not later than|at (?:the )?most|"
+        r"can'?t (?:be|go|cost|run) (?:over|above|past|beyond|more than)|"
+        r"(?:cannot|can'?t|must not|mustn'?t|shouldn'?t|should not) exceed|"
+        r"(?:hard|real|firm|strict|absolute) (?:cap|limit|ceiling|maximum|max|deadline|cutoff)|"
+        r"has to)\b"
         # "don't" the same after a comma or a dash ("please just text, don't call me"), but not
         # a subject dropped before a verb of state ("tried again, don't know why", "we moved in
         # May, don't have a lease yet"). "never" mid-sentence is the rule below; "always" after
@@ -33,8 +45,12 @@ CONSTRAINT = Gated(
         # "never" in the middle of a sentence, but not what has never happened ("he's never
         # driven stick", "we've never bothered"): that is a fact, not a rule.
         r"|\b(?:must|mustn'?t|shall not|not allowed|no need to)\b"
-        r"|(?<!'ve )(?<!'s )(?<!'d )(?<!have )(?<!has )(?<!had )(?<!was )(?<!were )\bnever\b"
-        r"|\b(?:you|we) (?:should(?:n'?t)?|need to|have to)\b"
+        r"|(?<!'ve )(?<!'s )(?<!'d )(?<!have )(?<!has )(?<!had )(?<!was )(?<!were )"
+        r"\bnever\b(?!\s+mind\b)"
+        # "we need to" in a request says what is needed, not a rule: "can you look at my
+        # calendar, we need to book a design appointment".
+        r"|\b(?:you|we) (?:should(?:n'?t)?|have to)\b"
+        r"|^(?!.*\b(?:can|could|would|will) (?:you|u)\b).*\b(?:you|we) need to\b"
     ),
     (
         "don",
@@ -52,10 +68,41 @@ CONSTRAINT = Gated(
         "should",
         "need to",
         "have to",
+        "has to",
+        "more than",
+        "later than",
+        "at most",
+        "at the most",
+        "exceed",
+        "cap",
+        "limit",
+        "ceiling",
+        "max",
+        "deadline",
+        "cutoff",
+        "can't",
+        "cant",
     ),
 )
+GOAL_STATEMENT = Gated(
+    re.compile(
+        r"(?i)\b(?:the|my|our)\s+(?:whole|main|real|entire|only)\s+point\b"
+        r"|\bthe\s+point\s+of\s+(?:this|all\s+this|it\s+all)\s+is\b"
+        r"|\b(?:the|my|our)\s+(?:main\s+|real\s+|end\s+|big\s+|ultimate\s+|overall\s+|only\s+)?"
+        r"(?:goal|aim|objective)\s+(?:\w+\s+){0,3}?(?:is|are|was)\b"
+        r"|^(?:the\s+|my\s+|our\s+)?(?:main\s+|end\s+)?goal\s*:"
+        r"|\bthat'?s\s+(?:basically\s+|really\s+|kind\s+of\s+)?(?:the\s+whole\s+(?:thing|point)|"
+        r"(?:the|my|our)\s+(?:main\s+|real\s+|whole\s+)?(?:goal|point|aim))\b"
+        r"|\bwhat\s+(?:I'?m|we'?re|I\s+am|we\s+are)\s+(?:really\s+|actually\s+)?"
+        r"(?:trying|hoping|aiming)\s+to\b"
+        r"|\bend\s+goal\b"
+    ),
+    ("point", "goal", "aim", "objective", "thing", "trying", "hoping", "aiming"),
+)
+"""A user's sentence that says what the whole work is for ("the whole point of this is ...",
+"..., that's basically the goal this week"): said once, in passing, and never again."""
 RULE_START = re.compile(
-    r"(?i)^(?:please\s+)?(?:don'?t|do not|never|always|avoid|make sure|ensure|only|must)\b"
+    rf"(?i)^{_OPENERS}{{0,3}}(?:don'?t|do not|never|always|avoid|make sure|ensure|only|must)\b"
 )
 PREFERENCE_LINE = Gated(
     re.compile(
@@ -178,7 +225,10 @@ _PLAN_SENTENCE = re.compile(
 TODO_STATEMENT = Gated(
     re.compile(
         r"(?i)^(?:[-*]\s+|\d+[.)]\s+)?(?:\*\*)?(?:TODO|FIXME)\b"
-        r"|\b(?:still need to|still have to|not done yet|left to do|remaining work"
+        # Not what would still be needed if something were otherwise ("without the move you'd
+        # still need to reconnect the sink").
+        r"|(?<!'d )(?<!would )\b(?:still need to|still have to)\b"
+        r"|\b(?:not done yet|left to do|remaining work"
         r"|haven't (?:yet )?(?:done|migrated|updated|fixed))\b"
         # "X is not wired up yet", "nobody has started Y yet": unfinished work without a keyword.
         r"|\b(?:not|isn't|aren't|hasn't|haven't|wasn't|weren't|no one|nobody)\b[^.?!]{0,60}"

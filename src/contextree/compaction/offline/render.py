@@ -161,7 +161,9 @@ def _render_layout(
                 label = item.label
                 text = clipped.get(item.order, item.text)
                 if item.plain:
-                    lines.append(text)
+                    # A paragraph each: the goal and the user's later words on it are read
+                    # back as separate lines.
+                    lines.extend(["", text] if lines else [text])
                     continue
                 number += 1
                 marker = f"{number}. " if style == "1." else "- "
