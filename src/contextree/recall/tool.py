@@ -3,7 +3,7 @@ offer (``recall``), and its bounded text result.
 
 The tool is offered only once the session's path has a compaction (before that nothing is
 folded away). Its result lists the best hits, each with its entry id, role and time and an
-excerpt of the entry's (redacted) text around the first match, within
+excerpt of the entry's (redacted) text where most of the search's words meet, within
 :data:`MAX_RESULT_CHARS` in all. Hits holding every word come first, then hits holding some
 (see :mod:`contextree.recall.query`); an assistant message or tool result comes with an excerpt
 of the user message its turn answers, and a message that calls a tool with what the call
@@ -12,6 +12,8 @@ returned, when those are folded away too (see :mod:`contextree.recall.turns`).
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -20,7 +22,6 @@ from contextree.recall.base import Hit
 from contextree.recall.documents import entry_text
 from contextree.recall.index import RecallIndex
 from contextree.recall.query import RecallResult, open_recall_index, recall
-from contextree.recall.scan import snippet_around
 from contextree.recall.turns import asking_message, call_result
 
 if TYPE_CHECKING:
@@ -211,10 +212,53 @@ def _unchanged(text: str) -> str:
 
 
 def _around(text: str, terms: list[str], room: int) -> str:
-    """At most ``room`` characters (never fewer than :data:`_MIN_EXCERPT`) of ``text`` around
-    the first of ``terms`` that it holds (a hit holding only some terms may lack the first)."""
-    lowered = text.lower()
-    needle = next((term for term in terms if term.lower() in lowered), terms[0])
-    # snippet_around keeps ``chars`` around the match, the match itself and two ellipses.
-    chars = max(_MIN_EXCERPT, room) - len(needle) - 2
-    return snippet_around(text, needle, max(chars, 1), mark=False)
+    """At most ``room`` characters (never fewer than :data:`_MIN_EXCERPT`) of ``text``: the
+    stretch that holds the most of ``terms`` (the earliest such), or its start when it holds
+    none. In a long tool result, the line that matters sits where the words of the search meet,
+    which need not be where the first of them first occurs."""
+    chars = max(_MIN_EXCERPT, room) - 2  # two ellipses
+    if len(text) <= chars:
+        return " ".join(text.split())
+    span = _densest(text, terms, chars)
+    if span is None:
+        return " ".join(text[:chars].split()) + "…"
+    first, last = span
+    # The terms' stretch in the middle of what fits.
+    start = max(0, min(first - (chars - (last - first)) // 2, len(text) - chars))
+    end = min(len(text), start + chars)
+    piece = " ".join(text[start:end].split())
+    return ("…" if start else "") + piece + ("…" if end < len(text) else "")
+
+
+_MAX_MATCHES: Final = 400
+"""Occurrences of the terms looked at in one text (a term in every line of a long result)."""
+
+
+def _densest(text: str, terms: list[str], chars: int) -> tuple[int, int] | None:
+    """Where the window of ``chars`` that holds the most distinct ``terms`` has its first and
+    last match (word starts, case ignored, as the index matches them); ``None`` when ``text``
+    holds none."""
+    found: list[tuple[int, int, int]] = []  # (start, end, term)
+    for number, term in enumerate(dict.fromkeys(t.lower() for t in terms if t.strip())):
+        pattern = re.compile(r"(?<!\w)" + re.escape(term), re.IGNORECASE)
+        for match in itertools.islice(pattern.finditer(text), _MAX_MATCHES):
+            found.append((match.start(), match.end(), number))
+    if not found:
+        return None
+    found.sort()
+    best: tuple[int, int, int] | None = None  # (-distinct, first, last)
+    counts: dict[int, int] = {}
+    low = 0
+    for _, end, which in found:
+        counts[which] = counts.get(which, 0) + 1
+        while end - found[low][0] > chars:
+            dropped = found[low][2]
+            counts[dropped] -= 1
+            if not counts[dropped]:
+                del counts[dropped]
+            low += 1
+        candidate = (-len(counts), found[low][0], end)
+        if best is None or candidate[0] < best[0]:
+            best = candidate
+    assert best is not None
+    return best[1], best[2]

@@ -1,0 +1,56 @@
+"""What the recall tool shows of a long hit: the stretch where the words of the search meet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from contextree.recall.tool import SessionRecall
+from contextree.session.tree import SessionTree
+from recall.recall_session import fold_away
+
+_MODEL = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-test"}
+
+
+def _long_result() -> str:
+    rows = [f"INV-{1000 + n}  catering supplies  paid  2026-03-{n % 28 + 1:02d}" for n in range(60)]
+    rows.insert(41, "INV-2291  caterer's deposit invoice for the gala  open  due 14 May")
+    return "Invoices on the caterer account (newest last):\n" + "\n".join(rows)
+
+
+def _session(tmp_path: Path) -> SessionTree:
+    tree = SessionTree.open(tmp_path / "s.jsonl", cwd="/w")
+    tree.append_message({"role": "user", "content": "list the open invoices", "timestamp": 1})
+    call = {"type": "toolCall", "id": "c0", "name": "ledger", "arguments": {}}
+    assistant: dict[str, Any] = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Looking."}, call],
+        "stopReason": "toolUse",
+        "timestamp": 2,
+        **_MODEL,
+    }
+    tree.append_message(assistant)
+    tree.append_message(
+        {
+            "role": "toolResult",
+            "toolCallId": "c0",
+            "toolName": "ledger",
+            "content": [{"type": "text", "text": _long_result()}],
+            "timestamp": 3,
+        }
+    )
+    return fold_away(tree, "## Goal\nPay the gala's suppliers.")
+
+
+def test_a_long_hit_is_shown_where_the_search_words_meet(tmp_path: Path) -> None:
+    recall = SessionRecall(_session(tmp_path))
+    shown = "\n".join(recall.search_excerpts("caterer deposit invoice", limit=5))
+    # "caterer" first occurs in the heading, 40 rows before the row that holds all three.
+    assert "INV-2291" in shown and "due 14 May" in shown
+
+
+def test_an_excerpt_stays_within_its_share(tmp_path: Path) -> None:
+    recall = SessionRecall(_session(tmp_path))
+    text = recall.search_text("caterer deposit invoice", limit=10)
+    assert len(text) <= 4000
+    assert "INV-2291" in text
