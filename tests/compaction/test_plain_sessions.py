@@ -494,3 +494,9 @@ def test_the_goal_sentence_of_a_long_first_message_outlasts_its_shortened_line()
         messages += [_user(f"note {n}: the hall's side door sticks in wet weather"), _say("Ok.")]
     summary = _summary(messages, budget_tokens=70)
     assert "before the AGM on 3 March" in summary
+
+
+def test_a_task_somebody_has_to_do_is_not_a_rule() -> None:
+    line = "before the weekend somebody has to renew the venue insurance for the fair"
+    summary = _summary([_user("Help me plan the craft fair."), _say("Sure."), _user(line)])
+    assert "## Constraints & Preferences" not in summary

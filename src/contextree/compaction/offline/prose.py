@@ -29,12 +29,13 @@ CONSTRAINT = Gated(
         r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?only\b"
         rf"|^{_OPENERS}{{0,3}}(?:don'?t|do not|never(?!\s+mind\b)|always|avoid|make sure|ensure)\b"
         # A limit said plainly ("no more than 3000", "can't be over 95,000 words", "that's a
-        # real ceiling"), and an obligation of a thing ("the barrier has to be in the contract").
+        # real ceiling"), and what a thing has to be ("the barrier has to be in the contract").
         r"|\b(?:no more than|not more than|no later than|not later than|at (?:the )?most|"
         r"can'?t (?:be|go|cost|run) (?:over|above|past|beyond|more than)|"
         r"(?:cannot|can'?t|must not|mustn'?t|shouldn'?t|should not) exceed|"
         r"(?:hard|real|firm|strict|absolute) (?:cap|limit|ceiling|maximum|max|deadline|cutoff)|"
-        r"has to)\b"
+        # What a thing has to be is a rule; what "somebody has to rotate" is a task.
+        r"has to (?:be|stay|remain|include|fit))\b"
         # "don't" the same after a comma or a dash ("please just text, don't call me"), but not
         # a subject dropped before a verb of state ("tried again, don't know why", "we moved in
         # May, don't have a lease yet"). "never" mid-sentence is the rule below; "always" after
