@@ -9,6 +9,7 @@ import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -221,14 +222,21 @@ class _Killed(BaseException):
 
 
 def _kill_at_rename_to(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:
-    real_replace = os.replace
+    """Kill the repair as it renames (or, for a new ``.rejected``, hard-links) onto ``target``."""
+    real_replace, real_link = os.replace, os.link
 
     def replace(src: str | Path, dst: str | Path) -> None:
         if Path(dst) == target:
             raise _Killed
         real_replace(src, dst)
 
+    def link(src: str | Path, dst: str | Path, **options: Any) -> None:
+        if Path(dst) == target:
+            raise _Killed
+        real_link(src, dst, **options)
+
     monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "link", link)
 
 
 def _rejected_once(path: Path, *lines: bytes) -> bytes:

@@ -6,6 +6,7 @@ rejected-lines log is added to; anything else makes the repair take ``X.rejected
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from contextree.session.rejected_log import is_rejected_log
 from contextree.session.repair import repair_session
 from contextree.session.tree import SessionTree
 from contextree.store.url import open_store
-from reliability.test_repair import HEADER, NOT_JSON, NOW, A, B
+from reliability.test_repair import HEADER, NOT_JSON, NOW, STAMP, A, B
 
 DAMAGED = b"\n".join([HEADER, A, NOT_JSON, B]) + b"\n"
 OTHER = b'{"type":"session","version":3,"id":"other","timestamp":"t","cwd":"/w"}\n' + A + b"\n"
@@ -75,3 +76,64 @@ def test_a_session_file_named_x_rejected_is_left_alone(tmp_path: Path) -> None:
 )
 def test_what_counts_as_a_rejected_lines_log(data: bytes, is_log: bool) -> None:
     assert is_rejected_log(data) is is_log
+
+
+def test_a_dangling_symlink_named_x_rejected_is_not_followed(tmp_path: Path) -> None:
+    """A symbolic link ``X.rejected`` pointing nowhere used to be written through: the
+    rejected lines landed in the file it named, outside the session's folder."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(DAMAGED)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = elsewhere / "planted.txt"
+    (tmp_path / "s.jsonl.rejected").symlink_to(planted)
+    report = repair_session(path, now=lambda: NOW)
+    assert report.rejected_file == tmp_path / "s.jsonl.rejected-2"
+    assert not planted.exists() and list(elsewhere.iterdir()) == []
+    assert os.readlink(tmp_path / "s.jsonl.rejected") == str(planted)
+    log = tmp_path / "s.jsonl.rejected-2"
+    assert not log.is_symlink() and NOT_JSON in log.read_bytes().split(b"\n")
+
+
+def test_a_symlink_to_a_rejected_lines_log_is_not_followed(tmp_path: Path) -> None:
+    """Even a link to a genuine log elsewhere is not written through (nor replaced)."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(DAMAGED)
+    other = tmp_path / "other"
+    other.mkdir()
+    foreign = other / "x.jsonl.rejected"
+    foreign_log = b"# contextree check --repair 2026: 1 line(s)\n# line 3: bad\n{junk\n"
+    foreign.write_bytes(foreign_log)
+    (tmp_path / "s.jsonl.rejected").symlink_to(foreign)
+    report = repair_session(path, now=lambda: NOW)
+    assert report.rejected_file == tmp_path / "s.jsonl.rejected-2"
+    assert foreign.read_bytes() == foreign_log and list(other.iterdir()) == [foreign]
+    assert (tmp_path / "s.jsonl.rejected").is_symlink()
+
+
+def test_every_rejected_name_taken_by_symlinks_or_directories_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(DAMAGED)
+    (tmp_path / "s.jsonl.rejected").symlink_to(tmp_path / "nowhere-1")
+    (tmp_path / "s.jsonl.rejected-2").mkdir()
+    (tmp_path / "s.jsonl.rejected-3").symlink_to(tmp_path / "s.jsonl.rejected-2")
+    report = repair_session(path, now=lambda: NOW)
+    assert report.rejected_file == tmp_path / "s.jsonl.rejected-4"
+    assert not (tmp_path / "nowhere-1").exists()
+    assert list((tmp_path / "s.jsonl.rejected-2").iterdir()) == []
+    # Run again on a freshly damaged copy: the log made the first time is added to.
+    path.write_bytes(DAMAGED.replace(b"dddddddd", b"d2d2d2d2"))
+    again = repair_session(path, now=lambda: NOW)
+    assert again.rejected_file == tmp_path / "s.jsonl.rejected-4"
+    assert b"d2d2d2d2" in (tmp_path / "s.jsonl.rejected-4").read_bytes()
+
+
+def test_a_dangling_symlink_named_like_the_backup_is_not_followed(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(DAMAGED)
+    planted = tmp_path / "elsewhere-bak"
+    (tmp_path / f"s.jsonl.bak-{STAMP}").symlink_to(planted)
+    report = repair_session(path, now=lambda: NOW)
+    assert report.backup == tmp_path / f"s.jsonl.bak-{STAMP}-2"
+    assert not planted.exists()
+    assert (tmp_path / f"s.jsonl.bak-{STAMP}-2").read_bytes() == DAMAGED

@@ -5,17 +5,19 @@ database). That name is free for anyone to use, so before adding to it the repai
 it holds nothing or a log of ours - every chunk opens with a ``# contextree check --repair``
 line, and every other line is a ``#`` comment or the rejected line right after a
 ``# line N: reason`` comment. Anything else (a session someone named ``X.rejected``, any file)
-is left alone and the next free name is taken: ``X.rejected-2``, ``X.rejected-3``... pi lists
-only ``*.jsonl`` files, so it never shows a log.
+is left alone and the next free name is taken: ``X.rejected-2``, ``X.rejected-3``... Beside a
+session file, so is anything that is not a regular file: a symbolic link (dangling or not) is
+never followed, a directory never entered. pi lists only ``*.jsonl`` files, so it never shows a
+log.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Final
 
-__all__ = ["CHUNK_MARK", "LINE_COMMENT", "candidate_names", "is_rejected_log", "pick_log"]
+__all__ = ["CHUNK_MARK", "LINE_COMMENT", "candidate_names", "is_rejected_log"]
 
 CHUNK_MARK: Final = b"# contextree check --repair "
 """How every chunk of rejected lines begins (the line names the repair's time and source)."""
@@ -52,13 +54,3 @@ def candidate_names(base: str) -> Iterator[str]:
     yield base
     for number in range(2, _MAX_CANDIDATES + 1):
         yield f"{base}-{number}"
-
-
-def pick_log(base: str, read: Callable[[str], bytes | None]) -> tuple[str, bytes]:
-    """The first name from ``base`` on whose content (``read`` gives ``None`` for nothing
-    there) is empty or a rejected-lines log, and that content."""
-    for name in candidate_names(base):
-        held = read(name) or b""
-        if is_rejected_log(held):
-            return name, held
-    raise ValueError(f"{base}: no free name for the rejected lines after {_MAX_CANDIDATES} tries")

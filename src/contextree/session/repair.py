@@ -3,14 +3,16 @@
 The repair works in place, and only after a full copy is safe:
 
 1. under the session's write lock (appenders in other processes wait), the file is read once;
-2. the original bytes go to ``<name>.bak-<UTC time>`` (a new file, never an existing one),
-   which is fsynced before anything else happens;
+2. the original bytes go to ``<name>.bak-<UTC time>`` (a new file, never an existing one nor
+   through a symbolic link: ``-2``, ``-3``... when the name is taken), which is fsynced before
+   anything else happens;
 3. every unusable line goes, verbatim, to ``<name>.rejected`` (added to what it holds, never
    overwritten; the new content replaces it atomically), each preceded by a ``#`` comment with
    its line number and why it was rejected. A line already there under the same line number
    is not added again: a repair killed before step 4 and run again leaves each line once.
    Only a rejected-lines log is added to: when ``<name>.rejected`` is anything else (a session
-   of that name, say), ``<name>.rejected-2``, ``-3``... is used (:mod:`.rejected_log`);
+   of that name, say, or a symbolic link - never followed, even when it points nowhere),
+   ``<name>.rejected-2``, ``-3``... is used (:mod:`.rejected_log`);
 4. the session is replaced atomically by the remaining lines (DESIGN decision 6: a file is
    only ever changed by an atomic rewrite), so pi and contextree keep using the same path.
 
@@ -30,8 +32,10 @@ changed, because no rule can tell which side of a dangling reference is the dama
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -46,7 +50,6 @@ from contextree.session.rejected_log import (
     LINE_COMMENT,
     candidate_names,
     is_rejected_log,
-    pick_log,
 )
 from contextree.session.tree import SessionTree
 from contextree.store.index import BadLine, Record
@@ -276,7 +279,10 @@ def _entry_problem(record: Record, *, needs_id: bool) -> str | None:
 
 
 def _create_exclusive(path: Path) -> int:
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, _FILE_MODE)
+    """A new file at ``path``; never an existing one, never through a symbolic link (``O_EXCL``
+    fails on any link, even a dangling one; ``O_NOFOLLOW`` says so twice)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.open(path, flags, _FILE_MODE)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -318,48 +324,88 @@ def _append_rejected(
     """Add the rejected lines, verbatim, each after a ``# line N: reason`` comment, to those
     already in ``<name>.rejected``, leaving out the ones it holds already (a repair killed
     before it replaced the session, run again); the file is replaced atomically, so a kill
-    leaves the old or the new one."""
+    leaves the old or the new one.
 
-    def read(name: str) -> bytes | None:
-        try:
-            return file.with_name(name).read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise SessionFileError(
-                file,
-                f"cannot read {name} ({exc.strerror}); the original is in {backup.name} "
-                "and the session was not changed",
-            ) from None
+    Only a regular file holding a rejected-lines log (or a free name) is used: a symbolic link
+    (dangling or not), a directory, a session... is left alone and the next name is taken
+    (``-2``, ``-3``...). Nothing is ever written through a link: the temporary copy is made
+    beside the session, and renamed (which replaces a name, never follows it) or hard-linked
+    (which never takes a name already there) into place."""
+    for name in candidate_names(f"{file.name}.rejected"):
+        target = file.with_name(name)
+        existing = _read_log(file, target, backup)
+        if existing is None or not is_rejected_log(existing):
+            continue  # a link, a directory, a session...: not ours to write into
+        fresh = _not_yet_rejected(existing, rejected)
+        if not fresh:
+            return target
+        if existing and not existing.endswith(b"\n"):
+            existing += b"\n"  # cut short by a crash of an older version: keep it, end it
+        chunk = _rejected_chunk(file.name, fresh, stamp, backup.name)
+        if _put_log(file, target, existing + chunk, backup, new=not existing):
+            return target
+    raise SessionFileError(
+        file, f"{file.name}.rejected: no free name for the rejected lines; nothing was replaced"
+    )
 
+
+def _read_log(file: Path, target: Path, backup: Path) -> bytes | None:
+    """What the regular file ``target`` holds (``b""`` when nothing is there), or ``None``
+    when it is something else: a symbolic link, a directory, a FIFO... (never followed)."""
     try:
-        name, existing = pick_log(f"{file.name}.rejected", read)
-    except ValueError as exc:
-        raise SessionFileError(file, f"{exc}; the session was not changed") from None
-    target = file.with_name(name)
-    fresh = _not_yet_rejected(existing, rejected)
-    if not fresh:
-        return target
-    if existing and not existing.endswith(b"\n"):
-        existing += b"\n"  # cut short by a crash of an older version: keep it, end it
-    chunk = _rejected_chunk(file.name, fresh, stamp, backup.name)
-    real = Path(os.path.realpath(target))
-    temp = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return b"" if not os.path.lexists(target) else None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            return None  # a symbolic link (ELOOP with O_NOFOLLOW), a directory, a socket
+        raise _log_error(file, target, backup, "read", exc) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError as exc:
+        raise _log_error(file, target, backup, "read", exc) from None
+    finally:
+        os.close(fd)
+
+
+def _put_log(file: Path, target: Path, data: bytes, backup: Path, *, new: bool) -> bool:
+    """Make ``target`` (a name beside the session, never resolved) hold ``data``, atomically.
+    A new log takes the name only if it is still free (``False`` when something took it
+    meanwhile); an existing one is replaced by a rename, which replaces a link put there
+    meanwhile instead of writing through it."""
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
     try:
         fd = _create_exclusive(temp)
         try:
-            _write_all(fd, existing + chunk)
+            _write_all(fd, data)
         finally:
             os.close(fd)
-        os.replace(temp, real)
+        if not new:
+            os.replace(temp, target)
+            return True
+        try:
+            os.link(temp, target)  # never takes, or follows, a name already there
+        except FileExistsError:
+            temp.unlink()
+            return False
+        temp.unlink()
+        return True
     except OSError as exc:
         temp.unlink(missing_ok=True)
-        raise SessionFileError(
-            file,
-            f"cannot write {target.name} ({exc.strerror}); the original is in {backup.name} "
-            "and the session was not changed",
-        ) from None
-    return target
+        raise _log_error(file, target, backup, "write", exc) from None
+
+
+def _log_error(
+    file: Path, target: Path, backup: Path, action: str, exc: OSError
+) -> SessionFileError:
+    return SessionFileError(
+        file,
+        f"cannot {action} {target.name} ({exc.strerror}); the original is in {backup.name} "
+        "and the session was not changed",
+    )
 
 
 def _not_yet_rejected(
