@@ -11,7 +11,7 @@ import pytest
 
 from contextree.recall import folded_entry_ids, open_recall_index
 from contextree.recall.tool import MAX_RESULT_CHARS, SessionRecall
-from contextree.recall.turns import MAX_TURN_STEPS, asking_message, call_result
+from contextree.recall.turns import MAX_TURN_STEPS, asking_message, call_result, user_answer
 from contextree.session.tree import SessionTree
 from recall.recall_session import fold_away
 
@@ -173,3 +173,25 @@ def test_a_recalled_tool_call_shows_what_it_returned(tmp_path: Path) -> None:
     assert call_result(tree, booking, folded - {result_id}) is None  # still seen: not shown
     no_call = str(tree.get_children(result_id)[0]["id"])
     assert call_result(tree, no_call, folded) is None
+
+
+def test_a_recalled_question_shows_the_users_answer(tmp_path: Path) -> None:
+    tree = SessionTree.open(tmp_path / "s.jsonl", cwd="/w")
+    tree.append_message({"role": "user", "content": "tidy up the shared drive", "timestamp": 1})
+    question = tree.append_message(_assistant("Should I archive old folders before deleting?"))
+    answer = tree.append_message(
+        {"role": "user", "content": "yes, always. keep every archive 400 days", "timestamp": 3}
+    )
+    statement = tree.append_message(_assistant("Archiving the old folders first."))
+    tree.append_message({"role": "user", "content": "thanks", "timestamp": 5})
+    fold_away(tree, "## Goal\nTidy the drive.")
+    recall = SessionRecall(tree)
+    shown = "\n".join(recall.search_excerpts("archive old folders deleting"))
+    assert "400 days" in shown and "answered by [" in recall.search_text("deleting")
+    recall.close()
+    folded = folded_entry_ids(tree)
+    said = "yes, always. keep every archive 400 days"
+    assert user_answer(tree, question, folded) == (answer, said)
+    assert user_answer(tree, question, folded - {answer}) is None  # still seen: not shown
+    assert user_answer(tree, statement, folded) is None  # no question asked
+    assert user_answer(tree, answer, folded) is None  # not an assistant message

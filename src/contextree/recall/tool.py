@@ -6,8 +6,9 @@ folded away). Its result lists the best hits, each with its entry id, role and t
 excerpt of the entry's (redacted) text where most of the search's words meet, within
 :data:`MAX_RESULT_CHARS` in all. Hits holding every word come first, then hits holding some
 (see :mod:`contextree.recall.query`); an assistant message or tool result comes with an excerpt
-of the user message its turn answers, and a message that calls a tool with what the call
-returned, when those are folded away too (see :mod:`contextree.recall.turns`).
+of the user message its turn answers, a message that calls a tool with what the call
+returned, and a question of the assistant with the user's answer, when those are folded away
+too (see :mod:`contextree.recall.turns`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from contextree.recall.base import Hit
 from contextree.recall.documents import entry_text
 from contextree.recall.index import RecallIndex
 from contextree.recall.query import RecallResult, open_recall_index, recall
-from contextree.recall.turns import asking_message, call_result
+from contextree.recall.turns import asking_message, call_result, user_answer
 
 if TYPE_CHECKING:
     from contextree.session.tree import SessionTree
@@ -139,9 +140,9 @@ class SessionRecall:
         return result, [self._excerpt(hit, result, share, shown) for hit in result.hits]
 
     def _excerpt(self, hit: Hit, result: RecallResult, share: int, shown: set[str]) -> Excerpt:
-        """One hit within ``share`` characters, with the request it answers and the result
-        its tool call returned, each when folded away and not shown already (``shown`` gains
-        them)."""
+        """One hit within ``share`` characters, with the request it answers, the result its
+        tool call returned and the user's answer to its question, each when folded away and
+        not shown already (``shown`` gains them)."""
         redact = self._redactor()
         head = f"[{hit.entry_id}] {hit.role} {hit.timestamp}"
         entry = self.tree.get_entry(hit.entry_id)
@@ -151,17 +152,25 @@ class SessionRecall:
         # What the hit answers and what its call returned, each once in the whole result.
         asked = asking_message(self.tree, hit.entry_id, result.scope)
         returned = call_result(self.tree, hit.entry_id, result.scope)
+        answered = user_answer(self.tree, hit.entry_id, result.scope)
         extras = []
-        for related, template in ((asked, _REQUEST_LEAD), (returned, _RESULT_LEAD)):
+        related_entries = (
+            (asked, _REQUEST_LEAD),
+            (returned, _RESULT_LEAD),
+            (answered, _ANSWER_LEAD),
+        )
+        for related, template in related_entries:
             if related is not None and related[0] not in shown:
                 shown.add(related[0])
                 extras.append((template.format(id=related[0]), redact(related[1])))
         if not extras:
             return Excerpt(head, _around(text, result.terms, room))
         lines = []
+        part = room // max(3, len(extras) + 1)
         for lead, words in extras:
-            # Each a third of the hit's share; the hit's own excerpt has the rest.
-            lines.append((lead, _around(words, result.terms, room // 3 - len(lead) - 1)))
+            # Each a third of the hit's share (a quarter with three); the hit's own excerpt
+            # has the rest.
+            lines.append((lead, _around(words, result.terms, part - len(lead) - 1)))
         used = sum(len(lead) + len(words) + 1 for lead, words in lines)
         return Excerpt(head, _around(text, result.terms, room - used), tuple(lines))
 
@@ -191,8 +200,8 @@ class Excerpt:
     """``[id] role time``."""
     text: str
     context: tuple[tuple[str, str], ...] = ()
-    """``(lead, excerpt)`` of the user message the hit answers and of what its tool call
-    returned, when shown."""
+    """``(lead, excerpt)`` of the user message the hit answers, of what its tool call
+    returned and of the user's answer to its question, when shown."""
 
     def render(self) -> str:
         context = "".join(f"\n{lead}{words}" for lead, words in self.context)
@@ -204,6 +213,7 @@ _NO_COMPLETE: Final = "No excerpt holds every word; these hold some of them."
 _PARTIAL_FROM_HERE: Final = "These hold only some of the words:"
 _REQUEST_LEAD: Final = "  in reply to [{id}] user: "
 _RESULT_LEAD: Final = "  returned [{id}]: "
+_ANSWER_LEAD: Final = "  answered by [{id}] user: "
 _MIN_EXCERPT: Final = 40
 
 

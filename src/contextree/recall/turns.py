@@ -1,4 +1,5 @@
-"""The user message a recalled entry answers, and what a recalled tool call returned.
+"""The user message a recalled entry answers, what a recalled tool call returned, and how the
+user answered a recalled question.
 
 An assistant usually restates what the user said in its own words ("Understood - a hard cap
 of ..."), and a search for what the model remembers finds that reply rather than the user's own
@@ -6,7 +7,10 @@ message, which holds the exact figure, name or rule. So an assistant message or 
 that is recalled is shown with the user message its turn began with, when that message is
 folded away too (the model does not see it otherwise). In the same way a recalled message that
 calls a tool ("Booking now." and the booking call) is shown with the result that answered the
-call: that result holds the ticket number or the total.
+call: that result holds the ticket number or the total. And a recalled question of the
+assistant ("Do you want me to keep a backup when I edit?") is shown with the user's answer,
+which is where the rule or the choice was said ("yes, always. never change a file without a
+copy").
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ if TYPE_CHECKING:
     from contextree.entries.types import StoredEntry
     from contextree.session.tree import SessionTree
 
-__all__ = ["MAX_TURN_STEPS", "asking_message", "call_result"]
+__all__ = ["MAX_TURN_STEPS", "asking_message", "call_result", "user_answer"]
 
 MAX_TURN_STEPS: Final = 64
 """How many entries up a branch the search goes (a tool call and its result are two): a hit
@@ -72,6 +76,26 @@ def call_result(tree: SessionTree, entry_id: str, folded: Container[str]) -> tup
     for child in tree.get_children(entry_id):
         result = entry_message(child)
         if is_tool_result_message(result) and result.get("toolCallId") in calls:
+            return _folded_words(child, folded)
+    return None
+
+
+def user_answer(tree: SessionTree, entry_id: str, folded: Container[str]) -> tuple[str, str] | None:
+    """``(id, text)`` of the user message that follows the assistant message ``entry_id`` when
+    that message asks something (a ``?`` in its words, no tool call) and the answer is in
+    ``folded``; the first such answer when the user answered more than once (branches)."""
+    entry = tree.get_entry(entry_id)
+    message = entry_message(entry) if entry is not None else None
+    if not is_assistant_message(message):
+        return None
+    content = message.get("content") or []
+    if any(is_tool_call_content(block) for block in content):
+        return None
+    found = entry_text(entry) if entry is not None else None
+    if found is None or "?" not in found[1]:
+        return None
+    for child in tree.get_children(entry_id):
+        if is_user_message(entry_message(child)):
             return _folded_words(child, folded)
     return None
 
