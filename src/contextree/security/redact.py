@@ -44,10 +44,23 @@ __all__ = [
     "tool_environment",
 ]
 
+_SECRET_NAME: Final = (
+    r"(?:password|passwd|secret|token|api[_\-]?key|apikey|access[_\-]?key"
+    r"|account[_\-]?key|private[_\-]?key|credential)s?[\w\-]{0,24}"
+)
+"""A name that says a secret follows (``assigned_secret``; case-insensitive there)."""
+
 _VALUE: Final = (
+    r"(?!(?:\"" + _SECRET_NAME + r"\"|'" + _SECRET_NAME + r"')\s{0,3}:"
+    r"|" + _SECRET_NAME + r":(?:\s|$))"
     r"""(?:"(?P<secret>[^"\n]{1,500})"|'(?P<secret2>[^'\n]{1,500})'"""
     r"""|(?!\[REDACTED)(?![\d.]+(?:[\s,;&]|$))(?P<secret3>[^\s"',;&()\[\]{}<>]{4,500}))"""
 )
+"""The value assigned to a secret's name: quoted, or a run of characters. It is never a
+secret's name itself followed by ``:``, quoted or not (``The secret: "token": "..."``,
+``secret: token: ...``): that is the key of the pair that follows, and the rule matches again
+at that key, so the value is redacted and the key name kept (the key used to be taken for the
+value, and the value passed through)."""
 
 _AWS_SECRET: Final = (
     r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
@@ -132,9 +145,7 @@ BUILTIN_PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ),
     (
         "assigned_secret",
-        r"(?i)(?:password|passwd|secret|token|api[_\-]?key|apikey|access[_\-]?key"
-        r"|account[_\-]?key|private[_\-]?key|credential)s?[\w\-]{0,24}[\"']?\s{0,3}[:=]\s{0,3}"
-        + _VALUE,
+        r"(?i)" + _SECRET_NAME + r"[\"']?\s{0,3}[:=]\s{0,3}" + _VALUE,
     ),
 )
 """``(name, regex)`` of every built-in pattern, applied in this order."""
