@@ -54,3 +54,28 @@ def test_an_excerpt_stays_within_its_share(tmp_path: Path) -> None:
     text = recall.search_text("caterer deposit invoice", limit=10)
     assert len(text) <= 4000
     assert "INV-2291" in text
+
+
+def test_the_line_after_the_best_match_comes_with_it() -> None:
+    from contextree.recall.excerpt import excerpt
+
+    lines = [f"{n}. Claims line for region {n}: 0300 000 {1000 + n}" for n in range(30)]
+    lines[17] = "17. Eligibility checks by phone"
+    lines[18] = "For identity or eligibility rejections, call provider services on 0345 600 2217."
+    text = "\n".join(lines)
+    shown = excerpt(text, ["eligibility", "rejections", "phone"], 200)
+    assert "0345 600 2217" in shown and "Eligibility checks by phone" in shown
+    assert len(shown) <= 200 and shown.startswith("…")
+
+
+def test_an_excerpt_keeps_the_texts_order_and_marks_what_it_leaves_out() -> None:
+    from contextree.recall.excerpt import excerpt
+
+    text = "\n".join(
+        ["alpha beta", *(f"filler line {n}" for n in range(40)), "gamma alpha", "last line"]
+    )
+    shown = excerpt(text, ["alpha", "gamma"], 60)
+    assert shown.index("gamma alpha") < len(shown)
+    assert " … " in shown or shown.startswith("…")
+    assert excerpt("short text", ["alpha"], 60) == "short text"
+    assert excerpt(text, ["nowhere"], 40).startswith("alpha beta")  # no match: the start

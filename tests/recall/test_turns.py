@@ -11,7 +11,13 @@ import pytest
 
 from contextree.recall import folded_entry_ids, open_recall_index
 from contextree.recall.tool import MAX_RESULT_CHARS, SessionRecall
-from contextree.recall.turns import MAX_TURN_STEPS, asking_message, call_result, user_answer
+from contextree.recall.turns import (
+    MAX_TURN_STEPS,
+    asking_message,
+    call_result,
+    calling_message,
+    user_answer,
+)
 from contextree.session.tree import SessionTree
 from recall.recall_session import fold_away
 
@@ -195,3 +201,35 @@ def test_a_recalled_question_shows_the_users_answer(tmp_path: Path) -> None:
     assert user_answer(tree, question, folded - {answer}) is None  # still seen: not shown
     assert user_answer(tree, statement, folded) is None  # no question asked
     assert user_answer(tree, answer, folded) is None  # not an assistant message
+
+
+def test_a_recalled_result_shows_the_call_that_asked_for_it(tmp_path: Path) -> None:
+    tree = SessionTree.open(tmp_path / "s.jsonl", cwd="/w")
+    tree.append_message({"role": "user", "content": "update the club handbook", "timestamp": 1})
+    call = {
+        "type": "toolCall",
+        "id": "w1",
+        "name": "docs.write",
+        "arguments": {"path": "Handbook_2027_v3.docx"},
+    }
+    asking = tree.append_message(_assistant("Writing it.", call))
+    result = tree.append_message(
+        {
+            "role": "toolResult",
+            "toolCallId": "w1",
+            "toolName": "docs.write",
+            "content": [{"type": "text", "text": "Saved v3 with the new safety chapter."}],
+            "timestamp": 3,
+        }
+    )
+    tree.append_message(_assistant("Done."))
+    fold_away(tree, "## Goal\nHandbook.")
+    recall = SessionRecall(tree)
+    shown = "\n".join(recall.search_excerpts("saved safety chapter"))
+    assert "Handbook_2027_v3.docx" in shown and "called by [" in recall.search_text("chapter")
+    recall.close()
+    folded = folded_entry_ids(tree)
+    text = 'docs.write {"path":"Handbook_2027_v3.docx"}'
+    assert calling_message(tree, result, folded) == (asking, text)
+    assert calling_message(tree, result, folded - {asking}) is None  # still seen: not shown
+    assert calling_message(tree, asking, folded) is None  # not a tool result

@@ -13,17 +13,16 @@ too (see :mod:`contextree.recall.turns`).
 
 from __future__ import annotations
 
-import itertools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from contextree.recall.base import Hit
 from contextree.recall.documents import entry_text
+from contextree.recall.excerpt import excerpt as excerpt_of
 from contextree.recall.index import RecallIndex
 from contextree.recall.query import RecallResult, open_recall_index, recall
-from contextree.recall.turns import asking_message, call_result, user_answer
+from contextree.recall.turns import asking_message, call_result, calling_message, user_answer
 
 if TYPE_CHECKING:
     from contextree.session.tree import SessionTree
@@ -153,9 +152,11 @@ class SessionRecall:
         asked = asking_message(self.tree, hit.entry_id, result.scope)
         returned = call_result(self.tree, hit.entry_id, result.scope)
         answered = user_answer(self.tree, hit.entry_id, result.scope)
+        called = calling_message(self.tree, hit.entry_id, result.scope)
         extras = []
         related_entries = (
             (asked, _REQUEST_LEAD),
+            (called, _CALL_LEAD),
             (returned, _RESULT_LEAD),
             (answered, _ANSWER_LEAD),
         )
@@ -214,6 +215,7 @@ _PARTIAL_FROM_HERE: Final = "These hold only some of the words:"
 _REQUEST_LEAD: Final = "  in reply to [{id}] user: "
 _RESULT_LEAD: Final = "  returned [{id}]: "
 _ANSWER_LEAD: Final = "  answered by [{id}] user: "
+_CALL_LEAD: Final = "  called by [{id}]: "
 _MIN_EXCERPT: Final = 40
 
 
@@ -222,53 +224,6 @@ def _unchanged(text: str) -> str:
 
 
 def _around(text: str, terms: list[str], room: int) -> str:
-    """At most ``room`` characters (never fewer than :data:`_MIN_EXCERPT`) of ``text``: the
-    stretch that holds the most of ``terms`` (the earliest such), or its start when it holds
-    none. In a long tool result, the line that matters sits where the words of the search meet,
-    which need not be where the first of them first occurs."""
-    chars = max(_MIN_EXCERPT, room) - 2  # two ellipses
-    if len(text) <= chars:
-        return " ".join(text.split())
-    span = _densest(text, terms, chars)
-    if span is None:
-        return " ".join(text[:chars].split()) + "…"
-    first, last = span
-    # The terms' stretch in the middle of what fits.
-    start = max(0, min(first - (chars - (last - first)) // 2, len(text) - chars))
-    end = min(len(text), start + chars)
-    piece = " ".join(text[start:end].split())
-    return ("…" if start else "") + piece + ("…" if end < len(text) else "")
-
-
-_MAX_MATCHES: Final = 400
-"""Occurrences of the terms looked at in one text (a term in every line of a long result)."""
-
-
-def _densest(text: str, terms: list[str], chars: int) -> tuple[int, int] | None:
-    """Where the window of ``chars`` that holds the most distinct ``terms`` has its first and
-    last match (word starts, case ignored, as the index matches them); ``None`` when ``text``
-    holds none."""
-    found: list[tuple[int, int, int]] = []  # (start, end, term)
-    for number, term in enumerate(dict.fromkeys(t.lower() for t in terms if t.strip())):
-        pattern = re.compile(r"(?<!\w)" + re.escape(term), re.IGNORECASE)
-        for match in itertools.islice(pattern.finditer(text), _MAX_MATCHES):
-            found.append((match.start(), match.end(), number))
-    if not found:
-        return None
-    found.sort()
-    best: tuple[int, int, int] | None = None  # (-distinct, first, last)
-    counts: dict[int, int] = {}
-    low = 0
-    for _, end, which in found:
-        counts[which] = counts.get(which, 0) + 1
-        while end - found[low][0] > chars:
-            dropped = found[low][2]
-            counts[dropped] -= 1
-            if not counts[dropped]:
-                del counts[dropped]
-            low += 1
-        candidate = (-len(counts), found[low][0], end)
-        if best is None or candidate[0] < best[0]:
-            best = candidate
-    assert best is not None
-    return best[1], best[2]
+    """At most ``room`` characters (never fewer than :data:`_MIN_EXCERPT`) of ``text``: its
+    lines and sentences that hold the most of ``terms`` (see :mod:`contextree.recall.excerpt`)."""
+    return excerpt_of(text, terms, max(_MIN_EXCERPT, room))

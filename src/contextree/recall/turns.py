@@ -7,7 +7,8 @@ message, which holds the exact figure, name or rule. So an assistant message or 
 that is recalled is shown with the user message its turn began with, when that message is
 folded away too (the model does not see it otherwise). In the same way a recalled message that
 calls a tool ("Booking now." and the booking call) is shown with the result that answered the
-call: that result holds the ticket number or the total. And a recalled question of the
+call: that result holds the ticket number or the total; and a recalled result ("Saved v2.") is
+shown with the call that asked for it, which names the file. And a recalled question of the
 assistant ("Do you want me to keep a backup when I edit?") is shown with the user's answer,
 which is where the rule or the choice was said ("yes, always. never change a file without a
 copy").
@@ -25,13 +26,13 @@ from contextree.entries.types import (
     is_tool_result_message,
     is_user_message,
 )
-from contextree.recall.documents import entry_text
+from contextree.recall.documents import entry_text, tool_call_text
 
 if TYPE_CHECKING:
     from contextree.entries.types import StoredEntry
     from contextree.session.tree import SessionTree
 
-__all__ = ["MAX_TURN_STEPS", "asking_message", "call_result", "user_answer"]
+__all__ = ["MAX_TURN_STEPS", "asking_message", "call_result", "calling_message", "user_answer"]
 
 MAX_TURN_STEPS: Final = 64
 """How many entries up a branch the search goes (a tool call and its result are two): a hit
@@ -77,6 +78,32 @@ def call_result(tree: SessionTree, entry_id: str, folded: Container[str]) -> tup
         result = entry_message(child)
         if is_tool_result_message(result) and result.get("toolCallId") in calls:
             return _folded_words(child, folded)
+    return None
+
+
+def calling_message(
+    tree: SessionTree, entry_id: str, folded: Container[str]
+) -> tuple[str, str] | None:
+    """``(id, call)`` of the assistant message that made the tool call the tool result
+    ``entry_id`` answers, with that call's name and arguments, when the message is in
+    ``folded``; ``None`` for any other entry or a call not found within
+    :data:`MAX_TURN_STEPS` entries up the branch."""
+    entry: StoredEntry | None = tree.get_entry(entry_id)
+    result = entry_message(entry) if entry is not None else None
+    if not is_tool_result_message(result):
+        return None
+    wanted = result.get("toolCallId")
+    for _ in range(MAX_TURN_STEPS):
+        parent = entry.get("parentId") if entry is not None else None
+        entry = tree.get_entry(parent) if isinstance(parent, str) else None
+        message = entry_message(entry) if entry is not None else None
+        if entry is None or is_user_message(message):
+            return None
+        if is_assistant_message(message):
+            for block in message.get("content") or []:
+                if is_tool_call_content(block) and block.get("id") == wanted:
+                    entry_id = str(entry.get("id"))
+                    return (entry_id, tool_call_text(block)) if entry_id in folded else None
     return None
 
 
