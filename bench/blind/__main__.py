@@ -1,12 +1,13 @@
 """``python -m bench.blind``: the retention eval on sessions written blind to the summarizer.
 
-    python -m bench.blind check [--split dev|test|fresh|fresh2|all]   # every probe placed, once
-    python -m bench.blind [--split dev|test|fresh|fresh2|all] [--rounds 5] [--lost] [--json OUT]
+    python -m bench.blind check [--split SPLIT|all]   # every probe placed, once
+    python -m bench.blind [--split SPLIT|all] [--rounds 5] [--lost] [--json OUT]
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
-``dev`` sessions may be read when the summarizer is changed; ``test``, ``fresh`` and ``fresh2``
-sessions are only ever scored (their figures are what we quote, see bench/blind/README.md).
-``--lost`` lists the probes lost (only for ``dev``: reading the others would tune on them).
+``dev`` and ``dev2`` sessions may be read when the summarizer or recall is changed; ``test``,
+``fresh``, ``fresh2`` and ``fresh3`` sessions are only ever scored (their figures are what we
+quote, see bench/blind/README.md). ``--lost`` lists the probes lost (only for the readable
+splits: reading the others would tune on them).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from typing import Any
 from bench.blind.script import Script, ScriptError, load_script
 
 HERE = Path(__file__).resolve().parent
-SPLITS = ("dev", "test", "fresh", "fresh2")
+SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "dev2")
+READABLE = ("dev", "dev2")
+"""The splits that may be read to find what is lost (``--lost``); the others are only scored."""
 
 
 def scripts(split: str) -> list[Script]:
@@ -167,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         "--split", choices=(*SPLITS, "all"), help="run: test by default; export: required"
     )
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--lost", action="store_true", help="list lost probes (dev only)")
+    parser.add_argument("--lost", action="store_true", help="list lost probes (dev, dev2 only)")
     parser.add_argument("--json", type=Path, dest="out")
     parser.add_argument("--to", type=Path, help="export: the directory to write to")
     args = parser.parse_args(argv)
@@ -182,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(path)
             return 0
         split = args.split or "test"
-        if args.lost and split != "dev":
-            parser.error("--lost reads the probes: only for --split dev")
+        if args.lost and split not in READABLE:
+            parser.error("--lost reads the probes: only for --split dev or dev2")
         return _run(split, args.rounds, args.lost, args.out)
     except ScriptError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """The blind sessions of ``bench/blind``: written without sight of the summarizer's rules, in
-four splits; ``test``, ``fresh`` and ``fresh2`` are only ever scored, never read to tune the
-summarizer, and no unit test quotes them."""
+splits; ``test``, ``fresh``, ``fresh2`` and ``fresh3`` are only ever scored, never read to tune
+the summarizer, and no unit test quotes them."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ def bench_importable(monkeypatch: pytest.MonkeyPatch, repo_root: Path) -> None:
 pytestmark = pytest.mark.usefixtures("bench_importable")
 
 
-@pytest.mark.parametrize("split", ["dev", "test", "fresh", "fresh2"])
+@pytest.mark.parametrize("split", ["dev", "test", "fresh", "fresh2", "fresh3", "dev2"])
 def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> None:
     from bench.blind.__main__ import problems, scripts
 
     chosen = scripts(split)
-    assert len(chosen) >= (4 if split.startswith("fresh") else 6)
+    assert len(chosen) >= (6 if split in ("dev", "test") else 4)
     assert len({s.domain for s in chosen}) == len(chosen)  # one domain each
     for script in chosen:
         assert problems(script) == [], script.name
@@ -37,7 +37,7 @@ def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
     # A distinctive value: a number, an id, a name - not a shell's "No such file".
     values = {
         v
-        for split in ("test", "fresh", "fresh2")
+        for split in ("test", "fresh", "fresh2", "fresh3")
         for s in scripts(split)
         for p in s.probes
         for v in p.values
@@ -50,6 +50,18 @@ def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
     ]
     quoted = sorted(v for v in values if any(v in source for source in sources))
     assert quoted == []
+
+
+def test_lost_probes_are_listed_only_for_the_readable_splits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bench.blind.__main__ import READABLE, SPLITS, main
+
+    assert set(READABLE) == {"dev", "dev2"}
+    for split in set(SPLITS) - set(READABLE):
+        with pytest.raises(SystemExit):
+            main(["--split", split, "--lost"])
+        assert "only for --split dev or dev2" in capsys.readouterr().err
 
 
 def test_a_bad_script_names_its_file_and_field(tmp_path: Path) -> None:
