@@ -93,6 +93,10 @@ BUILTIN_PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
     ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
     ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    # Hugging Face access tokens: hf_ and 34 random letters (30+ letters and digits accepted);
+    # one upper-case letter at least, so hf_ names (hf_hub_download, hf_transfer...) and hex
+    # digests are left alone.
+    ("huggingface_token", r"\bhf_(?=[a-z0-9]*[A-Z])[A-Za-z0-9]{30,}"),
     ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     ("bearer_token", r"(?i)\bbearer\s+(?P<secret>(?!\[REDACTED)[A-Za-z0-9._~+/\-]{8,}=*)"),
@@ -170,6 +174,7 @@ _HINTS: Final[dict[str, tuple[str, ...]]] = {
     "stripe_key": ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
     "gitlab_token": ("glpat-",),
     "npm_token": ("npm_",),
+    "huggingface_token": ("hf_",),
     "authorization_header": ("authorization",),
     "cli_password": ("--pass", "--token", "--api", "--secret"),
     "mysql_password": ("mysql", "mariadb"),
