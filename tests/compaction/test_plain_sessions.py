@@ -500,3 +500,25 @@ def test_a_task_somebody_has_to_do_is_not_a_rule() -> None:
     line = "before the weekend somebody has to renew the venue insurance for the fair"
     summary = _summary([_user("Help me plan the craft fair."), _say("Sure."), _user(line)])
     assert "## Constraints & Preferences" not in summary
+
+
+def test_a_document_a_service_tool_wrote_is_listed_as_saved_and_outlasts_call_notes() -> None:
+    messages: list[Message] = [
+        _user("Draft the parents' letter for the school trip."),
+        _say("", _call("docs.write", path="letters/trip_letter_2027_v2.docx", body="Dear...")),
+        _result("Saved. 1 page.", tool="docs.write"),
+        _say("", _call("docs.read", path="letters/old_letter.docx")),
+        _result("Dear parents, last year's trip...", tool="docs.read"),
+    ]
+    for n in range(8):
+        messages += [
+            _say("", _call("calendar.add", title=f"Reminder {n} for the coach booking")),
+            _result(f"Event created: reminder {n}", tool="calendar.add"),
+        ]
+    summary = _summary(messages, budget_tokens=150)
+    done = _section(summary, "### Done")
+    assert "[x] Saved `letters/trip_letter_2027_v2.docx` (docs.write)" in done
+    assert "old_letter.docx` (docs.read)" not in summary  # read, not written
+    assert "Reminder 0 for the coach booking" not in summary  # an older call note went first
+    # The next compaction reads it back as a saved document, not as a note of a call.
+    assert digest_summary(summary).saved == {"letters/trip_letter_2027_v2.docx": "docs.write"}

@@ -90,6 +90,7 @@ from contextree.compaction.offline.tool_results import (
     READ_ONLY_TOOLS,
     call_note,
     result_facts,
+    saved_paths,
     tool_failed,
 )
 from contextree.entries.types import LlmMessage, is_text_content
@@ -561,6 +562,8 @@ class _ConversationReader:
             rest = stripped.split("\n", 1)[1] if "\n" in stripped else ""
         else:
             self.done_notes.add(call_note(call))
+            for path in saved_paths(call):
+                d.saved.setdefault(path, call.name)
             rest = text
             # Code the tool ran may have saved files (``df.to_csv('out.csv')``); only an
             # argument that holds code to run (an email's body may quote code).

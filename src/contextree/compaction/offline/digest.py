@@ -121,6 +121,9 @@ class Digest:
     """User statements an earlier summary left out for its budget."""
     reads: dict[str, None] = field(default_factory=dict)
     edits: dict[str, FileChange] = field(default_factory=dict)
+    saved: dict[str, str] = field(default_factory=dict)
+    """Documents a service tool wrote (``docs.write`` a template, ``sheets.create`` a sheet),
+    by path, with the tool: a file of the user's world, not of a code base."""
     commands: dict[str, Command] = field(default_factory=dict)
     tools: dict[str, int] = field(default_factory=dict)
     inspections: dict[str, int] = field(default_factory=dict)

@@ -165,6 +165,11 @@ def _add_done(b: _ItemBuilder, d: Digest, resolved: set[str]) -> None:
         b.add("done", f"[x] {note}", 45)
     for path, change in d.edits.items():
         b.add("done", f"[x] Modified `{path}`{_ops_note(change)}", 100, must=True)
+    for path, tool in d.saved.items():
+        # A document the user's work produced: kept before the notes of calls, not as a
+        # must item like a code file's change (a long session writes many).
+        if path not in d.edits:
+            b.add("done", f"[x] Saved `{path}` ({tool})", 88)
     read_only = [path for path in d.reads if path not in d.edits]
     for start in range(0, len(read_only), _PATHS_PER_LINE):
         chunk = read_only[start : start + _PATHS_PER_LINE]

@@ -77,6 +77,7 @@ _SECTION_KEYS: Final = {
 }
 _MODIFIED_LINE = re.compile(r"^Modified `(?P<path>.+)`(?: \((?P<ops>[^()]*)\))?$")
 _READ_LINE = re.compile(r"^Read (?P<paths>`.*)$")
+_SAVED_LINE = re.compile(r"^Saved `(?P<path>[^`]+)` \((?P<tool>[^()]+)\)$")
 _RAN_LINE = re.compile(
     r"^Ran `(?P<cmd>.+?)`(?: ×(?P<runs>\d+))? \((?P<note>[^()]*)\)(?:: (?P<result>.*))?$"
 )
@@ -337,6 +338,8 @@ def _read_done_item(d: Digest, text: str) -> None:
                 change.ops[name] = change.ops.get(name, 0) + (int(count) if count.isdigit() else 1)
         if failed := re.search(r"; (\d+) failed", modified.group("ops") or ""):
             change.failures += int(failed.group(1))
+    elif saved := _SAVED_LINE.match(text):
+        d.saved.setdefault(saved.group("path"), saved.group("tool"))
     elif read := _READ_LINE.match(text):
         for path in _BACKTICKED.findall(read.group("paths")):
             d.reads.setdefault(path, None)
@@ -439,6 +442,7 @@ def merge_digest(old: Digest, new: Digest) -> Digest:
         ),
         left_out=old.left_out + new.left_out,
         reads={**old.reads, **new.reads},
+        saved={**old.saved, **new.saved},
         errors=union(old.errors, new.errors),
         decisions=union(old.decisions, new.decisions),
         todos=[

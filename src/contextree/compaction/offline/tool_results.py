@@ -10,6 +10,7 @@ from typing import Final
 
 from contextree.compaction.offline.digest import SENTENCE_CHARS
 from contextree.compaction.offline.parts import ToolCall
+from contextree.compaction.offline.prose import FILE_EXTENSIONS
 from contextree.compaction.offline.specifics import has_specifics, specific_count
 from contextree.compaction.offline.text import clip, one_line, split_sentences
 
@@ -66,3 +67,29 @@ def call_note(call: ToolCall) -> str:
         shown.append(f"{key}={one_line(text)}")
     args = clip(", ".join(shown), _CALL_CHARS)
     return f"Called `{call.name}`" + (f": {args}" if args else "")
+
+
+_WRITES: Final = re.compile(
+    r"(?i)(?:^|[._-])(?:write|save|create|update|upload|export|generate|rename|copy|edit|"
+    r"append|put|draft)"
+)
+_DOCUMENT: Final = re.compile(r"^[^\n]{0,180}\.(?P<ext>[A-Za-z][A-Za-z0-9]{1,4})$")
+_DOCUMENT_EXTENSIONS: Final = FILE_EXTENSIONS | frozenset(
+    {"docx", "doc", "xlsx", "xls", "pptx", "ppt", "pdf", "odt", "ods", "odp", "rtf", "pages",
+     "numbers", "key", "png", "jpg", "jpeg", "gif", "svg", "webp", "mp3", "wav", "mp4", "ics",
+     "vcf", "eml", "epub"}
+)
+
+
+def saved_paths(call: ToolCall) -> list[str]:
+    """The file names a service tool that writes (``docs.write``, ``sheets.create``,
+    ``drive_upload``) was given: its string arguments shaped like a file name with a known
+    extension, in argument order."""
+    if not _WRITES.search(call.name):
+        return []
+    found = []
+    for value in call.args.values():
+        shape = _DOCUMENT.match(value.strip()) if isinstance(value, str) else None
+        if shape is not None and shape.group("ext").lower() in _DOCUMENT_EXTENSIONS:
+            found.append(shape.group(0))
+    return found
