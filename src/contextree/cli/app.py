@@ -474,13 +474,19 @@ def serve(
         int, typer.Option(min=1, help="Connections served at once; more get 503 at once.")
     ] = 64,
 ) -> None:
-    """Run the remote summarization endpoint ({systemPrompt, prompt} -> {summary})."""
+    """Run the remote summarization endpoint ({systemPrompt, prompt} -> {summary}).
+
+    Secrets are redacted (redaction.*) from the prompts before the model sees them, and from
+    the summary before it is answered."""
     import logging
 
     from contextree.cli.models import make_client
+    from contextree.compaction.options import summary_options
     from contextree.serve import ServerConfig, SummaryServer
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # The redactor `compact --model` uses: redaction.* and the secret-looking variables.
+    redactor = summary_options(effective_settings().settings).redactor
     client = make_client(model, base_url=base_url)
     server = SummaryServer(
         client,
@@ -492,6 +498,7 @@ def serve(
             model_timeout=timeout,
             max_connections=max_connections,
         ),
+        redactor=redactor,
     )
     state.errors.print(
         f"serving {client.name} summaries at {server.url} (Ctrl-C stops)", markup=False

@@ -14,6 +14,13 @@ Without ``--token`` (loopback only) every request counts as authenticated: a loc
 trickles a body can hold a slot for up to ``read_timeout``.
 The body has a total deadline too: ``read_timeout``, or less when it is small, at
 ``min_body_rate`` bytes per second after a grace of a few seconds (408 either way).
+
+Secrets: the prompt and the system prompt pass through a
+:class:`~contextree.security.redact.Redactor` before the model sees them, and so do the summary
+and a model's error text before they are answered (an upstream may echo what it was sent; the
+offline summarizer quotes the conversation). ``contextree serve`` uses the one the settings ask
+for (``redaction.*`` plus the secret-looking environment variables, as ``compact`` does); a
+library caller gets the built-in patterns unless it passes another, or ``None``.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from typing import Any, Final
 from contextree.errors import ContextreeError, ModelError
 from contextree.llm.base import CompletionRequest, ModelClient
 from contextree.llm.probe import is_loopback
+from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.serve.intake import Intake, json_reply, send_and_close
 from contextree.serve.stream import DeadlineStream, SocketWriter
 
@@ -215,10 +223,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.GATEWAY_TIMEOUT, "the model did not answer in time")
             return
         except ModelError as exc:
-            self._error(HTTPStatus.BAD_GATEWAY, f"model error: {exc}")
+            self._error(HTTPStatus.BAD_GATEWAY, self.server.redact(f"model error: {exc}"))
             return
         except ContextreeError as exc:
-            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, str(exc))
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, self.server.redact(str(exc)))
             return
         except Exception as exc:
             log.exception("summary failed")
@@ -278,9 +286,12 @@ class _Server(ThreadingHTTPServer):
     # The accept queue: http.server's 5 reset 15-33 of 50 simultaneous clients.
     request_queue_size = 128
 
-    def __init__(self, config: ServerConfig, client: ModelClient) -> None:
+    def __init__(
+        self, config: ServerConfig, client: ModelClient, redactor: Redactor | None
+    ) -> None:
         self.config = config
         self.client = client
+        self.redactor = redactor
         self._slots = threading.BoundedSemaphore(config.max_connections)
         if ":" in config.host:  # an IPv6 literal such as ::1 needs an IPv6 socket
             self.address_family = socket.AF_INET6
@@ -326,10 +337,16 @@ class _Server(ThreadingHTTPServer):
         super().server_close()
         self._intake.close()
 
+    def redact(self, text: str) -> str:
+        """``text`` with secrets blanked out (as it is without a redactor)."""
+        return text if self.redactor is None else self.redactor.redact(text)
+
     def summarize(self, system_prompt: str, prompt: str) -> str:
+        """The model's summary of ``prompt``; both prompts are redacted before it sees them,
+        and the summary before it is returned."""
         request = CompletionRequest(
-            system_prompt=system_prompt,
-            messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
+            system_prompt=self.redact(system_prompt),
+            messages=[{"role": "user", "content": [{"type": "text", "text": self.redact(prompt)}]}],
             max_tokens=self.config.max_tokens,
         )
 
@@ -341,20 +358,30 @@ class _Server(ThreadingHTTPServer):
                 raise ModelError(self.client.name, completion.error_message or "model error")
             return completion.text
 
-        return asyncio.run(run())
+        return self.redact(asyncio.run(run()))
 
 
 class SummaryServer:
-    """The summarization endpoint; ``start()`` in a thread or ``serve_forever()``."""
+    """The summarization endpoint; ``start()`` in a thread or ``serve_forever()``.
 
-    def __init__(self, client: ModelClient, config: ServerConfig | None = None) -> None:
+    ``redactor`` blanks secrets out of the prompts before the model sees them and out of the
+    summary (and a model's error text) before it is answered: the built-in patterns unless
+    given; ``None`` redacts nothing (``redaction.enabled = false``)."""
+
+    def __init__(
+        self,
+        client: ModelClient,
+        config: ServerConfig | None = None,
+        *,
+        redactor: Redactor | None = DEFAULT_REDACTOR,
+    ) -> None:
         self.config = config or ServerConfig()
         if not is_loopback(self.config.host) and not self.config.token:
             raise ContextreeError(
                 f"serve: listening on {self.config.host} exposes the endpoint to the network; "
                 "pass --token (or bind 127.0.0.1)"
             )
-        self._server = _Server(self.config, client)
+        self._server = _Server(self.config, client, redactor)
         self._thread: threading.Thread | None = None
         self._serving = False
 
