@@ -354,8 +354,10 @@ def exercise_library(data: bytes) -> None:
     from contextree.branching.prepare import prepare_branch_entries
     from contextree.compaction.prepare import prepare_compaction
     from contextree.compaction.prune import decide_prune
+    from contextree.compaction.prune_decider import PruneDecider
     from contextree.compaction.serialize import serialize_conversation
     from contextree.context.convert import convert_to_llm
+    from contextree.context.provider import ProviderView, provider_messages
     from contextree.session.check import check_session, count_types
     from contextree.session.tree import SessionTree
     from contextree.settings.schema import CompactionSettings, PruneSettings
@@ -381,6 +383,14 @@ def exercise_library(data: bytes) -> None:
                 path, CompactionSettings(keep_recent_tokens=50, adjust_keep_recent_by_usage=False)
             )
             decide_prune(path, PruneSettings(protect_tokens=10, minimum_savings=0))
+            # No protected window: every result's tool name is looked up (a name of another
+            # JSON type once raised "unhashable type" there).
+            everything = PruneSettings(protect_tokens=0, minimum_savings=0)
+            decide_prune(path, everything)
+            PruneDecider().decide(path, everything)
+            # What a request carries (a stop reason of another JSON type once raised there).
+            provider_messages(messages)
+            ProviderView().messages(context.messages)
             if tree.leaf_id is not None:
                 branch = collect_entries_for_branch_summary(tree, tree.leaf_id, target)
                 prepare_branch_entries(branch.entries, 10_000)
@@ -396,9 +406,12 @@ READ_ONLY = (
     ("tree", "--fold", "0"),
     ("context",),
     ("context", "--format", "json"),
+    ("context", "--format", "openai"),
+    ("context", "--format", "anthropic"),
     ("check",),
     ("compact", "--dry-run"),
     ("prune", "--dry-run"),
+    ("prune", "--dry-run", "--protect-tokens", "0", "--minimum-savings", "0"),
 )
 WRITERS = (
     ("compact", "--keep-recent", "100", "--quiet"),

@@ -40,6 +40,12 @@ def _block_text(block: dict[str, Any]) -> str:
     return f"[{kind} block]"
 
 
+def _tool_name(message: LlmMessage) -> str:
+    """`` (name)`` after a tool result's role; nothing when it has no string ``toolName``."""
+    name = message.get("toolName")
+    return f" ({name})" if isinstance(name, str) else ""
+
+
 def _context_lines(messages: Sequence[LlmMessage]) -> Iterator[list[tuple[str, str]]]:
     """Each output line of the context as (text, style) pieces; bodies unstyled (""), and not
     yet made printable (the callers do: see :func:`printable`)."""
@@ -47,7 +53,7 @@ def _context_lines(messages: Sequence[LlmMessage]) -> Iterator[list[tuple[str, s
         role = str(message.get("role"))
         header: list[tuple[str, str]] = [(f"── {index}. {role}", kind_tag(role)[1])]
         if role == "toolResult":
-            header.append((f" ({message.get('toolName')})", "ct.meta"))
+            header.append((_tool_name(message), "ct.meta"))
             if message.get("isError"):
                 header.append((" error", "ct.error"))
         yield header
@@ -83,7 +89,7 @@ def context_plain(messages: Sequence[LlmMessage]) -> str:
         role = str(message.get("role"))
         if role == "toolResult":
             error = " error" if message.get("isError") else ""
-            add(f"── {index}. {role} ({message.get('toolName')}){error}")
+            add(f"── {index}. {role}{_tool_name(message)}{error}")
         else:
             add(f"── {index}. {role}")
         content: object = message.get("content")

@@ -46,6 +46,7 @@ __all__ = [
     "superseded_candidate",
     "superseded_placeholder",
     "tokens_after",
+    "tool_name",
     "worth_pruning",
 ]
 
@@ -79,7 +80,7 @@ class PruneCandidate:
         message = entry_message(self.entry) or {}
         return {
             "entryId": self.entry.get("id"),
-            "toolName": message.get("toolName"),
+            "toolName": tool_name(message),
             "tokens": self.tokens,
             "reason": self.reason,
             "supersededBy": self.superseded_by,
@@ -135,6 +136,14 @@ def worth_pruning(tokens: int) -> bool:
     its size (our deviation from pi, which also replaces "(no output)" by a longer placeholder).
     With the 8-token placeholder, results of 16 tokens or fewer are kept."""
     return 2 * placeholder_tokens(tokens) < tokens
+
+
+def tool_name(message: Mapping[str, object]) -> str | None:
+    """A tool result's ``toolName``; ``None`` when it has none or (in a damaged file) holds
+    another JSON type: such a name protects nothing, as in the fork, whose
+    ``protectedTools.includes(toolName)`` is false for it (``contextree check`` warns)."""
+    name = message.get("toolName")
+    return name if isinstance(name, str) else None
 
 
 def is_pruned(message: Mapping[str, object]) -> bool:
@@ -256,8 +265,8 @@ def _decide(
         tokens = estimate(message)
         accumulated_before = accumulated
         accumulated += tokens  # every result fills the window, pruned or not
-        tool = message.get("toolName")
-        if isinstance(tool, str) and tool in FILE_TOOLS:
+        tool = tool_name(message)
+        if tool in FILE_TOOLS:
             files[position] = (tokens, is_pruned(message))
         if is_pruned(message):
             continue

@@ -31,6 +31,7 @@ from contextree.compaction.prune import (
     nothing_pruned,
     placeholder_tokens,
     superseded_candidate,
+    tool_name,
     worth_pruning,
 )
 from contextree.compaction.superseded import Superseded, SupersededReads
@@ -168,7 +169,7 @@ class PruneDecider:
         # The same tests as decide_prune, in its order: pruned before (pi's mark or our saved
         # original), a protected tool, too small to shrink clearly.
         unpruned = not is_pruned(message)
-        eligible = unpruned and message.get("toolName") not in protected and worth_pruning(tokens)
+        eligible = unpruned and tool_name(message) not in protected and worth_pruning(tokens)
         self._index[position] = len(self._results)
         self._positions.append(position)
         self._unpruned.append(unpruned)

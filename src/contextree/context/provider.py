@@ -159,7 +159,9 @@ def _provide(items: list[LlmMessage], used_ids: set[str]) -> list[LlmMessage]:
         while end < len(items) and not is_assistant_message(items[end]):
             end += 1
         batch = items[index + 1 : end]
-        if message.get("stopReason") in DROPPED_STOP_REASONS:
+        # A damaged file can hold any JSON value here; only a string names a reason (pi
+        # compares with ===, so anything else is an unknown reason and the reply is sent).
+        if _text(message.get("stopReason")) in DROPPED_STOP_REASONS:
             out.extend(m for m in batch if not is_tool_result_message(m))
         else:
             out.extend(_answered(message, batch, used_ids))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["message_problem"]
+__all__ = ["message_oddities", "message_problem"]
 
 _USER_BLOCKS: Final = frozenset({"text", "image"})
 _ASSISTANT_BLOCKS: Final = frozenset({"text", "thinking", "redactedThinking", "toolCall"})
@@ -35,6 +35,15 @@ _STRING_FIELDS: Final[Mapping[str, str]] = {"text": "text", "image": "data", "to
 _CONTENT_OPTIONAL: Final = frozenset({"custom", "hookMessage"})
 """Roles whose non-list, non-string content is dropped by the conversion (pi's rule), not
 sent: any value is fine there."""
+
+
+_NAMED_FIELDS: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
+    "toolResult": (("toolName", "read as a result with no tool name"),),
+    "assistant": (("stopReason", "read as an unknown stop reason: the reply is sent"),),
+}
+"""String fields pi compares (``===``, ``includes``) and never sends, per role, with what a
+value of another JSON type reads as. Such a value harms no request, so it is an oddity, not
+damage."""
 
 
 def _kind(value: object) -> str:
@@ -92,3 +101,16 @@ def message_problem(message: Mapping[str, object]) -> str | None:
         if problem is not None:
             return problem
     return None
+
+
+def message_oddities(message: Mapping[str, object]) -> list[str]:
+    """Fields of ``message`` of a JSON type pi never writes there that are read as absent,
+    each named with what it reads as (``message.toolName must be a string, found array (read
+    as a result with no tool name)``). A missing field is no oddity."""
+    role = message.get("role")
+    found: list[str] = []
+    for key, reading in _NAMED_FIELDS.get(role, ()) if isinstance(role, str) else ():
+        value = message.get(key, "")
+        if not isinstance(value, str):
+            found.append(f"message.{key} must be a string, found {_kind(value)} ({reading})")
+    return found

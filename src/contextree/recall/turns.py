@@ -16,8 +16,8 @@ copy").
 
 from __future__ import annotations
 
-from collections.abc import Container
-from typing import TYPE_CHECKING, Final
+from collections.abc import Container, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 from contextree.entries.types import (
     entry_message,
@@ -70,13 +70,16 @@ def call_result(tree: SessionTree, entry_id: str, folded: Container[str]) -> tup
     if not is_assistant_message(message):
         return None
     calls = {
-        block.get("id") for block in message.get("content") or [] if is_tool_call_content(block)
+        call_id
+        for block in _blocks(message)
+        if is_tool_call_content(block) and isinstance(call_id := block.get("id"), str)
     }
     if not calls:
         return None
     for child in tree.get_children(entry_id):
         result = entry_message(child)
-        if is_tool_result_message(result) and result.get("toolCallId") in calls:
+        answered = result.get("toolCallId") if is_tool_result_message(result) else None
+        if isinstance(answered, str) and answered in calls:
             return _folded_words(child, folded)
     return None
 
@@ -100,7 +103,7 @@ def calling_message(
         if entry is None or is_user_message(message):
             return None
         if is_assistant_message(message):
-            for block in message.get("content") or []:
+            for block in _blocks(message):
                 if is_tool_call_content(block) and block.get("id") == wanted:
                     entry_id = str(entry.get("id"))
                     return (entry_id, tool_call_text(block)) if entry_id in folded else None
@@ -115,8 +118,7 @@ def user_answer(tree: SessionTree, entry_id: str, folded: Container[str]) -> tup
     message = entry_message(entry) if entry is not None else None
     if not is_assistant_message(message):
         return None
-    content = message.get("content") or []
-    if any(is_tool_call_content(block) for block in content):
+    if any(is_tool_call_content(block) for block in _blocks(message)):
         return None
     found = entry_text(entry) if entry is not None else None
     if found is None or "?" not in found[1]:
@@ -125,6 +127,12 @@ def user_answer(tree: SessionTree, entry_id: str, folded: Container[str]) -> tup
         if is_user_message(entry_message(child)):
             return _folded_words(child, folded)
     return None
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Any]:
+    """A message's content blocks; none when a damaged file holds something else there."""
+    content = message.get("content")
+    return content if isinstance(content, list) else []
 
 
 def _folded_words(entry: StoredEntry, folded: Container[str]) -> tuple[str, str] | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextree.entries.codec import INVALID_UTF8, LineError, entry_problem
-from contextree.entries.shapes import message_problem
+from contextree.entries.shapes import message_oddities, message_problem
 from contextree.entries.types import StoredEntry
 from contextree.errors import cycle_text
 from contextree.session.tool_pairs import ToolPairing
@@ -97,8 +97,11 @@ def _entry_findings(tree: SessionTree, record: Record, entry: StoredEntry) -> li
         return [Finding("error", problem, *where)]
     kind = record.type
     found: list[Finding] = []
-    if kind == "message" and (shape := message_problem(entry["message"])) is not None:
-        found.append(Finding("error", f"{shape} (a provider request cannot carry it)", *where))
+    if kind == "message":
+        message = entry["message"]
+        if (shape := message_problem(message)) is not None:
+            found.append(Finding("error", f"{shape} (a provider request cannot carry it)", *where))
+        found.extend(Finding("warning", odd, *where) for odd in message_oddities(message))
     elif kind == "compaction":
         kept = entry.get("firstKeptEntryId")
         view = tree.get_branch_view(record.id) if record.id else None
