@@ -85,6 +85,16 @@ def one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
 
 
+def _text(value: object, default: str = "") -> str:
+    """``value`` when it is a string, else ``default``: a damaged file can hold any JSON value
+    (or null) where pi writes a string, and "None" or "['x']" in a preview means nothing."""
+    return value if isinstance(value, str) else default
+
+
+NO_SUMMARY: Final = "(no summary)"
+"""What a preview shows for a summary that is not a string (null in a damaged file)."""
+
+
 def _call_args(arguments: object) -> str:
     if not isinstance(arguments, dict):
         return ""
@@ -94,9 +104,9 @@ def _call_args(arguments: object) -> str:
 def message_text(message: Mapping[str, Any]) -> str:
     """The readable text of a message: text blocks, tool calls, summaries or commands."""
     if is_branch_summary_message(message) or is_compaction_summary_message(message):
-        return str(message.get("summary", ""))
+        return _text(message.get("summary"), NO_SUMMARY)
     if is_bash_execution_message(message):
-        return f"$ {message.get('command', '')}"
+        return f"$ {_text(message.get('command'))}"
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -104,11 +114,12 @@ def message_text(message: Mapping[str, Any]) -> str:
     if isinstance(content, list):
         for block in content:
             if is_text_content(block):
-                parts.append(str(block.get("text", "")))
+                parts.append(_text(block.get("text")))
             elif is_tool_call_content(block):
-                parts.append(f"→ {block.get('name')}({_call_args(block.get('arguments'))})")
+                name = _text(block.get("name"), "?")
+                parts.append(f"→ {name}({_call_args(block.get('arguments'))})")
             elif is_image_content(block):
-                parts.append(f"[image {block.get('mimeType', '')}]")
+                parts.append(f"[image {_text(block.get('mimeType'))}]")
     return " ".join(p for p in parts if p)
 
 
@@ -134,8 +145,8 @@ def entry_kind(entry: StoredEntry) -> str:
     """``user``, ``assistant``, ``toolResult``, ``compaction``, ``label`` ... for an entry."""
     message = entry_message(entry)
     if message is not None:
-        return printable(str(message.get("role", "message")))
-    return printable(str(entry.get("type", "?")))
+        return printable(_text(message.get("role")) or "message")
+    return printable(_text(entry.get("type"), "?"))
 
 
 def entry_preview(entry: StoredEntry, width: int = 72) -> str:
@@ -148,26 +159,31 @@ def _preview(entry: StoredEntry, width: int) -> str:
     if message is not None:
         if is_tool_result_message(message):
             text = message_text(message)
-            return one_line(f"{message.get('toolName', '')}: {text}", width)
+            name = message.get("toolName")
+            return one_line(f"{name}: {text}" if isinstance(name, str) else text, width)
         return one_line(message_text(message), width)
     if is_compaction_entry(entry) or is_branch_summary_entry(entry):
-        return one_line(str(entry.get("summary", "")), width)
+        return one_line(_text(entry.get("summary"), NO_SUMMARY), width)
     if is_custom_message_entry(entry):
         return one_line(message_text({"content": entry.get("content")}), width)
     kind = entry.get("type")
     if kind == "reset_boundary":
         return "context cleared: the model sees only what follows"
     if kind == "title_change":
-        return one_line(str(entry.get("title", "")), width)
+        return one_line(_text(entry.get("title")), width)
     if kind == "thinking_level_change":
-        return str(entry.get("thinkingLevel"))
+        # oh-my-pi writes null for off (pi-behaviour.md 1.5).
+        return _text(entry.get("thinkingLevel"), "off")
     if is_model_change_entry(entry):
-        model = entry.get("model") or f"{entry.get('provider')}/{entry.get('modelId')}"
-        return str(model)
+        # pi writes provider and modelId, oh-my-pi "provider/modelId" in model.
+        provider, model_id = _text(entry.get("provider")), _text(entry.get("modelId"))
+        pair = f"{provider}/{model_id}" if provider or model_id else ""
+        return _text(entry.get("model")) or pair or "(no model)"
     if is_label_entry(entry):
-        return f"{entry.get('targetId')} = {entry.get('label', '(cleared)')}"
+        # An absent or empty label clears it (pi-behaviour.md 1.5).
+        return f"{_text(entry.get('targetId'), '?')} = {_text(entry.get('label')) or '(cleared)'}"
     if is_custom_entry(entry):
-        return str(entry.get("customType", ""))
+        return _text(entry.get("customType"))
     if kind == "session_info":
-        return str(entry.get("name", "(cleared)"))
+        return _text(entry.get("name")) or "(cleared)"
     return ""

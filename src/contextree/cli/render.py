@@ -151,7 +151,7 @@ def session_description(info: SessionDescription, *, file: str) -> Table:
         ("entries", f"{info.entries} ({others or 'no other entries'})"),
         ("messages", roles or "none"),
         ("branches (leaves)", str(info.leaves)),
-        ("leaf", str(info.leaf_id)),
+        ("leaf", info.leaf_id or "-"),
         ("model", info.model or "-"),
         ("thinking level", info.thinking_level),
         ("context", f"{plural(info.context_messages, 'message')}, ~{estimate.tokens:,} tokens"),

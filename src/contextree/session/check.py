@@ -19,7 +19,14 @@ from contextree.session.tool_pairs import ToolPairing
 from contextree.session.tree import SessionTree, parent_cycle
 from contextree.store.index import Record, collector_paused
 
-__all__ = ["CheckReport", "Finding", "check_session", "finding_json", "parent_cycles"]
+__all__ = [
+    "NO_ROLE",
+    "CheckReport",
+    "Finding",
+    "check_session",
+    "finding_json",
+    "parent_cycles",
+]
 
 Severity = Literal["error", "warning", "info"]
 
@@ -186,18 +193,24 @@ def check_session(tree: SessionTree) -> CheckReport:
 UNDECODABLE = "undecodable"
 """The key :func:`count_types` counts message entries under whose body cannot be decoded."""
 
+NO_ROLE = "(no role)"
+"""The role :func:`count_types` counts message entries under that have no role: no
+``message`` object, or a ``role`` that is not a non-empty string."""
+
 
 def count_types(tree: SessionTree) -> Counter[str]:
     """Entries per type, message entries per role (``message:user``...).
 
-    A message whose role cannot be read counts as :data:`UNDECODABLE`. Only the role is read,
-    so oddities elsewhere in a body (invalid UTF-8 in a text, say) are found by ``check``.
+    A message whose role cannot be read counts as :data:`UNDECODABLE`, one without a role as
+    ``message:`` :data:`NO_ROLE`. Only the role is read, so oddities elsewhere in a body
+    (invalid UTF-8 in a text, say) are found by ``check``.
     """
     counts: Counter[str] = Counter()
     for record in tree.records():
         if record.type == "message":
             try:
-                counts[f"message:{record.message_role()}"] += 1
+                role = record.message_role()
+                counts[f"message:{role if isinstance(role, str) and role else NO_ROLE}"] += 1
             except (LineError, RecursionError):
                 counts[UNDECODABLE] += 1
         else:
