@@ -89,7 +89,8 @@ def _entry_label(node: TreeNode, leaf_id: str | None, on_path: set[str], room: i
 def entry_tree(
     tree: SessionTree, *, fold: int = 6, title: str | None = None, width: int = 80
 ) -> Tree:
-    """The session as a tree: linear runs flat, branches indented, long runs folded.
+    """The session as a tree: linear runs flat, branches indented, long runs folded; with
+    several roots, each one a top-level branch (``◆ root 2``, ``◆`` on the leaf's path).
 
     ``fold`` is how many entries to show at each end of a linear run; 0 shows everything.
     The leaf, compactions, branch summaries and labelled entries are never folded away.
@@ -117,8 +118,16 @@ def entry_tree(
             branch = last.add(Text(f"{marker} branch {number}", style="ct.meta"))
             add_run(branch, child, depth + 2)
 
-    for node in tree.get_tree():
-        add_run(root, node, 1)
+    roots = tree.get_tree()
+    if len(roots) == 1:
+        add_run(root, roots[0], 1)
+        return root
+    # Several roots (a `parentId: null` entry after others, as `navigate` to the first message
+    # writes; an orphan): each is its own top-level branch, marked as forks are, never drawn
+    # as if it followed the previous root's last entry.
+    for number, node in enumerate(roots, start=1):
+        marker = "◆" if str(node.id) in on_path else "◇"
+        add_run(root.add(Text(f"{marker} root {number}", style="ct.meta")), node, 2)
     return root
 
 
