@@ -10,6 +10,7 @@ from rich.text import Text
 
 from contextree.cli.preview import entry_kind, plural, printable
 from contextree.entries.js_json import js_stringify
+from contextree.recall.base import Hit
 from contextree.recall.documents import entry_text
 from contextree.recall.expand import Expansion
 from contextree.recall.query import RecallResult
@@ -30,15 +31,17 @@ def _role_style(role: str) -> str:
     return "ct.role.tool" if role in ("toolResult", "bashExecution") else "ct.role.other"
 
 
-def _marked(snippet: str) -> Text:
-    """A snippet with its ``[match]`` marks shown in bold instead of brackets."""
+def _marked(hit: Hit) -> Text:
+    """A hit's snippet with its matches in bold instead of brackets; the rest as it is, the
+    text's own brackets too (``items[idx]``, ``[REDACTED:...]``): only :attr:`Hit.marks` are
+    marks."""
     text = Text("    ")
-    rest = printable(snippet)
-    while (start := rest.find("[")) >= 0 and (end := rest.find("]", start)) > start:
-        text.append(rest[:start])
-        text.append(rest[start + 1 : end], "bold")
-        rest = rest[end + 1 :]
-    text.append(rest)
+    snippet, done = hit.snippet, 0
+    for start, end in hit.marks:
+        text.append(printable(snippet[done:start]))
+        text.append(printable(snippet[start + 1 : end - 1]), "bold")
+        done = end
+    text.append(printable(snippet[done:]))
     return text
 
 
@@ -75,7 +78,7 @@ def recall_result(result: RecallResult) -> RenderableType:
         head.append("  ")
         head.append(hit.role, _role_style(hit.role))
         head.append(f"  {hit.timestamp}", "ct.meta")
-        parts.extend([head, _marked(hit.snippet)])
+        parts.extend([head, _marked(hit)])
     parts.append(Text("contextree expand SESSION ID shows an entry in full.", "ct.meta"))
     return Group(*parts)
 

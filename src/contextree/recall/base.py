@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
 from contextree.recall.documents import Document
 
-__all__ = ["TIP_KEY", "Hit", "IndexBackend", "IndexState"]
+__all__ = ["MARK_END", "MARK_START", "TIP_KEY", "Hit", "IndexBackend", "IndexState", "marked_hit"]
 
 TIP_KEY = "tip"
 """The scope key of the latest leaf's scope, kept across appends so that the next query can
@@ -43,6 +43,43 @@ class Hit:
     score: float
     """Higher is better (BM25 for SQLite, ``ts_rank_cd`` for PostgreSQL, term counts for a
     scan); comparable within one result list only."""
+    marks: tuple[tuple[int, int], ...] = ()
+    """Where ``snippet`` marks a match: ``(start, end)`` of each ``[match]``, brackets
+    included. The text may hold brackets of its own (``items[idx]``, ``[REDACTED:...]``);
+    only these are marks."""
+
+
+MARK_START: Final = "\x02"
+MARK_END: Final = "\x03"
+"""What a backend puts around a match in the snippet it cuts (FTS5's ``snippet()``,
+PostgreSQL's ``ts_headline``): control characters, which no text a person reads holds, so a
+mark cannot be told apart from a bracket of the text only after :func:`marked_hit` made
+brackets of them."""
+
+
+def marked_hit(entry_id: str, role: str, timestamp: str, cut: str, score: float) -> Hit:
+    """The hit of a snippet ``cut`` whose matches are between :data:`MARK_START` and
+    :data:`MARK_END`: those become ``[`` and ``]`` (as ``recall --format json`` shows them) and
+    their places are kept in :attr:`Hit.marks`. A stray mark character (one the text held)
+    is left out."""
+    pieces: list[str] = []
+    marks: list[tuple[int, int]] = []
+    size = 0
+    start: int | None = None
+    for char in cut:
+        if char == MARK_START and start is None:
+            start, char = size, "["
+        elif char == MARK_END and start is not None:
+            marks.append((start, size + 1))
+            start, char = None, "]"
+        elif char in (MARK_START, MARK_END):
+            continue
+        pieces.append(char)
+        size += 1
+    if start is not None:  # a mark the cut left open: closed at the end
+        pieces.append("]")
+        marks.append((start, size + 1))
+    return Hit(entry_id, role, timestamp, "".join(pieces), score, tuple(marks))
 
 
 class IndexBackend(Protocol):

@@ -13,7 +13,7 @@ from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from contextree.errors import SessionFileError
-from contextree.recall.base import TIP_KEY, Hit, IndexState
+from contextree.recall.base import MARK_END, MARK_START, TIP_KEY, Hit, IndexState, marked_hit
 from contextree.recall.documents import Document
 
 if TYPE_CHECKING:
@@ -36,7 +36,10 @@ _SCHEMA: Final = (
     " identity text NOT NULL, size bigint NOT NULL, scope bytea NOT NULL,"
     " PRIMARY KEY (session, key))",
 )
-_HEADLINE: Final = "StartSel=[, StopSel=], MaxWords=24, MinWords=8, ShortWord=1"
+_HEADLINE: Final = (
+    f"StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=24, MinWords=8, ShortWord=1"
+)
+"""Matches between MARK_START and MARK_END (``marked_hit`` makes brackets of them)."""
 _BATCH: Final = 256
 
 
@@ -206,7 +209,7 @@ class PostgresFtsBackend:
         ).fetchall()
         details = {row[0]: row[1:] for row in found}
         return [
-            Hit(str(d[0]), str(d[1]), str(d[2]), " ".join(str(d[3]).split()), score)
+            marked_hit(str(d[0]), str(d[1]), str(d[2]), " ".join(str(d[3]).split()), score)
             for row_id, score in chosen
             if (d := details.get(row_id)) is not None
         ]

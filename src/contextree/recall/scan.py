@@ -10,7 +10,7 @@ import re
 from collections.abc import Container, Iterable, Sequence
 from typing import Final
 
-from contextree.recall.base import TIP_KEY, Hit, IndexState
+from contextree.recall.base import MARK_END, MARK_START, TIP_KEY, Hit, IndexState, marked_hit
 from contextree.recall.documents import Document
 
 __all__ = ["ScanBackend", "snippet_around"]
@@ -19,16 +19,22 @@ _SNIPPET_CHARS: Final = 160
 
 
 def snippet_around(
-    text: str, needle: str, chars: int = _SNIPPET_CHARS, *, mark: bool = True
+    text: str,
+    needle: str,
+    chars: int = _SNIPPET_CHARS,
+    *,
+    mark: bool = True,
+    marks: tuple[str, str] = ("[", "]"),
 ) -> str:
     """About ``chars`` characters of ``text`` around the first ``needle`` (case-insensitive),
-    the match in brackets as FTS5's snippets mark it (unless ``mark`` is false)."""
+    the match between ``marks`` (brackets, as ``recall --format json`` shows them) unless
+    ``mark`` is false."""
     found = re.search(re.escape(needle), text, re.IGNORECASE) if needle else None
     if found is None:
         return " ".join(text[:chars].split()) + ("…" if len(text) > chars else "")
     start = max(0, found.start() - chars // 2)
     end = min(len(text), found.end() + chars // 2)
-    match = f"[{found.group(0)}]" if mark else found.group(0)
+    match = f"{marks[0]}{found.group(0)}{marks[1]}" if mark else found.group(0)
     piece = f"{text[start : found.start()]}{match}{text[found.end() : end]}"
     return ("…" if start else "") + " ".join(piece.split()) + ("…" if end < len(text) else "")
 
@@ -93,8 +99,11 @@ class ScanBackend:
             if any(counts) if any_term else all(counts):
                 scored.append((-sum(counts), position, document))
         scored.sort(key=lambda item: (item[0], item[1]))
+        around = (MARK_START, MARK_END)
         return [
-            Hit(d.entry_id, d.role, d.timestamp, snippet_around(d.text, wanted[0]), float(-s))
+            marked_hit(
+                d.entry_id, d.role, d.timestamp, snippet_around(d.text, wanted[0], marks=around), -s
+            )
             for s, _, d in scored[:limit]
         ]
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final
 
-from contextree.recall.base import TIP_KEY, Hit, IndexState
+from contextree.recall.base import TIP_KEY, Hit, IndexState, marked_hit
 from contextree.recall.documents import Document
 
 __all__ = ["TOKENIZER", "SqliteFtsBackend", "fts5_available", "fts_phrase"]
@@ -217,7 +217,9 @@ class SqliteFtsBackend:
         details = {
             int(row[0]): row[1:]
             for row in self._conn.execute(
-                "SELECT rowid, entry_id, role, ts, snippet(ct_recall_docs, 0, '[', ']', '…', "
+                # Matches between MARK_START and MARK_END: marked_hit makes brackets of them.
+                "SELECT rowid, entry_id, role, ts, "
+                "snippet(ct_recall_docs, 0, char(2), char(3), '…', "
                 f"{_SNIPPET_TOKENS}) FROM ct_recall_docs WHERE ct_recall_docs MATCH ? "
                 f"AND rowid IN ({marks})",
                 (match, *(rowid for rowid, _ in chosen)),
@@ -225,7 +227,7 @@ class SqliteFtsBackend:
         }
         # bm25() is lower for better matches; a Hit's score is higher for better ones.
         return [
-            Hit(str(d[0]), str(d[1]), str(d[2]), " ".join(str(d[3]).split()), -score)
+            marked_hit(str(d[0]), str(d[1]), str(d[2]), " ".join(str(d[3]).split()), -score)
             for rowid, score in chosen
             if (d := details.get(rowid)) is not None
         ]
