@@ -142,6 +142,16 @@ def test_the_same_position_is_a_no_op() -> None:
     assert events == [] and client.requests == [] and len(tree) == 2
 
 
+def test_a_label_on_the_same_position_is_still_written() -> None:
+    tree = SessionTree.in_memory()
+    _, a1 = linear(tree, user("one"), assistant("two"))
+    result = run(navigate_tree(tree, a1, label="here"))
+    assert tree.get_label(a1) == "here"
+    assert result.label_entry_id is not None and not result.cancelled
+    assert result.old_leaf_id == a1 and result.new_leaf_id == tree.leaf_id == result.label_entry_id
+    assert _texts(tree) == ["one", "two"]
+
+
 def test_unknown_target_and_missing_model_raise() -> None:
     tree = SessionTree.in_memory()
     _, a1 = linear(tree, user("one"), assistant("two"))

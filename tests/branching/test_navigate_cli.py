@@ -129,6 +129,31 @@ def test_navigate_to_the_current_leaf_changes_nothing(navigate: Navigate, sessio
     assert path.read_bytes() == before
 
 
+def test_navigate_to_the_current_leaf_says_so(navigate: Navigate, session: Session) -> None:
+    _, ids = session
+    result = navigate(ids["a2"])
+    assert result.output.splitlines() == [f"The leaf is already at {ids['a2']}; nothing to move."]
+
+
+def test_navigate_to_the_current_leaf_still_writes_the_label(
+    navigate: Navigate, session: Session
+) -> None:
+    path, ids = session
+    before = _texts(SessionTree.open(path))
+    result = navigate(ids["a2"], "--label", "checkpoint")
+    assert result.exit_code == 0, result.output
+    tree = SessionTree.open(path)
+    assert tree.get_label(ids["a2"]) == "checkpoint"
+    label_entry = tree.get_leaf_entry()
+    assert label_entry is not None and label_entry["type"] == "label"
+    assert result.output.splitlines() == [
+        f"The leaf is already at {ids['a2']}; nothing to move.",
+        f"Label entry {label_entry['id']}.",
+    ]
+    # The context is the same: a label carries no message.
+    assert _texts(tree) == before
+
+
 def test_an_unknown_or_ambiguous_target_is_one_error_line(
     navigate: Navigate, session: Session
 ) -> None:

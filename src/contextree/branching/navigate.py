@@ -2,7 +2,8 @@
 
 ``navigate_tree`` follows pi 0.73.1's ``navigateTree``:
 
-1. moving to the current leaf does nothing;
+1. moving to the current leaf moves nothing (a label given is still written on the leaf; pi
+   drops it);
 2. the abandoned entries are collected (§9.1) into a :class:`TreePreparation`;
 3. ``session_before_tree`` hooks may cancel, supply the summary, or override the custom
    instructions, ``replace_instructions`` and the label;
@@ -308,7 +309,12 @@ def _plan(
     """Steps 1-2: the target, the abandoned entries; a result when there is nothing to do."""
     old_leaf_id = tree.leaf_id
     if target_id == old_leaf_id:
-        return NavigationResult(new_leaf_id=old_leaf_id, old_leaf_id=old_leaf_id)
+        # Nothing to move (pi returns at once, dropping the label too). A label asked for is
+        # still written, on the leaf: appended at it, as any label (step 7).
+        label_id = tree.append_label(target_id, label) if label else None
+        return NavigationResult(
+            new_leaf_id=tree.leaf_id, old_leaf_id=old_leaf_id, label_entry_id=label_id
+        )
     if summarize and client is None:
         raise ValueError("No model available for summarization")
     target = tree.get_entry(target_id)

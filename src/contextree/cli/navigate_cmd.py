@@ -106,7 +106,7 @@ def navigate(
     if format is OutputFormat.json:
         print_json(result.to_json())
     else:
-        _print_result(state.console, result)
+        _print_result(state.console, result, target_id)
 
 
 def _finish(
@@ -126,7 +126,7 @@ def register(app: typer.Typer) -> None:
     app.command()(navigate)
 
 
-def _print_result(console: Console, result: NavigationResult) -> None:
+def _print_result(console: Console, result: NavigationResult, target_id: str) -> None:
     from rich.text import Text
 
     from contextree.cli.preview import escaped, printable
@@ -136,7 +136,10 @@ def _print_result(console: Console, result: NavigationResult) -> None:
     if result.summary_entry is not None:
         position = str(result.summary_entry.get("parentId") or "the start of the session")
     old_leaf = escaped(result.old_leaf_id or "-")
-    console.print(f"Moved the leaf from {old_leaf} to {escaped(position)}.", markup=False)
+    if target_id == result.old_leaf_id:
+        console.print(f"The leaf is already at {old_leaf}; nothing to move.", markup=False)
+    else:
+        console.print(f"Moved the leaf from {old_leaf} to {escaped(position)}.", markup=False)
     recorded = result.leaf_entry_id
     if recorded is not None:
         console.print(Text(f"Recorded on disk as contextree.leaf entry {recorded}.", "ct.meta"))
