@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 import typer.core
@@ -41,6 +41,9 @@ from contextree.cli.options import (
     ShowDroppedOpt,
     SummaryTokensOpt,
 )
+
+if TYPE_CHECKING:
+    from contextree.llm.base import ModelClient
 
 # rich is imported by the commands that print, not here: `contextree --help` needs only typer
 # (bench "contextree --help" startup).
@@ -336,6 +339,19 @@ def check(
     raise typer.Exit(1 if report.damaged else 0)
 
 
+def _summarizer(
+    model: str | None, base_url: str | None, prompts_dir: Path | None
+) -> ModelClient:
+    """The client ``compact`` summarizes with, its prompts directory checked: made for a dry
+    run too, so that it refuses what the run refuses (a spec naming no provider, a malformed
+    endpoint, a prompts directory that is not one). Making a client sends nothing."""
+    from contextree.cli.models import make_client
+    from contextree.compaction.options import check_prompts_dir
+
+    check_prompts_dir(prompts_dir)
+    return make_client(model, base_url=base_url)
+
+
 @app.command()
 @handles_errors
 def compact(
@@ -358,7 +374,6 @@ def compact(
     import asyncio
 
     from contextree.cli import dropped_render
-    from contextree.cli.models import make_client
     from contextree.compaction.cost_report import compaction_cost
     from contextree.compaction.options import summary_model, summary_options
     from contextree.compaction.report import compaction_json, plan_json
@@ -380,6 +395,7 @@ def compact(
     options = summary_options(loaded, model=model, custom_instructions=instructions)
     session_tree = open_session(session)
     report_load(session_tree)
+    client = _summarizer(model, base_url, options.prompts_dir)
     if dry_run:
         plan = plan_compaction(session_tree, settings=settings, options=options)
         cost = (
@@ -390,7 +406,6 @@ def compact(
         shown, dropped = dropped_render.dry_run_view(plan, show_dropped=show_dropped, cost=cost)
         _show(shown, plan_json(plan, dropped, cost), format)
         return
-    client = make_client(model, base_url=base_url)
     library_warnings_to_stderr()
     say_where_it_goes(client)
     with state.console.status(f"Summarizing with {client.name}..."):

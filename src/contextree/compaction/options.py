@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from contextree.compaction.budget import summary_token_budget
+from contextree.errors import SettingsError
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor, environment_secrets
 from contextree.tokens.estimate import get_estimator
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SummaryKeywords",
     "SummaryOptions",
+    "check_prompts_dir",
     "summary_model",
     "summary_options",
 ]
@@ -114,6 +116,24 @@ def summary_model(settings: Settings) -> str | None:
         return str(settings.model)
     endpoint = settings.compaction.remote_endpoint
     return f"remote:{endpoint}" if endpoint else None
+
+
+def check_prompts_dir(prompts_dir: Path | None) -> None:
+    """Refuse a prompts directory (``--prompts-dir``, ``prompts.dir``) that is not one: its
+    files would silently not replace the built-in prompts.
+
+    Raises:
+        SettingsError: naming the directory.
+    """
+    if prompts_dir is None or prompts_dir.is_dir():
+        return
+    problem = "is not a directory" if prompts_dir.exists() else "does not exist"
+    raise SettingsError(
+        "--prompts-dir / prompts.dir",
+        None,
+        f'"{prompts_dir}" {problem} (give a directory of <name>.md files that replace the '
+        "built-in prompts)",
+    )
 
 
 def summary_options(
