@@ -95,7 +95,14 @@ def test_uncompact_moves_the_leaf_before_the_compaction(session: Path) -> None:
     )
     assert len(after.get_entries()) == len(before.get_entries()) + 1  # nothing deleted
     result = invoke("uncompact", session, "--format", "json")
-    assert result.exit_code == 1 and json.loads(result.output) == {"undone": None}
+    # Nothing left to undo: every documented key is there, null (docs/cli-json.md).
+    assert result.exit_code == 1 and json.loads(result.output) == {
+        "undone": None,
+        "oldLeafId": None,
+        "newLeafId": None,
+        "leftBehind": None,
+        "leafEntryId": None,
+    }
 
 
 def test_uncompact_json(session: Path) -> None:

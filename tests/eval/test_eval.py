@@ -13,6 +13,7 @@ from contextree.entries.types import AgentMessage
 from contextree.eval import PROBE_KINDS, build_corpus, run_eval
 from contextree.eval.corpus import corpus_phrasings
 from contextree.eval.phrasings import HELD_OUT, PHRASINGS, TUNING
+from contextree.eval.report import Survival
 from contextree.eval.score import context_text
 
 
@@ -143,6 +144,20 @@ def test_a_users_session_and_probes_file_are_scored(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["sessions"] == 1 and report["probes"] == len(lines)
     assert 0 <= report["mean_survival"] <= 1
+
+
+def test_a_share_of_nothing_scored_is_null_not_one(tmp_path: Path) -> None:
+    # A user's probes have no held-out phrasings: that split scores 0 of 0.
+    lines = _write_session(tmp_path / "s.jsonl")
+    (tmp_path / "p.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args = ["--session", str(tmp_path / "s.jsonl"), "--probes", str(tmp_path / "p.jsonl")]
+    result = _cli("eval", *args, "--rounds", "3", "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["held_out"] == {"mean_survival": None, "kept": 0, "scored": 0}
+    assert report["tuning"]["scored"] > 0 and report["tuning"]["mean_survival"] is not None
+    assert Survival(0, 0).to_json() == {"survival": None, "kept": 0, "scored": 0}
+    assert Survival(1, 2).to_json() == {"survival": 0.5, "kept": 1, "scored": 2}
 
 
 def test_a_bad_probes_line_is_one_error_naming_file_line_and_field(tmp_path: Path) -> None:

@@ -66,9 +66,16 @@ def uncompact(tree: SessionTree, *, persist: bool = False) -> UncompactResult | 
 
 
 def uncompact_json(result: UncompactResult | None) -> dict[str, Any]:
-    """``uncompact --format json``."""
+    """``uncompact --format json``: every documented key always there (docs/cli-json.md),
+    ``null`` when there was nothing to undo."""
     if result is None:
-        return {"undone": None}
+        return {
+            "undone": None,
+            "oldLeafId": None,
+            "newLeafId": None,
+            "leftBehind": None,
+            "leafEntryId": None,
+        }
     return {
         "undone": {
             "compactionId": result.compaction_id,

@@ -14,7 +14,8 @@ __all__ = ["BudgetReport", "EvalReport", "Survival"]
 
 @dataclass(frozen=True, slots=True)
 class Survival:
-    """``kept`` of ``scored`` probes; survival is 1.0 when nothing was scored."""
+    """``kept`` of ``scored`` probes; survival is 1.0 when nothing was scored (``null`` in
+    the JSON: :attr:`share`)."""
 
     kept: int
     scored: int
@@ -24,9 +25,15 @@ class Survival:
         """The share kept."""
         return self.kept / self.scored if self.scored else 1.0
 
+    @property
+    def share(self) -> float | None:
+        """The share kept, rounded as the JSON shows it; ``None`` when nothing was scored
+        (0 of 0 is no result, not a perfect one)."""
+        return round(self.survival, 4) if self.scored else None
+
     def to_json(self) -> dict[str, Any]:
         """``{survival, kept, scored}``."""
-        return {"survival": round(self.survival, 4), "kept": self.kept, "scored": self.scored}
+        return {"survival": self.share, "kept": self.kept, "scored": self.scored}
 
 
 def _survival(probes: Iterable[Probe], scored: set[str], kept: set[str]) -> Survival:
@@ -108,7 +115,7 @@ class BudgetReport:
         overall = self.overall()
         rounds = self.per_round()
         return {
-            "mean_survival": round(overall.survival, 4),
+            "mean_survival": overall.share,
             "kept": overall.kept,
             "scored": overall.scored,
             "kinds": {kind: s.to_json() for kind, s in self.by_kind().items()},
@@ -117,7 +124,7 @@ class BudgetReport:
             "per_round": [
                 {
                     "round": n,
-                    "survival": round(s.survival, 4),
+                    "survival": s.share,
                     "kept": s.kept,
                     "scored": s.scored,
                     "lost": lost,
@@ -133,7 +140,7 @@ class BudgetReport:
 
 
 def _split_json(s: Survival) -> dict[str, Any]:
-    return {"mean_survival": round(s.survival, 4), "kept": s.kept, "scored": s.scored}
+    return {"mean_survival": s.share, "kept": s.kept, "scored": s.scored}
 
 
 @dataclass(frozen=True, slots=True)

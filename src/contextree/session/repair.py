@@ -155,6 +155,8 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
     if not file.is_file():
         raise missing_session(file)
     report = RepairReport(str(file))
+    if not os.access(file, os.W_OK):
+        return _check_unwritable(file, report)
     store = JsonlFileStore(file)
     try:
         with store.transaction() as txn:
@@ -176,6 +178,23 @@ def repair_session(path: str | Path, *, now: Callable[[], datetime] = _utc_now) 
                 report.changed = True
     finally:
         store.close()
+    report.findings = check_session(SessionTree.open(file, create=False)).findings
+    return report
+
+
+def _check_unwritable(file: Path, report: RepairReport) -> RepairReport:
+    """The repair of a file this user may not write: with nothing to repair it needs no write
+    access (a file in a read-only directory is never written either then); with something to
+    repair it fails as the write would, changing nothing."""
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise SessionFileError(file, f"cannot read the session ({exc.strerror})") from None
+    repaired, _ = _split(data, report)
+    if repaired != data:
+        raise SessionFileError(
+            file, "permission denied; cannot write the session (it needs repair; nothing changed)"
+        )
     report.findings = check_session(SessionTree.open(file, create=False)).findings
     return report
 
