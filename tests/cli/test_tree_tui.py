@@ -151,6 +151,32 @@ async def test_the_tree_shows_every_entry_with_the_leaf_path_open(session: Sessi
         assert "Fixed it." in preview(app)
 
 
+async def test_separate_roots_are_headings_of_their_own(tmp_path: Path) -> None:
+    # As in `contextree tree`: a second root is not drawn as if it followed the first one.
+    path = tmp_path / "roots.jsonl"
+    tree = SessionTree.open(path, now=counter_clock())
+    u1 = tree.append_message(user("hello"))
+    a1 = tree.append_message(assistant("world"))
+    tree.reset_leaf()
+    u2 = tree.append_message(user("second root"))
+    a2 = tree.append_message(assistant("ok"))
+    app = make_app(Session(path, {}))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert [d.entry_id or d.key for d in visible(app)] == [
+            "session",
+            f"root:{u1}",
+            u1,
+            a1,
+            f"root:{u2}",
+            u2,
+            a2,
+        ]
+        labels = [str(n.label) for n in app.query_one(EntryTree).root.children]
+        assert labels == ["◇ root 1 (2 entries)", "◆ root 2 (2 entries)"]
+        assert cursor(app).entry_id == a2
+
+
 async def test_arrows_and_jk_move_and_enter_or_space_fold(session: Session) -> None:
     ids = session.ids
     app = make_app(session)

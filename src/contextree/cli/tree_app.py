@@ -87,7 +87,8 @@ class NodeData:
 
     key: str
     """Stable across reloads (keeps folds): the entry id, ``branch:<first id>``,
-    ``fold:<first id>`` (``fold:<first id>/<size>`` for a part of a fold) or ``session``."""
+    ``root:<first id>`` (one of several roots), ``fold:<first id>`` (``fold:<first id>/<size>``
+    for a part of a fold) or ``session``."""
     entry_id: str | None = None
     note: str = ""
     """What the preview shows for a heading."""
@@ -225,8 +226,21 @@ class TreeApp(App[None]):
         widget.root.expand()
         roots = session.get_tree()
         sizes = self._sizes = _subtree_sizes(roots)
-        for root in roots:
-            self._add_run(widget.root, root, sizes, expanded)
+        if len(roots) == 1:
+            self._add_run(widget.root, roots[0], sizes, expanded)
+        for number, root in enumerate(roots if len(roots) > 1 else [], start=1):
+            # Several roots: each under a heading of its own, as `contextree tree` shows them,
+            # never as if one root followed the previous root's last entry.
+            first_id = str(root.id)
+            marker = "◆" if first_id in self._on_path else "◇"
+            count = _entries(sizes[first_id])
+            key = f"root:{first_id}"
+            heading = widget.root.add(
+                Text(f"{marker} root {number} ({count})", style=theme_style("ct.meta")),
+                NodeData(key, note=f"root {number}: {count} from {first_id}"),
+                expand=expanded.get(key, True),
+            )
+            self._add_run(heading, root, sizes, expanded)
         self.select_entry(focus)
 
     def _add_run(
