@@ -145,8 +145,9 @@ def entry_kind(entry: StoredEntry) -> str:
     """``user``, ``assistant``, ``toolResult``, ``compaction``, ``label`` ... for an entry."""
     message = entry_message(entry)
     if message is not None:
-        return printable(_text(message.get("role")) or "message")
-    return printable(_text(entry.get("type"), "?"))
+        role = message.get("role", "message")  # shown, not dispatched on
+        return printable(role if isinstance(role, str) and role else "message")
+    return printable(_text(entry.get("type", "?"), "?"))
 
 
 def entry_preview(entry: StoredEntry, width: int = 72) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from contextree.entries.types import is_assistant_message, is_tool_result_message
+
 __all__ = ["message_oddities", "message_problem"]
 
 _USER_BLOCKS: Final = frozenset({"text", "image"})
@@ -37,11 +39,9 @@ _CONTENT_OPTIONAL: Final = frozenset({"custom", "hookMessage"})
 sent: any value is fine there."""
 
 
-_NAMED_FIELDS: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
-    "toolResult": (("toolName", "read as a result with no tool name"),),
-    "assistant": (("stopReason", "read as an unknown stop reason: the reply is sent"),),
-}
-"""String fields pi compares (``===``, ``includes``) and never sends, per role, with what a
+_TOOL_RESULT_NAMED: Final = (("toolName", "read as a result with no tool name"),)
+_ASSISTANT_NAMED: Final = (("stopReason", "read as an unknown stop reason: the reply is sent"),)
+"""String fields pi compares (``===``, ``includes``) and never sends, by role, with what a
 value of another JSON type reads as. Such a value harms no request, so it is an oddity, not
 damage."""
 
@@ -107,9 +107,14 @@ def message_oddities(message: Mapping[str, object]) -> list[str]:
     """Fields of ``message`` of a JSON type pi never writes there that are read as absent,
     each named with what it reads as (``message.toolName must be a string, found array (read
     as a result with no tool name)``). A missing field is no oddity."""
-    role = message.get("role")
+    if is_tool_result_message(message):
+        named = _TOOL_RESULT_NAMED
+    elif is_assistant_message(message):
+        named = _ASSISTANT_NAMED
+    else:
+        return []
     found: list[str] = []
-    for key, reading in _NAMED_FIELDS.get(role, ()) if isinstance(role, str) else ():
+    for key, reading in named:
         value = message.get(key, "")
         if not isinstance(value, str):
             found.append(f"message.{key} must be a string, found {_kind(value)} ({reading})")
