@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import select
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -100,3 +102,25 @@ def wait_for(condition: Any, limit: float = 10.0) -> None:
         if time.monotonic() > end:
             raise AssertionError("the server never reached the state the test waits for")
         time.sleep(0.01)
+
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def serve_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a ``contextree serve`` subprocess: this checkout's code, a home of
+    its own, and none of the caller's contextree settings or API keys (``extra`` adds some)."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("CONTEXTREE_") and not key.endswith("_API_KEY")
+    }
+    env.update(
+        PYTHONPATH=str(SRC),
+        HOME=str(home),
+        CONTEXTREE_HOME=str(home / "contextree"),
+        COLUMNS="200",
+        NO_COLOR="1",
+        **extra,
+    )
+    return env

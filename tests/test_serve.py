@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
-import os
 import selectors
 import shutil
 import subprocess
@@ -49,8 +48,8 @@ from sample_session import (
     open_session,
     settings,
 )
+from serve_clients import serve_env
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 TOKEN = "serve-token-SECRET-7"
 
 
@@ -396,18 +395,7 @@ def _read_line(process: subprocess.Popen[bytes], deadline: float) -> str:
 
 
 def test_contextree_serve_answers_on_the_port_it_prints(tmp_path: Path) -> None:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("CONTEXTREE_") and not key.endswith("_API_KEY")
-    }
-    env.update(
-        PYTHONPATH=str(SRC),
-        HOME=str(tmp_path),
-        CONTEXTREE_HOME=str(tmp_path / "contextree"),
-        COLUMNS="200",
-        NO_COLOR="1",
-    )
+    env = serve_env(tmp_path)
     process = subprocess.Popen(
         [sys.executable, "-m", "contextree", "serve", "--host", "127.0.0.1", "--port", "0"],
         cwd=tmp_path,

@@ -8,7 +8,6 @@ Every server here listens on 127.0.0.1; the upstream is the fake OpenAI-compatib
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -24,9 +23,7 @@ from contextree.llm.scripted import ScriptedClient
 from contextree.security import DEFAULT_REDACTOR, Redactor
 from contextree.serve import ServerConfig, SummaryServer
 from fakes.fake_llm import FakeLLMServer
-from serve_clients import serving_at
-
-SRC = Path(__file__).resolve().parents[1] / "src"
+from serve_clients import serve_env, serving_at
 
 # Assembled, so that no scanner mistakes this file for a leak.
 OPENAI = "sk-proj-" + "AbCdEf1234567890abcdefGHIJ"
@@ -137,20 +134,7 @@ def test_the_library_default_is_the_built_in_patterns() -> None:
 def _serve(
     tmp_path: Path, fake: FakeLLMServer, **extra_env: str
 ) -> tuple[subprocess.Popen[bytes], str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("CONTEXTREE_") and not key.endswith("_API_KEY")
-    }
-    env.update(
-        PYTHONPATH=str(SRC),
-        HOME=str(tmp_path),
-        CONTEXTREE_HOME=str(tmp_path / "contextree"),
-        COLUMNS="200",
-        NO_COLOR="1",
-        OPENAI_API_KEY=UPSTREAM_KEY,
-        **extra_env,
-    )
+    env = serve_env(tmp_path, OPENAI_API_KEY=UPSTREAM_KEY, **extra_env)
     process = subprocess.Popen(
         [sys.executable, "-m", "contextree", "serve", "--port", "0",
          "--model", "openai:gpt-4o-mini", "--base-url", f"{fake.url}/v1"],

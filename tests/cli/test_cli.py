@@ -483,8 +483,9 @@ def test_serve_max_connections_reaches_the_server(monkeypatch: pytest.MonkeyPatc
     class Recorder:
         url = "http://127.0.0.1:1/summarize"
 
-        def __init__(self, client: object, config: object) -> None:
+        def __init__(self, client: object, config: object, **options: object) -> None:
             seen.append(config)
+            assert "redactor" in options  # serve redacts what reaches the model
 
         def serve_forever(self) -> None:
             raise KeyboardInterrupt

@@ -46,6 +46,21 @@ def _result(call_id: str, text: str) -> dict[str, Any]:
     }
 
 
+def _call_and_result(
+    tree: SessionTree, text: str, call: dict[str, Any], result: str
+) -> tuple[str, str]:
+    """Append an assistant message making ``call`` and the call's ``result``; their ids."""
+    asking = tree.append_message(_assistant(text, call))
+    answer = {
+        "role": "toolResult",
+        "toolCallId": call["id"],
+        "toolName": call["name"],
+        "content": [{"type": "text", "text": result}],
+        "timestamp": 3,
+    }
+    return asking, tree.append_message(answer)
+
+
 def _compacted(tree: SessionTree, tool_results: int = 1) -> SessionTree:
     tree.append_message({"role": "user", "content": BUDGET, "timestamp": 1})
     call = {"type": "toolCall", "id": "c0", "name": "ledger", "arguments": {}}
@@ -153,15 +168,8 @@ def test_a_recalled_tool_call_shows_what_it_returned(tmp_path: Path) -> None:
     tree = SessionTree.open(tmp_path / "s.jsonl", cwd="/w")
     tree.append_message({"role": "user", "content": "book the plumber for friday", "timestamp": 1})
     call = {"type": "toolCall", "id": "b1", "name": "book", "arguments": {"day": "friday"}}
-    booking = tree.append_message(_assistant("Friday it is. Booking now.", call))
-    tree.append_message(
-        {
-            "role": "toolResult",
-            "toolCallId": "b1",
-            "toolName": "book",
-            "content": [{"type": "text", "text": "CONFIRMED: job PLB-55120, Fri 08:00-10:00"}],
-            "timestamp": 3,
-        }
+    booking, _ = _call_and_result(
+        tree, "Friday it is. Booking now.", call, "CONFIRMED: job PLB-55120, Fri 08:00-10:00"
     )
     tree.append_message(_assistant("Booked for Friday morning."))
     fold_away(tree, "## Goal\nPlumbing.")
@@ -212,15 +220,8 @@ def test_a_recalled_result_shows_the_call_that_asked_for_it(tmp_path: Path) -> N
         "name": "docs.write",
         "arguments": {"path": "Handbook_2027_v3.docx"},
     }
-    asking = tree.append_message(_assistant("Writing it.", call))
-    result = tree.append_message(
-        {
-            "role": "toolResult",
-            "toolCallId": "w1",
-            "toolName": "docs.write",
-            "content": [{"type": "text", "text": "Saved v3 with the new safety chapter."}],
-            "timestamp": 3,
-        }
+    asking, result = _call_and_result(
+        tree, "Writing it.", call, "Saved v3 with the new safety chapter."
     )
     tree.append_message(_assistant("Done."))
     fold_away(tree, "## Goal\nHandbook.")
