@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from contextree.recall.tool import SessionRecall
 from contextree.session.tree import SessionTree
 from recall.recall_session import fold_away
@@ -13,8 +15,11 @@ _MODEL = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude
 
 
 def _long_result() -> str:
-    rows = [f"INV-{1000 + n}  catering supplies  paid  2026-03-{n % 28 + 1:02d}" for n in range(60)]
-    rows.insert(41, "INV-2291  caterer's deposit invoice for the gala  open  due 14 May")
+    # Longer than the whole result's bound: the tool must choose what to show.
+    rows = [
+        f"INV-{1000 + n}  catering supplies  paid  2026-03-{n % 28 + 1:02d}" for n in range(150)
+    ]
+    rows.insert(101, "INV-2291  caterer's deposit invoice for the gala  open  due 14 May")
     return "Invoices on the caterer account (newest last):\n" + "\n".join(rows)
 
 
@@ -45,7 +50,8 @@ def _session(tmp_path: Path) -> SessionTree:
 def test_a_long_hit_is_shown_where_the_search_words_meet(tmp_path: Path) -> None:
     recall = SessionRecall(_session(tmp_path))
     shown = "\n".join(recall.search_excerpts("caterer deposit invoice", limit=5))
-    # "caterer" first occurs in the heading, 40 rows before the row that holds all three.
+    assert len(_long_result()) > 4000
+    # "caterer" first occurs in the heading, 100 rows before the row that holds all three.
     assert "INV-2291" in shown and "due 14 May" in shown
 
 
@@ -75,7 +81,38 @@ def test_an_excerpt_keeps_the_texts_order_and_marks_what_it_leaves_out() -> None
         ["alpha beta", *(f"filler line {n}" for n in range(40)), "gamma alpha", "last line"]
     )
     shown = excerpt(text, ["alpha", "gamma"], 60)
-    assert shown.index("gamma alpha") < len(shown)
-    assert " … " in shown or shown.startswith("…")
+    # The best segment ("gamma alpha") and the first ("alpha beta") in the text's order, the
+    # rows between them left out and marked.
+    assert shown.index("alpha beta") < shown.index("gamma alpha")
+    assert " … " in shown and "filler line 20" not in shown
     assert excerpt("short text", ["alpha"], 60) == "short text"
     assert excerpt(text, ["nowhere"], 40).startswith("alpha beta")  # no match: the start
+
+
+def test_the_line_after_a_label_outranks_weaker_matches() -> None:
+    from contextree.recall.excerpt import excerpt
+
+    lines = [f"invoice INV-{1000 + n} catering supplies" for n in range(60)]
+    lines[30:30] = ["Deposit invoice INV-2291 for the gala", "Amount due: 4,300 EUR by 14 May"]
+    shown = excerpt("\n".join(lines), ["deposit", "invoice"], 300)
+    assert "INV-2291" in shown and "4,300 EUR" in shown
+
+
+def test_words_match_as_the_index_matches_them() -> None:
+    from contextree.recall.excerpt import excerpt
+
+    rows = [f"row {n}: nothing here" for n in range(50)]
+    text = "\n".join([*rows, "Booked: Café Müller, table for 6, ref CM-7781", *rows])
+    # Accents and case ignored, punctuation around a word dropped, a phrase's words one by one.
+    for terms in (["cafe", "muller"], ['"deposit,"', "CM-7781"], ['"table for"']):
+        assert "CM-7781" in excerpt(text, terms, 120), terms
+
+
+@pytest.mark.parametrize("room", [1, 2, 3, 5, 40, 41, 120])
+def test_an_excerpt_never_exceeds_its_room(room: int) -> None:
+    from contextree.recall.excerpt import excerpt
+
+    phrase = "a" * 60
+    for text in ("hello world " * 20, "q" * 300 + f" {phrase} tail", "x\n" * 500 + "world"):
+        # A match longer than the room (a long quoted phrase) once ran past its list's end.
+        assert len(excerpt(text, ["world", phrase], room)) <= room

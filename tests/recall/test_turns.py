@@ -234,3 +234,28 @@ def test_a_recalled_result_shows_the_call_that_asked_for_it(tmp_path: Path) -> N
     assert calling_message(tree, result, folded) == (asking, text)
     assert calling_message(tree, result, folded - {asking}) is None  # still seen: not shown
     assert calling_message(tree, asking, folded) is None  # not a tool result
+
+
+def test_each_result_of_a_message_with_two_calls_shows_its_own_call(tmp_path: Path) -> None:
+    tree = SessionTree.open(tmp_path / "s.jsonl", cwd="/w")
+    tree.append_message({"role": "user", "content": "write both letters", "timestamp": 1})
+    calls = [
+        {"type": "toolCall", "id": f"w{n}", "name": "docs.write", "arguments": {"path": name}}
+        for n, name in enumerate(["Letter_Ames_v2.docx", "Letter_Brook_v2.docx"])
+    ]
+    tree.append_message(_assistant("Writing both.", *calls))
+    for call in calls:
+        result = {
+            "role": "toolResult",
+            "toolCallId": call["id"],
+            "toolName": "docs.write",
+            "content": [{"type": "text", "text": "Saved v2 of the letter."}],
+            "timestamp": 3,
+        }
+        tree.append_message(result)
+    tree.append_message(_assistant("Both saved."))
+    fold_away(tree, "## Goal\nLetters.")
+    recall = SessionRecall(tree)
+    shown = "\n".join(recall.search_excerpts('"saved v2"'))
+    recall.close()
+    assert "Letter_Ames_v2.docx" in shown and "Letter_Brook_v2.docx" in shown

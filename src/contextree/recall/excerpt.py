@@ -1,16 +1,18 @@
 """What the recall tool shows of a long hit: the lines and sentences that hold the search's
-words, with their neighbours, in the text's order, within a bound.
+words, each with its neighbours, in the text's order, within a bound.
 
 A long tool result is many similar lines (a table, a mail thread, a list of search results),
 and the line that matters is the one where the words of the search meet; the value a model
 looks for is often right after it (a label, then the number). One window of text around the
 first match cut such a line in half or missed it; segments scored by how many of the search's
-words they hold, then grown by their neighbours, keep it whole.
+words they hold, each taken with the segment after and before it, keep it whole.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+import unicodedata
 from typing import Final
 
 __all__ = ["excerpt"]
@@ -20,42 +22,100 @@ _GAP: Final = " … "
 _LONG_LINE: Final = 200
 """A line longer than this is split into its sentences."""
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
+_WORD: Final = re.compile(r"\w+")
+_MAX_SEGMENTS: Final = 20_000
+"""Segments scored in one text (a longer text is read that far: a hit's excerpt, not a scan)."""
 
 
 def excerpt(text: str, terms: list[str], room: int) -> str:
     """At most ``room`` characters of ``text`` (white space collapsed): the whole text when
     it fits; else its segments (lines, and the sentences of long lines) that hold the most of
-    ``terms`` (word starts, case ignored, as the index matches them), each grown by the
-    segments after and before it while there is room, in the text's order and joined by
-    ellipses; the start of the text when no segment holds a term."""
+    the words of ``terms`` (word starts, case and accents ignored, as the index matches them),
+    the best first, each followed by the segment after it and the one before it while there is
+    room, shown in the text's order and joined by ellipses; the start of the text when no
+    segment holds a word."""
+    room = max(room, 1)
     flat = " ".join(text.split())
     if len(flat) <= room:
         return flat
     segments = _segments(text)
-    patterns = [
-        re.compile(r"(?<!\w)" + re.escape(term), re.IGNORECASE)
-        for term in dict.fromkeys(t.lower() for t in terms if t.strip())
-    ]
-    scores = [sum(1 for p in patterns if p.search(segment)) for segment in segments]
-    best = max(range(len(segments)), key=lambda i: (scores[i], -i), default=None)
-    if best is None or not scores[best]:
-        return flat[: max(1, room - len(_ELLIPSIS))] + _ELLIPSIS
+    words = _search_words(terms)
+    scores = [_score(segment, words) for segment in segments]
+    order = sorted((i for i, score in enumerate(scores) if score), key=lambda i: (-scores[i], i))
+    if not order:
+        return _cut(flat, 0, room)
+    best = order[0]
     if len(segments[best]) + 2 * len(_ELLIPSIS) > room:
-        return _window(segments[best], patterns, room - 2 * len(_ELLIPSIS))
-    chosen: set[int] = set()
-    # The best segments first (the more words the better, then the earlier), then the
-    # neighbours of those chosen, after before before (a label, then its value).
-    order = sorted((i for i in range(len(segments)) if scores[i]), key=lambda i: (-scores[i], i))
+        return _window(segments[best], words, room)
+    picked = _Picked(segments, room)
     for index in order:
-        _take(index, segments, chosen, room)
-    grown = True
-    while grown:
-        grown = False
-        for index in sorted(chosen):
-            for neighbour in (index + 1, index - 1):
-                if 0 <= neighbour < len(segments) and neighbour not in chosen:
-                    grown = _take(neighbour, segments, chosen, room) or grown
-    return _joined(segments, chosen)
+        if picked.full:
+            break
+        # The segment, then the one after it (a label's value), then the one before it.
+        for candidate in (index, index + 1, index - 1):
+            picked.take(candidate)
+    return picked.text()
+
+
+class _Picked:
+    """Segments chosen so far, with the length of their joined text kept as they come."""
+
+    def __init__(self, segments: list[str], room: int) -> None:
+        self.segments = segments
+        self.room = room
+        self.chosen: list[int] = []  # sorted
+        self.size = 0  # of the joined text, both ends' ellipses counted
+        self.full = False
+
+    def take(self, index: int) -> None:
+        if not 0 <= index < len(self.segments):
+            return
+        at = bisect.bisect_left(self.chosen, index)
+        if at < len(self.chosen) and self.chosen[at] == index:
+            return
+        added = self._cost(index, at)
+        if self.size + added > self.room:
+            return
+        self.chosen.insert(at, index)
+        self.size += added
+        # Nothing fits in less than a character and a space: stop looking.
+        self.full = self.room - self.size < 2
+
+    def _cost(self, index: int, at: int) -> int:
+        """What adding segment ``index`` (at position ``at`` of the choice) adds to the joined
+        length: the segment, and the separators and end marks it changes."""
+        segments, chosen = self.segments, self.chosen
+        if not chosen:
+            ends = (len(_ELLIPSIS) if index else 0) + (
+                len(_ELLIPSIS) if index < len(segments) - 1 else 0
+            )
+            return len(segments[index]) + ends
+        before = chosen[at - 1] if at else None
+        after = chosen[at] if at < len(chosen) else None
+        cost = len(segments[index])
+        cost += self._join(before, index) + self._join(index, after)
+        cost -= self._join(before, after)
+        return cost
+
+    def _join(self, left: int | None, right: int | None) -> int:
+        """The length between two chosen segments (``None``: the text's start or end)."""
+        if left is None and right is None:
+            return 0
+        if left is None:
+            return len(_ELLIPSIS) if right else 0
+        if right is None:
+            return len(_ELLIPSIS) if left < len(self.segments) - 1 else 0
+        return 1 if right == left + 1 else len(_GAP)
+
+    def text(self) -> str:
+        ordered = self.chosen
+        parts = [_ELLIPSIS if ordered[0] else ""]
+        for position, index in enumerate(ordered):
+            if position:
+                parts.append(" " if index == ordered[position - 1] + 1 else _GAP)
+            parts.append(self.segments[index])
+        parts.append(_ELLIPSIS if ordered[-1] < len(self.segments) - 1 else "")
+        return "".join(parts)
 
 
 def _segments(text: str) -> list[str]:
@@ -68,57 +128,72 @@ def _segments(text: str) -> list[str]:
             found.append(line)
         else:
             found.extend(part for part in _SENTENCE_END.split(line) if part)
+        if len(found) >= _MAX_SEGMENTS:
+            break
     return found
 
 
-def _take(index: int, segments: list[str], chosen: set[int], room: int) -> bool:
-    """Add segment ``index`` when the joined result still fits in ``room``."""
-    if len(_joined(segments, chosen | {index})) > room:
-        return False
-    chosen.add(index)
-    return True
+def _fold(text: str) -> str:
+    """``text`` lower-cased, without accents (the index's ``remove_diacritics``)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
 
-def _joined(segments: list[str], chosen: set[int]) -> str:
-    if not chosen:
-        return ""
-    ordered = sorted(chosen)
-    parts = [_ELLIPSIS if ordered[0] else ""]
-    for position, index in enumerate(ordered):
-        if position:
-            parts.append(" " if index == ordered[position - 1] + 1 else _GAP)
-        parts.append(segments[index])
-    parts.append(_ELLIPSIS if ordered[-1] < len(segments) - 1 else "")
-    return "".join(parts)
+def _search_words(terms: list[str]) -> re.Pattern[str] | None:
+    """One pattern for the distinct words of ``terms`` (a quoted phrase's words one by one;
+    the punctuation around a word dropped), matching a word's start in folded text; what it
+    matches is the word itself."""
+    words = dict.fromkeys(w for term in terms for w in _WORD.findall(_fold(term)))
+    if not words:
+        return None
+    longest_first = sorted(words, key=len, reverse=True)
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, longest_first)) + ")")
 
 
-def _window(segment: str, patterns: list[re.Pattern[str]], chars: int) -> str:
-    """The ``chars`` of one long segment around where most of the patterns match (the
-    earliest such stretch), with ellipses where it is cut."""
-    found = sorted(
-        (match.start(), match.end(), number)
-        for number, pattern in enumerate(patterns)
-        for match in pattern.finditer(segment)
-    )
+def _score(segment: str, words: re.Pattern[str] | None) -> int:
+    """How many distinct search words ``segment`` holds."""
+    if words is None:
+        return 0
+    folded = segment.lower() if segment.isascii() else _fold(segment)
+    return len(set(words.findall(folded)))
+
+
+def _cut(text: str, start: int, room: int) -> str:
+    """``room`` characters of ``text`` from ``start``, ellipses included where it is cut."""
+    lead = _ELLIPSIS if start else ""
+    if len(text) - start + len(lead) <= room:
+        return lead + text[start:]
+    keep = max(0, room - len(lead) - len(_ELLIPSIS))
+    return (lead + text[start : start + keep] + _ELLIPSIS)[:room]
+
+
+def _window(segment: str, words: re.Pattern[str] | None, room: int) -> str:
+    """At most ``room`` characters of one long segment, around where most of the search's
+    words meet (the earliest such stretch)."""
+    chars = max(1, room - 2 * len(_ELLIPSIS))
+    folded = _fold(segment)
+    if len(folded) != len(segment):
+        folded = segment.lower()  # folding changed the length: positions would not hold
+    numbers: dict[str, int] = {}
+    found = [
+        (match.start(), match.end(), numbers.setdefault(match.group(0), len(numbers)))
+        for match in (words.finditer(folded) if words is not None else ())
+    ]
     first, last = _densest(found, chars) if found else (0, 0)
-    start = max(0, min(first - (chars - (last - first)) // 2, len(segment) - chars))
-    end = min(len(segment), start + chars)
-    return (
-        (_ELLIPSIS if start else "")
-        + segment[start:end]
-        + (_ELLIPSIS if end < len(segment) else "")
-    )
+    start = max(0, min(first - max(0, chars - (last - first)) // 2, len(segment) - chars))
+    return _cut(segment, start, room)
 
 
 def _densest(found: list[tuple[int, int, int]], chars: int) -> tuple[int, int]:
     """The first and last match of the stretch of at most ``chars`` that holds the most
-    distinct patterns (``found``: sorted ``(start, end, pattern)``)."""
+    distinct words (``found``: sorted ``(start, end, word)``; a match longer than ``chars`` is
+    a stretch of its own)."""
     best = (0, found[0][0], found[0][1])  # (-distinct, first, last)
     counts: dict[int, int] = {}
     low = 0
-    for _, end, which in found:
+    for high, (_, end, which) in enumerate(found):
         counts[which] = counts.get(which, 0) + 1
-        while end - found[low][0] > chars:
+        while low < high and end - found[low][0] > chars:
             dropped = found[low][2]
             counts[dropped] -= 1
             if not counts[dropped]:

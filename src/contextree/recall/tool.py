@@ -161,17 +161,21 @@ class SessionRecall:
             (answered, _ANSWER_LEAD),
         )
         for related, template in related_entries:
-            if related is not None and related[0] not in shown:
-                shown.add(related[0])
+            if related is None:
+                continue
+            # A message that made several calls is shown once per call (each result that
+            # is a hit names its own file); any other entry once in the whole result.
+            key = f"{related[0]} {related[1]}" if template is _CALL_LEAD else related[0]
+            if key not in shown:
+                shown.add(key)
                 extras.append((template.format(id=related[0]), redact(related[1])))
         if not extras:
             return Excerpt(head, _around(text, result.terms, room))
         lines = []
-        part = room // max(3, len(extras) + 1)
         for lead, words in extras:
-            # Each a third of the hit's share (a quarter with three); the hit's own excerpt
-            # has the rest.
-            lines.append((lead, _around(words, result.terms, part - len(lead) - 1)))
+            # Each a third of the hit's share (at most two apply to one entry); the hit's
+            # own excerpt has the rest.
+            lines.append((lead, _around(words, result.terms, room // 3 - len(lead) - 1)))
         used = sum(len(lead) + len(words) + 1 for lead, words in lines)
         return Excerpt(head, _around(text, result.terms, room - used), tuple(lines))
 
