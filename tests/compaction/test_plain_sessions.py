@@ -437,6 +437,9 @@ def test_never_mind_is_not_a_rule() -> None:
         "the essay can't be over 2,000 words with the footnotes",
         "the 14th is a hard deadline for the printer",
         "the ramp has to be at the side door for my dad's chair",
+        "we can't spend more than 900 on the flowers",
+        "the speeches shouldn't run longer than ten minutes each",
+        "oh and don\u2019t seat the cousins together",
     ],
 )
 def test_a_limit_said_plainly_is_a_constraint(line: str) -> None:
@@ -522,3 +525,114 @@ def test_a_document_a_service_tool_wrote_is_listed_as_saved_and_outlasts_call_no
     assert "Reminder 0 for the coach booking" not in summary  # an older call note went first
     # The next compaction reads it back as a saved document, not as a note of a call.
     assert digest_summary(summary).saved == {"letters/trip_letter_2027_v2.docx": "docs.write"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "it has to be the router, nothing else changed that week",
+        "there has to be a better way to sort these receipts",
+        "it's no more than a scratch on the bumper, honestly",
+        "ok don't worry about it, I found the receipt in the car",
+        "oh don't bother, my sister already called the venue",
+    ],
+)
+def test_a_guess_a_fact_or_a_dont_worry_is_not_a_rule(line: str) -> None:
+    summary = _summary([_user("Help me sort out the car repair."), _say("Sure."), _user(line)])
+    assert "## Constraints & Preferences" not in summary
+
+
+def test_what_the_assistant_would_still_need_to_do_is_an_open_todo() -> None:
+    summary = _summary(
+        [
+            _user("Book the hall for the quiz night."),
+            _say(
+                "I've held the hall for the 12th. I'd still need to confirm it with the caretaker."
+            ),
+        ]
+    )
+    assert "I'd still need to confirm it with the caretaker." in _section(summary, "### Open TODOs")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "that's the point where the printer jams every time",
+        "what I'm trying to say is the printer is broken again",
+        "I missed the whole point of that meeting, sorry",
+        "our goal keeper was injured on saturday",
+    ],
+)
+def test_talk_about_a_point_or_a_goal_is_not_the_goal(line: str) -> None:
+    summary = _summary([_user("Fix the office printer."), _say("Sure."), _user(line)])
+    assert line not in _section(summary, "## Goal")
+    assert digest_summary(summary).goal_notes == []
+
+
+def test_a_goal_said_with_a_rule_is_kept_as_the_rule() -> None:
+    line = "the whole point of this is the party, so never tell grandma anything"
+    summary = _summary([_user("Plan the birthday."), _say("Sure."), _user(line)])
+    assert line in _section(summary, "## Constraints & Preferences")
+    assert digest_summary(summary).goal_notes == []
+
+
+def test_a_system_message_states_no_goal_of_the_users() -> None:
+    summary = _summary(
+        [
+            _developer(
+                "You answer for Harbor Water.\nThe goal is to resolve each bill in one reply."
+            ),
+            _user("my water bill doubled this month, can you check why"),
+            _say("Let me look."),
+        ]
+    )
+    assert "The goal is to resolve" not in _section(summary, "## Goal")
+
+
+def test_the_goal_clause_of_a_first_message_is_not_repeated_when_the_goal_fits() -> None:
+    first = (
+        "hi. I run the allotment society's newsletter and the printer we used closed, so I "
+        "have to find a new one, compare prices and paper, and sort out delivery to the "
+        "hall - getting issue 12 out before the AGM on 3 March, that's the main goal."
+    )
+    summary = _summary([_user(first), _say("Sure.")])
+    assert _section(summary, "## Goal").count("before the AGM on 3 March") == 1
+    short = _summary(
+        [_user(first), _say("Sure.")] + [_user(f"note {n}: x") for n in range(9)], budget_tokens=60
+    )
+    # Shortened: its start and the clause, without the dash that introduced it.
+    assert "[…] getting issue 12 out before the AGM on 3 March" in short
+
+
+def test_a_models_goal_in_paragraphs_is_read_back_as_one_goal() -> None:
+    earlier = (
+        "## Goal\nMove the shop's bookings to the new calendar.\n\n"
+        "Constraints mentioned by the user: budget under 400 GBP.\n"
+    )
+    digest = digest_summary(earlier)
+    assert digest.goal_notes == []
+    assert "budget under 400 GBP" in digest.goal
+
+
+def test_a_goal_said_first_after_an_earlier_summary_is_a_goal_note() -> None:
+    earlier = "## Goal\nBook the trip to Lyon.\n"
+    line = "the whole point of this trip is my dad's 70th on the 9th"
+    summary = _summary([_user(line), _say("Noted.")], kind="update", previous_summary=earlier)
+    assert digest_summary(summary).goal_notes == [line]
+
+
+def test_a_sentence_a_url_or_a_source_is_not_a_saved_document() -> None:
+    summary = _summary(
+        [
+            _user("Send the minutes and tidy the files."),
+            _say("", _call("gmail.create_draft", body="Hi Ann, minutes attached as m_march.docx")),
+            _result("Draft saved.", tool="gmail.create_draft"),
+            _say("", _call("web.export", url="https://example.org/report.pdf")),
+            _result("Exported.", tool="web.export"),
+            _say("", _call("files.rename", **{"from": "budget_old.xlsx", "to": "budget_27.xlsx"})),
+            _result("Renamed.", tool="files.rename"),
+        ]
+    )
+    assert "Saved `budget_27.xlsx` (files.rename)" in summary
+    assert "Saved `budget_old.xlsx`" not in summary and "Saved `https" not in summary
+    assert "Saved `Hi Ann" not in summary

@@ -30,7 +30,6 @@ from contextree.compaction.offline.commands import (
 )
 from contextree.compaction.offline.digest import (
     ERROR_CHARS,
-    GOAL_SHOWN_CHARS,
     REQUEST_CHARS,
     RESPOND,
     SENTENCE_CHARS,
@@ -195,18 +194,6 @@ def digest_conversation(text: str, *, focus: str | None) -> Digest:
     return reader.finish()
 
 
-def _goal_clause(sentence: str) -> str:
-    """The part of a long sentence that says what the work is for: from the start of the
-    clause that holds the goal's words ("...; getting issue 12 out before the AGM, that's the
-    main goal")."""
-    if len(sentence) <= GOAL_SHOWN_CHARS:
-        return sentence
-    found = GOAL_STATEMENT.search(sentence)
-    at = found.start() if found else 0
-    start = max(sentence.rfind(mark, 0, at) for mark in (";", ":", " - ", "\u2014", "(")) + 1
-    return sentence[start:].strip() or sentence
-
-
 class _ConversationReader:
     """Walks the parts of one serialized conversation and fills a :class:`Digest`."""
 
@@ -277,29 +264,26 @@ class _ConversationReader:
         self._notice(scanned)
 
     def _goal_statement(self, line: str, sentences: Sequence[str], whole: str) -> bool:
-        """Note a line that says what the work is for as part of the goal; ``True`` when the
-        line is the goal's now (not a rule or fact besides). In the first message, which is
-        the goal, only a goal sentence past what a shortened goal line shows is noted."""
-        said = [sentence for sentence in sentences if GOAL_STATEMENT.search(sentence)]
-        if not said:
+        """Note a user's later line that says what the work is for ("fyi the whole point of
+        this is ...") with the goal; ``True`` when it is noted so (not a fact besides). A line
+        that also states a rule is left to the rules; the first message is the goal itself (a
+        goal sentence in it that a shortened goal line would cut is kept by the goal's short
+        form, see items.py)."""
+        if line in self.digest.goal or not any(GOAL_STATEMENT.search(x) for x in sentences):
             return False
-        d = self.digest
-        if line not in d.goal:
-            add_once(d.goal_notes, whole)
-            return True
-        for sentence in said:
-            if sentence not in d.goal[:GOAL_SHOWN_CHARS]:
-                add_once(d.goal_notes, self._clip(_goal_clause(sentence), SENTENCE_CHARS))
-        return False
+        if any(CONSTRAINT.search(x) and not x.endswith("?") for x in sentences):
+            return False
+        add_once(self.digest.goal_notes, whole)
+        return True
 
     def _system(self, text: str) -> None:
         """A system/developer message: its rules and facts count as the user's; it asks for
         nothing and answers nothing."""
         if text:
-            self._statements(text, listed_rules(text[:_USER_SCAN_CHARS])[0])
+            self._statements(text, listed_rules(text[:_USER_SCAN_CHARS])[0], user=False)
             self._notice(text[:_USER_SCAN_CHARS])
 
-    def _statements(self, text: str, rules: list[tuple[str, bool]]) -> None:
+    def _statements(self, text: str, rules: list[tuple[str, bool]], *, user: bool = True) -> None:
         """The rules, preferences, decisions, errors and facts a user's message states."""
         d = self.digest
         d.user_chars += len(text)
@@ -317,7 +301,7 @@ class _ConversationReader:
             sentences = split_sentences(line)
             if line.endswith(":") or (ERROR_LINE.search(line) and not RULE_START.match(line)):
                 continue  # introduces something pasted, or quotes an error message
-            if self._goal_statement(line, sentences, whole):
+            if user and self._goal_statement(line, sentences, whole):
                 continue
             chose = USER_DECISION.match(line) and len(line.split()) >= _MIN_REQUEST_WORDS
             if chose or user_correction(line):

@@ -34,6 +34,8 @@ UNANSWERED_LABEL: Final = "**Unanswered question to the user**:"
 LEFT_OUT: Final = "_{n} of the user's statements left out for the budget._"
 
 REQUEST_CHARS: Final = 240
+GOAL_NOTE_CHARS: Final = 300
+"""A goal said in passing is kept as long as a user's line is kept elsewhere."""
 GOAL_SHOWN_CHARS: Final = 160
 """What of the goal line stays when even the essentials exceed the budget."""
 SENTENCE_CHARS: Final = 240

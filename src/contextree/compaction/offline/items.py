@@ -24,8 +24,16 @@ from contextree.compaction.offline.digest import (
     Digest,
     FileChange,
 )
+from contextree.compaction.offline.prose import goal_clause
 from contextree.compaction.offline.specifics import specific_count
-from contextree.compaction.offline.text import add_once, focus_words_of, mentions, one_line, plural
+from contextree.compaction.offline.text import (
+    add_once,
+    clip,
+    focus_words_of,
+    mentions,
+    one_line,
+    plural,
+)
 
 _GOAL_NOTE_CHARS: Final = 200
 _PATHS_PER_LINE: Final = 10
@@ -51,6 +59,9 @@ class Item:
     """The user's (or a system message's) own words: counted when the budget leaves it out."""
     focus: bool = False
     """Matches the custom instructions: first in its section and never shortened."""
+    short: str | None = None
+    """What a ``must`` item becomes when even the essentials exceed the budget, instead of its
+    first ``clip_to`` characters."""
 
 
 class _ItemBuilder:
@@ -70,12 +81,13 @@ class _ItemBuilder:
         plain: bool = False,
         label: str | None = None,
         user: bool = False,
+        short: str | None = None,
     ) -> None:
         self.count += 1
         focus = bool(self.focus_words) and mentions(text, self.focus_words)
         if focus and not must:
             priority = min(priority + 25, 99)
-        item = Item(text, priority, self.count, must, clip_to, plain, label, user, focus)
+        item = Item(text, priority, self.count, must, clip_to, plain, label, user, focus, short)
         self.items.setdefault(key, []).append(item)
 
 
@@ -89,6 +101,18 @@ def build_items(d: Digest) -> dict[str, list[Item]]:
     _add_next(b, d, resolved)
     _add_context(b, d, resolved, blocked_errors)
     return b.items
+
+
+def _goal_short(goal: str) -> str | None:
+    """The goal shortened to its start and the clause that says what the work is for, when
+    that clause lies past what a shortened goal line shows ("hi. I run the newsletter ...
+    […] getting issue 12 out before the AGM on 3 March, that's the main goal.")."""
+    clause = goal_clause(goal)
+    if clause is None or clause in goal[:GOAL_SHOWN_CHARS]:
+        return None
+    clause = clip(clause, _GOAL_NOTE_CHARS)
+    head = clip(goal, max(GOAL_SHOWN_CHARS - len(clause), 40))
+    return f"{head} {clause}"
 
 
 def _asked(request: str, times: int) -> str:
@@ -116,13 +140,14 @@ def _held_in(texts: list[str], shown: list[str], joined: str) -> set[str]:
 def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     """The goal, status, requests, constraints, facts and questions."""
     # A statement the goal or the rules already show is not repeated among the facts.
-    rules = {*d.constraints, *d.preferences}
+    rules = {*d.constraints, *d.preferences, *d.goal_notes}
     shown_facts = [fact for fact in d.facts if fact not in d.goal and fact not in rules]
     facts = "\0".join(shown_facts)
     texts = [_asked(request, d.request_counts.get(request, 1)) for request in d.requests]
     in_facts = _held_in([*texts, d.status] if d.status else texts, shown_facts, facts)
     if d.goal:
-        b.add("goal", d.goal, 100, must=True, clip_to=GOAL_SHOWN_CHARS, plain=True)
+        short = _goal_short(d.goal)
+        b.add("goal", d.goal, 100, must=True, clip_to=GOAL_SHOWN_CHARS, plain=True, short=short)
     for note in d.goal_notes:
         b.add("goal", note, 100, must=True, clip_to=_GOAL_NOTE_CHARS, plain=True)
     if d.status and d.status not in in_facts:

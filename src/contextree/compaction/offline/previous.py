@@ -14,6 +14,7 @@ from contextree.compaction.offline.digest import (
     ACTION_LABEL,
     CONTEXT_LABEL,
     GENERATED_STEPS,
+    GOAL_NOTE_CHARS,
     NOTED_LABEL,
     OUTPUT_LABEL,
     QUESTION_LABEL,
@@ -30,6 +31,7 @@ from contextree.compaction.offline.digest import (
 from contextree.compaction.offline.prose import (
     CONSTRAINT,
     FIRM_PREFERENCE,
+    GOAL_STATEMENT,
     answers_question,
     reports_done,
     states_fact,
@@ -323,10 +325,12 @@ def _read_goal_item(d: Digest, item: str, text: str) -> None:
     # own round (the count before it was swallowed by the goal), so they add up.
     d.left_out += sum(int(n) for n in _LEFT_OUT_IN.findall(item))
     item = _LEFT_OUT_IN.sub("", item)
-    if d.goal:
+    if not d.goal:
+        d.goal = item
+    elif any(GOAL_STATEMENT.search(s) for s in split_sentences(item)):
         add_once(d.goal_notes, item)  # the user's later words on what the work is for
     else:
-        d.goal = item
+        d.goal = f"{d.goal}\n{item}"  # a model's goal in several paragraphs: one goal
 
 
 def _read_done_item(d: Digest, text: str) -> None:
@@ -417,6 +421,14 @@ _STALE_PLAN_REQUESTS: Final = 3
 """More new user requests than this since an earlier summary drop its next steps."""
 
 
+def _says_the_goal(text: str) -> bool:
+    """Whether ``text`` says what the work is for and states no rule (a rule is kept as one)."""
+    sentences = split_sentences(text)
+    return any(GOAL_STATEMENT.search(s) for s in sentences) and not any(
+        CONSTRAINT.search(s) and not s.endswith("?") for s in sentences
+    )
+
+
 def merge_digest(old: Digest, new: Digest) -> Digest:
     """``old`` (an earlier summary) updated with ``new``: facts are united, older first, and
     the newest state wins for work in progress, next steps and the pending question."""
@@ -469,6 +481,11 @@ def merge_digest(old: Digest, new: Digest) -> Digest:
         active=old.active or new.active,
     )
     later = [new.goal] if old.goal and new.goal and not similar(new.goal, old.goal) else []
+    if later and _says_the_goal(new.goal):
+        # The first message since the earlier summary says what the whole work is for: a
+        # goal said in passing, as it would be anywhere later in a conversation.
+        add_once(merged.goal_notes, clip(one_line(new.goal), GOAL_NOTE_CHARS))
+        later = []
     for request in [*later, *new.requests]:
         add_grouped(
             merged.requests, merged.request_counts, request, new.request_counts.get(request, 1)

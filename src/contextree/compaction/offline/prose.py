@@ -22,36 +22,49 @@ _OPENERS: Final = (
 )
 """Words people put before a rule in plain talk ("oh and don't cc him", "ok but never ...")."""
 
+_DONT: Final = r"(?:don['\u2019]?t|do not)"
+_NOT_A_RULE_AFTER_DONT: Final = (
+    r"(?!\s+(?:know|think|care|remember|understand|see|get|mind|worry|bother|recall|have|has|"
+    r"need|want|like|love|feel|believe|agree|mean|seem|look|sound|own|exist|matter)\b)"
+)
+"""Not a rule: "don't" before a verb of state ("don't know why", "don't worry about it")."""
+
 # Imperatives at the start of a sentence, or obligations anywhere in it. "I don't know why"
-# is a complaint, not a rule, so "don't" only counts at the start.
+# is a complaint, not a rule, so "don't" only counts at the start. A curly apostrophe is an
+# apostrophe.
 CONSTRAINT = Gated(
     re.compile(
         r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?only\b"
-        rf"|^{_OPENERS}{{0,3}}(?:don'?t|do not|never(?!\s+mind\b)|always|avoid|make sure|ensure)\b"
+        rf"|^{_OPENERS}{{0,3}}(?:{_DONT}{_NOT_A_RULE_AFTER_DONT}|never(?!\s+mind\b)|always|"
+        r"avoid|make sure|ensure)\b"
         # A limit said plainly ("no more than 3000", "can't be over 95,000 words", "that's a
-        # real ceiling"), and what a thing has to be ("the barrier has to be in the contract").
-        r"|\b(?:no more than|not more than|no later than|not later than|at (?:the )?most|"
-        r"can'?t (?:be|go|cost|run) (?:over|above|past|beyond|more than)|"
-        r"(?:cannot|can'?t|must not|mustn'?t|shouldn'?t|should not) exceed|"
+        # real ceiling"; not "no more than a scratch"), and what a thing has to be ("the
+        # barrier has to be in the contract"; not "it has to be the router", a guess).
+        r"|\b(?:no more than(?!\s+an?\b)|not more than|no later than|not later than|"
+        r"can['\u2019]?t (?:be|go|cost|run|spend|pay|take|last) (?:\w+ )?"
+        r"(?:over|above|past|beyond|more than|later than|longer than)|"
+        r"(?:shouldn['\u2019]?t|should not|mustn['\u2019]?t|must not) (?:cost|be|go|run|take|last) "
+        r"(?:\w+ )?(?:over|above|more than|later than|longer than)|"
+        r"(?:cannot|can['\u2019]?t|must not|mustn['\u2019]?t|shouldn['\u2019]?t|should not) exceed|"
         r"(?:hard|real|firm|strict|absolute) (?:cap|limit|ceiling|maximum|max|deadline|cutoff)|"
         # What a thing has to be is a rule; what "somebody has to rotate" is a task.
-        r"has to (?:be|stay|remain|include|fit))\b"
+        r"(?<!\bit )(?<!\bthat )(?<!\bthis )(?<!\bthere )has to (?:be|stay|remain|include|fit))\b"
         # "don't" the same after a comma or a dash ("please just text, don't call me"), but not
         # a subject dropped before a verb of state ("tried again, don't know why", "we moved in
         # May, don't have a lease yet"). "never" mid-sentence is the rule below; "always" after
         # a comma describes more often than it rules ("the kids are 4 and 7, always hungry").
-        r"|[,;\u2013\u2014-]\s+(?:please\s+|and\s+|but\s+|so\s+)?(?:don'?t|do not)\b"
-        r"(?!\s+(?:know|think|care|remember|understand|see|get|mind|worry|recall|have|has|need|"
-        r"want|like|love|feel|believe|agree|mean|seem|look|sound|own|exist|matter)\b)"
+        rf"|[,;\u2013\u2014-]\s+(?:please\s+|and\s+|but\s+|so\s+)?{_DONT}\b"
+        + _NOT_A_RULE_AFTER_DONT
         # "never" in the middle of a sentence, but not what has never happened ("he's never
         # driven stick", "we've never bothered"): that is a fact, not a rule.
-        r"|\b(?:must|mustn'?t|shall not|not allowed|no need to)\b"
-        r"|(?<!'ve )(?<!'s )(?<!'d )(?<!have )(?<!has )(?<!had )(?<!was )(?<!were )"
-        r"\bnever\b(?!\s+mind\b)"
-        # "we need to" in a request says what is needed, not a rule: "can you look at my
+        + r"|\b(?:must|mustn['\u2019]?t|shall not|not allowed|no need to)\b"
+        r"|(?<!'ve )(?<!'s )(?<!'d )(?<!\u2019ve )(?<!\u2019s )(?<!\u2019d )(?<!have )(?<!has )"
+        r"(?<!had )(?<!was )(?<!were )\bnever\b(?!\s+mind\b)"
+        r"|\b(?:you|we) (?:should(?:n['\u2019]?t)?|have to)\b"
+        # "we need to" after a request says what is needed, not a rule: "can you look at my
         # calendar, we need to book a design appointment".
-        r"|\b(?:you|we) (?:should(?:n'?t)?|have to)\b"
-        r"|^(?!.*\b(?:can|could|would|will) (?:you|u)\b).*\b(?:you|we) need to\b"
+        r"|^(?!.*\b(?:can|could|would|will) (?:you|u)\b.*\b(?:you|we) need to\b)"
+        r".*\b(?:you|we) need to\b"
     ),
     (
         "don",
@@ -72,8 +85,10 @@ CONSTRAINT = Gated(
         "has to",
         "more than",
         "later than",
-        "at most",
-        "at the most",
+        "shouldn",
+        "mustn",
+        "can\u2019t",
+        "don\u2019t",
         "exceed",
         "cap",
         "limit",
@@ -87,23 +102,46 @@ CONSTRAINT = Gated(
 )
 GOAL_STATEMENT = Gated(
     re.compile(
-        r"(?i)\b(?:the|my|our)\s+(?:whole|main|real|entire|only)\s+point\b"
+        r"(?i)\b(?:the|my|our)\s+whole\s+point\s+"
+        r"(?:of\s+(?:this|the|our|my|all\s+this|it\s+all)(?:\s+\w+)?\s+)?is\b"
         r"|\bthe\s+point\s+of\s+(?:this|all\s+this|it\s+all)\s+is\b"
-        r"|\b(?:the|my|our)\s+(?:main\s+|real\s+|end\s+|big\s+|ultimate\s+|overall\s+|only\s+)?"
-        r"(?:goal|aim|objective)\s+(?:\w+\s+){0,3}?(?:is|are|was)\b"
+        r"|\b(?:the|my|our)\s+(?:main\s+|real\s+|end\s+|big\s+|ultimate\s+|overall\s+)?goal\s+"
+        r"(?:here\s+|for\s+(?:this|now|the)(?:\s+\w+)?\s+|this\s+\w+\s+)?(?:is|was)\b"
         r"|^(?:the\s+|my\s+|our\s+)?(?:main\s+|end\s+)?goal\s*:"
-        r"|\bthat'?s\s+(?:basically\s+|really\s+|kind\s+of\s+)?(?:the\s+whole\s+(?:thing|point)|"
-        r"(?:the|my|our)\s+(?:main\s+|real\s+|whole\s+)?(?:goal|point|aim))\b"
-        r"|\bwhat\s+(?:I'?m|we'?re|I\s+am|we\s+are)\s+(?:really\s+|actually\s+)?"
-        r"(?:trying|hoping|aiming)\s+to\b"
+        r"|\bthat['\u2019]?s\s+(?:basically\s+|really\s+|kind\s+of\s+)?(?:the|my|our)\s+"
+        r"(?:main\s+|real\s+|whole\s+|big\s+)?goal\b"
+        r"|\bthat['\u2019]?s\s+the\s+whole\s+point\b"
         r"|\bend\s+goal\b"
     ),
-    ("point", "goal", "aim", "objective", "thing", "trying", "hoping", "aiming"),
+    ("point", "goal"),
 )
 """A user's sentence that says what the whole work is for ("the whole point of this is ...",
 "..., that's basically the goal this week"): said once, in passing, and never again."""
+
+
+def goal_clause(text: str) -> str | None:
+    """The clause of ``text`` that says what the work is for (from the start of the clause
+    that holds the goal's words: "...; getting issue 12 out before the AGM, that's the main
+    goal"), or ``None`` when no sentence says it."""
+    for sentence in split_sentences(text):
+        found = GOAL_STATEMENT.search(sentence)
+        if found is None:
+            continue
+        marks = (";", ":", " - ", " \u2013 ", " \u2014 ", "(")
+        cut = max(
+            (
+                at + len(mark)
+                for mark in marks
+                if (at := sentence.rfind(mark, 0, found.start())) >= 0
+            ),
+            default=0,
+        )
+        return sentence[cut:].strip(" -\u2013\u2014:;(") or sentence
+    return None
+
+
 RULE_START = re.compile(
-    rf"(?i)^{_OPENERS}{{0,3}}(?:don'?t|do not|never|always|avoid|make sure|ensure|only|must)\b"
+    rf"(?i)^{_OPENERS}{{0,3}}(?:{_DONT}|never|always|avoid|make sure|ensure|only|must)\b"
 )
 PREFERENCE_LINE = Gated(
     re.compile(
@@ -226,9 +264,9 @@ _PLAN_SENTENCE = re.compile(
 TODO_STATEMENT = Gated(
     re.compile(
         r"(?i)^(?:[-*]\s+|\d+[.)]\s+)?(?:\*\*)?(?:TODO|FIXME)\b"
-        # Not what would still be needed if something were otherwise ("without the move you'd
-        # still need to reconnect the sink").
-        r"|(?<!'d )(?<!would )\b(?:still need to|still have to)\b"
+        # Not what the user would still need if something were otherwise ("without the move
+        # you'd still need to reconnect the sink"); the assistant's "I'd still need to" is.
+        r"|(?<!you'd )(?<!you\u2019d )(?<!you would )\b(?:still need to|still have to)\b"
         r"|\b(?:not done yet|left to do|remaining work"
         r"|haven't (?:yet )?(?:done|migrated|updated|fixed))\b"
         # "X is not wired up yet", "nobody has started Y yet": unfinished work without a keyword.

@@ -128,7 +128,7 @@ def fit_layout(
         for item in shown:
             long = item.clip_to is not None and len(item.text) > item.clip_to
             if item.must and long and not item.focus and item.clip_to is not None:
-                clipped[item.order] = clip(item.text, item.clip_to)
+                clipped[item.order] = item.short or clip(item.text, item.clip_to)
         text = render()
     return text
 

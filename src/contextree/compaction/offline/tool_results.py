@@ -69,10 +69,16 @@ def call_note(call: ToolCall) -> str:
     return f"Called `{call.name}`" + (f": {args}" if args else "")
 
 
-_WRITES: Final = re.compile(
-    r"(?i)(?:^|[._-])(?:write|save|create|update|upload|export|generate|rename|copy|edit|"
-    r"append|put|draft)"
+_WRITE_VERBS: Final = frozenset(
+    {"write", "save", "create", "update", "upload", "export", "generate", "rename", "copy",
+     "edit", "append", "put", "draft"}
 )
+_NAME_PARTS: Final = re.compile(r"[^a-z0-9]+")
+_NOT_TARGETS: Final = frozenset(
+    {"body", "text", "content", "contents", "message", "html", "markdown", "url", "query",
+     "from", "source", "src", "old", "old_path", "old_name", "from_path", "template"}
+)
+"""Arguments that hold what is written or where it came from, not the file written."""
 _DOCUMENT: Final = re.compile(r"^[^\n]{0,180}\.(?P<ext>[A-Za-z][A-Za-z0-9]{1,4})$")
 _DOCUMENT_EXTENSIONS: Final = FILE_EXTENSIONS | frozenset(
     {"docx", "doc", "xlsx", "xls", "pptx", "ppt", "pdf", "odt", "ods", "odp", "rtf", "pages",
@@ -85,11 +91,16 @@ def saved_paths(call: ToolCall) -> list[str]:
     """The file names a service tool that writes (``docs.write``, ``sheets.create``,
     ``drive_upload``) was given: its string arguments shaped like a file name with a known
     extension, in argument order."""
-    if not _WRITES.search(call.name):
+    name = re.sub(r"([a-z])([A-Z])", r"\1_\2", call.name).lower()  # docsWrite: docs, write
+    if not _WRITE_VERBS.intersection(_NAME_PARTS.split(name)):
         return []
     found = []
-    for value in call.args.values():
-        shape = _DOCUMENT.match(value.strip()) if isinstance(value, str) else None
-        if shape is not None and shape.group("ext").lower() in _DOCUMENT_EXTENSIONS:
+    for key, value in call.args.items():
+        if key.lower() in _NOT_TARGETS or not isinstance(value, str) or "://" in value:
+            continue
+        shape = _DOCUMENT.match(value.strip())
+        if shape is None or shape.group(0).count(" ") > 3:
+            continue  # a sentence that names a file is not the file
+        if shape.group("ext").lower() in _DOCUMENT_EXTENSIONS:
             found.append(shape.group(0))
     return found
