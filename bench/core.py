@@ -384,8 +384,12 @@ def _metrics() -> list[Metric]:
         Metric("blind_20", "  context within 20% of the original", ""),
         Metric("blind_recall", "  full budget, the recall tool's answer counted", ""),
         Metric("blind_recall_20", "  within 20%, the recall tool's answer counted", ""),
-        Metric("blind_fresh2_full", "blind sessions (fresh2, written last): survival", ""),
+        Metric("blind_fresh2_full", "blind sessions (fresh2, written later): survival", ""),
         Metric("blind_fresh2_20", "  context within 20% of the original", ""),
+        Metric("blind_fresh3_full", "blind sessions (fresh3, written last): survival", ""),
+        Metric("blind_fresh3_20", "  context within 20% of the original", ""),
+        Metric("blind_dev2_recall", "blind dev2 (long tool results), recall counted", ""),
+        Metric("blind_dev2_recall_20", "  context within 20% of the original", ""),
         *_integration_metrics(),
     ]
 

@@ -31,17 +31,24 @@ def measure_retention() -> dict[str, float]:
 def measure_blind_retention() -> dict[str, float]:
     """Survival on the blind ``test`` sessions (written without sight of the summarizer): at
     the full budget and within 20%, each also with the recall tool's answer counted; and on
-    ``fresh2``, the split written last."""
+    ``fresh2`` and ``fresh3``, the splits written last; and on ``dev2`` (items inside long tool
+    results) with the recall tool's answer counted."""
     from bench.blind.__main__ import blind_reports
 
     reports = dict(blind_reports("test"))
     visible, recalled = reports[""], reports[" +recall"]
-    latest = dict(blind_reports("fresh2"))[""]
+    fresh2 = dict(blind_reports("fresh2"))[""]
+    fresh3 = dict(blind_reports("fresh3"))[""]
+    long_results = dict(blind_reports("dev2"))[" +recall"]
     return {
         "blind_full": visible.full.overall().survival,
         "blind_20": visible.budgets[1].overall().survival,
         "blind_recall": recalled.full.overall().survival,
         "blind_recall_20": recalled.budgets[1].overall().survival,
-        "blind_fresh2_full": latest.full.overall().survival,
-        "blind_fresh2_20": latest.budgets[1].overall().survival,
+        "blind_fresh2_full": fresh2.full.overall().survival,
+        "blind_fresh2_20": fresh2.budgets[1].overall().survival,
+        "blind_fresh3_full": fresh3.full.overall().survival,
+        "blind_fresh3_20": fresh3.budgets[1].overall().survival,
+        "blind_dev2_recall": long_results.full.overall().survival,
+        "blind_dev2_recall_20": long_results.budgets[1].overall().survival,
     }

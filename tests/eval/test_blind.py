@@ -112,7 +112,8 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
 
     rows = {metric.key for metric in _metrics()}
     assert {"blind_full", "blind_20", "blind_recall", "blind_recall_20"} <= rows
-    assert {"blind_fresh2_full", "blind_fresh2_20"} <= rows
+    assert {"blind_fresh2_full", "blind_fresh2_20", "blind_fresh3_full", "blind_fresh3_20"} <= rows
+    assert {"blind_dev2_recall", "blind_dev2_recall_20"} <= rows
 
 
 def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:
