@@ -36,11 +36,11 @@ def _assistant(text: str, *calls: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _result(call_id: str, text: str) -> dict[str, Any]:
+def _result(call_id: str, text: str, tool: str = "ledger") -> dict[str, Any]:
     return {
         "role": "toolResult",
         "toolCallId": call_id,
-        "toolName": "ledger",
+        "toolName": tool,
         "content": [{"type": "text", "text": text}],
         "timestamp": 3,
     }
@@ -51,14 +51,7 @@ def _call_and_result(
 ) -> tuple[str, str]:
     """Append an assistant message making ``call`` and the call's ``result``; their ids."""
     asking = tree.append_message(_assistant(text, call))
-    answer = {
-        "role": "toolResult",
-        "toolCallId": call["id"],
-        "toolName": call["name"],
-        "content": [{"type": "text", "text": result}],
-        "timestamp": 3,
-    }
-    return asking, tree.append_message(answer)
+    return asking, tree.append_message(_result(call["id"], result, call["name"]))
 
 
 def _compacted(tree: SessionTree, tool_results: int = 1) -> SessionTree:
@@ -245,14 +238,7 @@ def test_each_result_of_a_message_with_two_calls_shows_its_own_call(tmp_path: Pa
     ]
     tree.append_message(_assistant("Writing both.", *calls))
     for call in calls:
-        result = {
-            "role": "toolResult",
-            "toolCallId": call["id"],
-            "toolName": "docs.write",
-            "content": [{"type": "text", "text": "Saved v2 of the letter."}],
-            "timestamp": 3,
-        }
-        tree.append_message(result)
+        tree.append_message(_result(call["id"], "Saved v2 of the letter.", call["name"]))
     tree.append_message(_assistant("Both saved."))
     fold_away(tree, "## Goal\nLetters.")
     recall = SessionRecall(tree)

@@ -48,11 +48,9 @@ from contextree.compaction.offline.parts import (
 )
 from contextree.compaction.offline.previous import digest_summary, merge_digest
 from contextree.compaction.offline.prose import (
-    CONSTRAINT,
     DONE_WORDS,
     FILE_EXTENSIONS,
     FIRM_PREFERENCE,
-    GOAL_STATEMENT,
     PATH,
     PREFERENCE_LINE,
     PROSE_ERROR,
@@ -68,7 +66,9 @@ from contextree.compaction.offline.prose import (
     planned_steps,
     question_asked,
     reports_done,
+    says_the_goal,
     states_fact,
+    states_rule,
     user_correction,
 )
 from contextree.compaction.offline.specifics import has_specifics
@@ -269,9 +269,7 @@ class _ConversationReader:
         that also states a rule is left to the rules; the first message is the goal itself (a
         goal sentence in it that a shortened goal line would cut is kept by the goal's short
         form, see items.py)."""
-        if line in self.digest.goal or not any(GOAL_STATEMENT.search(x) for x in sentences):
-            return False
-        if any(CONSTRAINT.search(x) and not x.endswith("?") for x in sentences):
+        if line in self.digest.goal or not says_the_goal(sentences):
             return False
         add_once(self.digest.goal_notes, whole)
         return True
@@ -310,7 +308,7 @@ class _ConversationReader:
                 add_once(d.decisions, f"User: {whole}")
                 continue
             # A question ("why don't we ...?") asks, it does not set a rule.
-            if any(CONSTRAINT.search(x) and not x.endswith("?") for x in sentences):
+            if states_rule(sentences):
                 add_once(d.constraints, whole)
             elif PREFERENCE_LINE.search(line):
                 firm = FIRM_PREFERENCE.search(line) is not None

@@ -97,8 +97,9 @@ class Digest:
 
     goal: str = ""
     goal_notes: list[str] = field(default_factory=list)
-    """The user's later words on what the work is for (a goal said in passing), or the
-    sentence of the first message that says it when the goal line would not show it."""
+    """The user's later lines on what the work is for (a goal said in passing), each kept
+    whole, after the goal (the first message's own goal clause is kept by the goal's short
+    form, see items.py)."""
     requests: list[str] = field(default_factory=list)
     request_counts: dict[str, int] = field(default_factory=dict)
     """How often a request (or a near-duplicate of it) was made, when more than once."""

@@ -35,7 +35,9 @@ from contextree.compaction.offline.text import (
     plural,
 )
 
-_GOAL_NOTE_CHARS: Final = 200
+_GOAL_NOTE_SHOWN_CHARS: Final = 200
+"""What of a goal note (or of the goal's clause in its short form) stays when even the
+essentials exceed the budget."""
 _PATHS_PER_LINE: Final = 10
 _SHOWN_COMMANDS: Final = 10
 """Clean runs listed one per line (the most recent); older ones are counted by program."""
@@ -110,7 +112,7 @@ def _goal_short(goal: str) -> str | None:
     clause = goal_clause(goal)
     if clause is None or clause in goal[:GOAL_SHOWN_CHARS]:
         return None
-    clause = clip(clause, _GOAL_NOTE_CHARS)
+    clause = clip(clause, _GOAL_NOTE_SHOWN_CHARS)
     head = clip(goal, max(GOAL_SHOWN_CHARS - len(clause), 40))
     return f"{head} {clause}"
 
@@ -149,7 +151,7 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
         short = _goal_short(d.goal)
         b.add("goal", d.goal, 100, must=True, clip_to=GOAL_SHOWN_CHARS, plain=True, short=short)
     for note in d.goal_notes:
-        b.add("goal", note, 100, must=True, clip_to=_GOAL_NOTE_CHARS, plain=True)
+        b.add("goal", note, 100, must=True, clip_to=_GOAL_NOTE_SHOWN_CHARS, plain=True)
     if d.status and d.status not in in_facts:
         b.add("status", f"{STATUS_LABEL} {d.status}", 95)
     for index, (request, text) in enumerate(zip(d.requests, texts, strict=True)):

@@ -34,6 +34,7 @@ from contextree.compaction.offline.prose import (
     GOAL_STATEMENT,
     answers_question,
     reports_done,
+    says_the_goal,
     states_fact,
 )
 from contextree.compaction.offline.text import (
@@ -421,14 +422,6 @@ _STALE_PLAN_REQUESTS: Final = 3
 """More new user requests than this since an earlier summary drop its next steps."""
 
 
-def _says_the_goal(text: str) -> bool:
-    """Whether ``text`` says what the work is for and states no rule (a rule is kept as one)."""
-    sentences = split_sentences(text)
-    return any(GOAL_STATEMENT.search(s) for s in sentences) and not any(
-        CONSTRAINT.search(s) and not s.endswith("?") for s in sentences
-    )
-
-
 def merge_digest(old: Digest, new: Digest) -> Digest:
     """``old`` (an earlier summary) updated with ``new``: facts are united, older first, and
     the newest state wins for work in progress, next steps and the pending question."""
@@ -481,7 +474,7 @@ def merge_digest(old: Digest, new: Digest) -> Digest:
         active=old.active or new.active,
     )
     later = [new.goal] if old.goal and new.goal and not similar(new.goal, old.goal) else []
-    if later and _says_the_goal(new.goal):
+    if later and says_the_goal(split_sentences(new.goal)):
         # The first message since the earlier summary says what the whole work is for: a
         # goal said in passing, as it would be anywhere later in a conversation.
         add_once(merged.goal_notes, clip(one_line(new.goal), GOAL_NOTE_CHARS))

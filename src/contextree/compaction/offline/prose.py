@@ -4,6 +4,7 @@ steps, a pending question and the file paths mentioned."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
 
 from contextree.compaction.offline.digest import SENTENCE_CHARS
@@ -117,6 +118,17 @@ GOAL_STATEMENT = Gated(
 )
 """A user's sentence that says what the whole work is for ("the whole point of this is ...",
 "..., that's basically the goal this week"): said once, in passing, and never again."""
+
+
+def states_rule(sentences: Sequence[str]) -> bool:
+    """Whether one of ``sentences`` sets a rule (a question - "why don't we ...?" - asks)."""
+    return any(CONSTRAINT.search(s) and not s.endswith("?") for s in sentences)
+
+
+def says_the_goal(sentences: Sequence[str]) -> bool:
+    """Whether ``sentences`` say what the whole work is for and set no rule (a line that
+    does both is kept as the rule)."""
+    return any(GOAL_STATEMENT.search(s) for s in sentences) and not states_rule(sentences)
 
 
 def goal_clause(text: str) -> str | None:
