@@ -92,3 +92,13 @@ def test_any_nonzero_count_fails_the_soak(field: str) -> None:
     assert result.ok
     setattr(result, field, 1)
     assert not result.ok
+
+
+def test_only_whole_report_lines_are_counted(tmp_path: Path) -> None:
+    from bench.soak import _count_lines
+
+    log = tmp_path / "compact-0-1.log"
+    # "already_compacted" and "compacted_elsewhere" are compactions that wrote nothing.
+    log.write_bytes(b"compacted\nalready_compacted\ncompacted_elsewhere\ncompacted\nnothing")
+    assert _count_lines([log, tmp_path / "missing.log"], b"compacted") == 2
+    assert _count_lines([log], b"compacted_elsewhere") == 1
