@@ -219,6 +219,23 @@ def test_an_unanswered_question_stays_open_and_an_answered_one_does_not() -> Non
 @pytest.mark.parametrize(
     ("question", "reply"),
     [
+        # A number first is no answer to a question that asks for none.
+        ("Should I email the landlord when the deposit arrives?", "2 boxes left to pack, then bed"),
+        ("How long is your mom staying?", "not sure, maybe 3 weeks"),
+    ],
+)
+def test_a_number_first_answers_only_a_question_that_asks_for_one(
+    question: str, reply: str
+) -> None:
+    summary = _summary(
+        [_user("Sort out my order."), _say(question), _user(reply), _say("Thanks, noted.")]
+    )
+    assert "Unanswered question" in summary
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
         ("Which of the two layouts do you like?", "the second one."),
         ("What time should the standup move to?", "half past nine"),
         (
@@ -229,6 +246,11 @@ def test_an_unanswered_question_stays_open_and_an_answered_one_does_not() -> Non
         ("What is the booking reference on your confirmation?", "the reference is QX-48213"),
         ("Which one do you like?", "oh, the second one"),
         ("Should we meet today or tomorrow?", "tomorrow"),
+        # A number, a date or a time first, to a question that asks for one; a hedge's
+        # question mark does not make it a question back.
+        ("How long is your mom staying?", "she's here may 2 to may 30. she has asthma"),
+        ("How many people will be at the dinner?", "like 15? grandma's friends come too"),
+        ("And when do you need the van?", "the 18th, early"),
     ],
 )
 def test_a_short_answer_or_a_value_in_the_questions_terms_closes_the_question(

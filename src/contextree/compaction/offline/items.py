@@ -8,6 +8,7 @@ from typing import Final
 import ahocorasick_rs
 
 from contextree.compaction.offline.commands import command_family, resolved_failures
+from contextree.compaction.offline.condense import without_shortened_copies
 from contextree.compaction.offline.digest import (
     ACTION_LABEL,
     ASKED,
@@ -143,12 +144,15 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     """The goal, status, requests, constraints, facts and questions."""
     # A statement the goal or the rules already show is not repeated among the facts.
     rules = {*d.constraints, *d.preferences, *d.goal_notes}
-    shown_facts = [fact for fact in d.facts if fact not in d.goal and fact not in rules]
+    stated = without_shortened_copies(d.facts, d.constraints, d.preferences, d.goal_notes)
+    shown_facts = [fact for fact in stated if fact not in d.goal and fact not in rules]
     facts = "\0".join(shown_facts)
     texts = [_asked(request, d.request_counts.get(request, 1)) for request in d.requests]
     in_facts = _held_in([*texts, d.status] if d.status else texts, shown_facts, facts)
     if d.goal:
-        short = _goal_short(d.goal)
+        # The goal is cut at its head (where the request is), or to its head and the clause
+        # that says what the work is for; other lines keep their weightiest sentences.
+        short = _goal_short(d.goal) or clip(d.goal, GOAL_SHOWN_CHARS)
         b.add("goal", d.goal, 100, must=True, clip_to=GOAL_SHOWN_CHARS, plain=True, short=short)
     for note in d.goal_notes:
         b.add("goal", note, 100, must=True, clip_to=_GOAL_NOTE_SHOWN_CHARS, plain=True)
@@ -166,11 +170,12 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
         if text in in_facts:
             continue  # the whole request is kept as a statement of fact
         b.add("requests", text, priority, label=REQUESTS_LABEL, user=True)
-    for constraint in d.constraints:
+    for constraint in without_shortened_copies(d.constraints, d.preferences):
         b.add("constraints", constraint, 100, must=True, clip_to=160)
-    for index, preference in enumerate(d.preferences):
+    preferences = without_shortened_copies(d.preferences, d.constraints)
+    for index, preference in enumerate(preferences):
         # Style, format, language and units hold for the whole session.
-        b.add("constraints", preference, 80 + _recency(index, len(d.preferences)) // 4, user=True)
+        b.add("constraints", preference, 80 + _recency(index, len(preferences)) // 4, user=True)
     for fact in shown_facts:  # (a model's summary gets the goal's recorded, see facts.py)
         # The user's statements: the more they pin down, the longer kept; a plain one (no
         # specific value) after the preferences, before the assistant's notes.

@@ -534,7 +534,9 @@ def answers_question(reply: str, question: str, *, next_message: bool = True) ->
     wanted |= {w for w in _WORD.findall(question) if any(c.isdigit() for c in w)}
     if not wanted:
         return True
-    if next_message and _opens_with_answer(reply, question, wanted):
+    if next_message and (
+        _opens_with_answer(reply, question, wanted) or _gives_the_quantity(reply, question)
+    ):
         return True
     said = _stems(reply) | set(_WORD.findall(reply))
     return len(wanted & said) >= min(2, len(wanted))
@@ -587,6 +589,28 @@ def _opens_with_answer(reply: str, question: str, wanted: set[str]) -> bool:
     if len(first.split()) <= _SHORT_ANSWER_WORDS:
         return True
     return has_specifics(first) and not wanted.isdisjoint(_stems(first))
+
+
+_ASKS_A_QUANTITY: Final = re.compile(
+    r"(?i)^\W*(?:(?:and|so|ok(?:ay)?|also|then|great|got it)[,\s]+)?"
+    r"(?:how\s+(?:many|much|long|old|far|big|soon|often)|when|what\s+(?:time|date|day)|"
+    r"which\s+(?:day|date|month|week))\b"
+)
+"""A question that asks for a number, a date or a time ("How long is your mom staying?"; not
+"Should I email him when it comes?")."""
+
+
+def _gives_the_quantity(reply: str, question: str) -> bool:
+    """Whether ``reply`` opens with the number, date or time ``question`` asks for ("she's
+    here may 2 to may 30", "like 15? and grandma's friends"): a hedge's question mark does
+    not make it a question back."""
+    if not _ASKS_A_QUANTITY.search(question):
+        return False
+    clauses = [c.strip(" \t,.;!?\u2014") for c in _CLAUSE.findall(reply.strip())]
+    while clauses and _FILLER.fullmatch(clauses[0]):
+        clauses.pop(0)
+    first = clauses[0] if clauses else ""
+    return any(c.isdigit() for c in first) and not _puts_off(first, question)
 
 
 def _puts_off(clause: str, question: str) -> bool:

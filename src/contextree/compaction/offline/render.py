@@ -10,10 +10,16 @@ from __future__ import annotations
 from typing import Final
 
 from contextree.compaction.offline.commands import resolved_failures
+from contextree.compaction.offline.condense import condensed
 from contextree.compaction.offline.digest import LEFT_OUT, Digest
 from contextree.compaction.offline.items import Item, build_items
 from contextree.compaction.offline.text import clip, estimate_tokens, plural
 from contextree.compaction.summary_request import SummaryKind
+
+_SHORT_CHARS: Final = 120
+"""What a user's long statement is cut to (its weightiest sentences) before lines are dropped."""
+_BAND: Final = 1
+"""Priorities this close form one band: its long statements are cut before any of it goes."""
 
 Layout = tuple[tuple[str, str, tuple[str, ...]], ...]
 """(heading, list style, logical keys); a heading with no keys introduces the next one."""
@@ -114,21 +120,35 @@ def fit_layout(
     candidates = sorted(
         (item for item in shown if not item.must), key=lambda item: (item.priority, item.order)
     )
-    next_candidate = 0
-    while estimate_tokens(text) > budget_tokens and next_candidate < len(candidates):
+    # Lines go least important and oldest first; but before the lines of a band of
+    # importance go, the user's long statements among them are cut to the sentences that
+    # carry something (condense.py), so that more of what the user said stays.
+    steps = sorted(
+        [(item, False) for item in candidates]
+        + [(item, True) for item in candidates if item.user and len(item.text) > _SHORT_CHARS],
+        key=lambda step: (step[0].priority // _BAND, not step[1], step[0].priority, step[0].order),
+    )
+    next_step = 0
+    while estimate_tokens(text) > budget_tokens and next_step < len(steps):
         excess = (estimate_tokens(text) - budget_tokens) * 4
         freed = 0
-        while next_candidate < len(candidates) and freed < excess:
-            dropped.add(candidates[next_candidate].order)
-            freed += len(candidates[next_candidate].text) + 3
-            next_candidate += 1
+        while next_step < len(steps) and freed < excess:
+            item, shorten = steps[next_step]
+            next_step += 1
+            now = clipped.get(item.order, item.text)
+            if shorten:
+                clipped[item.order] = condensed(item.text, _SHORT_CHARS)
+                freed += len(now) - len(clipped[item.order])
+            else:
+                dropped.add(item.order)
+                freed += len(now) + 3
         text = render()
     if estimate_tokens(text) > budget_tokens:
         # Only essentials are left; shorten their prose (never a path) and accept the rest.
         for item in shown:
             long = item.clip_to is not None and len(item.text) > item.clip_to
             if item.must and long and not item.focus and item.clip_to is not None:
-                clipped[item.order] = item.short or clip(item.text, item.clip_to)
+                clipped[item.order] = item.short or condensed(item.text, item.clip_to)
         text = render()
     return text
 

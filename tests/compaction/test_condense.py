@@ -1,0 +1,74 @@
+"""A tight budget cuts the user's long lines to the sentences that carry them before it drops
+lines, and keeps the value said last in a line rather than the talk before it."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextree.compaction.offline.condense import condensed, without_shortened_copies
+from summary_messages import Message, _say, _user
+from summary_sections import offline_summary as _summary
+from summary_sections import section as _section
+
+_BUDGET_LINE = (
+    "38k. and that's a real ceiling, not a soft one, my partner will kill me. honestly it "
+    "has been a long week. like $38,000 including everything, permits, appliances, the works"
+)
+
+
+def test_a_line_keeps_its_value_and_rule_sentences_and_marks_the_gaps() -> None:
+    short = condensed(_BUDGET_LINE, 120)
+    assert len(short) <= 120
+    assert "38k." in short and "$38,000 including" in short  # the last cut, not passed over
+    assert "long week" not in short  # talk goes first
+    assert "[…]" in short
+
+
+def test_a_line_that_fits_is_whole_and_one_sentence_is_cut_at_its_head() -> None:
+    assert condensed("book the 9:40 ferry", 120) == "book the 9:40 ferry"
+    one = "the ferry " * 30
+    assert condensed(one, 60).startswith("the ferry the ferry")
+    assert condensed(one, 60).endswith("[…]") and len(condensed(one, 60)) <= 60
+
+
+def test_sentences_of_talk_alone_fall_back_to_a_head_cut() -> None:
+    talk = "ugh. lol. ok. " * 20
+    assert condensed(talk, 30).startswith("ugh. lol.")
+
+
+@pytest.mark.parametrize("limit", [20, 40, 80, 120, 200])
+def test_a_condensed_line_never_exceeds_its_limit(limit: int) -> None:
+    assert len(condensed(_BUDGET_LINE, limit)) <= limit
+
+
+def test_a_shortened_copy_of_a_line_given_whole_is_left_out() -> None:
+    whole = "Julia has celiac. the dinner place has to be safe for that. dinner is on the 20th"
+    cut = "[…] the dinner place has to be safe for that. […]"
+    assert without_shortened_copies([cut, whole]) == [whole]
+    assert without_shortened_copies([cut], [whole]) == []
+    # A cut line whose pieces are not all in another stays.
+    other = "[…] the hotel has to be step-free […]"
+    assert without_shortened_copies([other, whole]) == [other, whole]
+
+
+def test_under_a_tight_budget_long_statements_are_cut_before_they_are_dropped() -> None:
+    messages: list[Message] = [_user("Help me get the flats ready for the new tenants.")]
+    for n in range(12):
+        messages += [
+            _user(
+                "ugh, this is so annoying honestly, I can't believe we are still at it. "
+                f"the boiler in flat {n} was serviced on 2026-03-{n + 10} by Hartmann"
+            ),
+            _say("OK."),
+        ]
+    summary = _summary(messages, budget_tokens=250)
+    kept = [n for n in range(12) if f"flat {n} was serviced on 2026-03-{n + 10}" in summary]
+    # Whole, six of the twelve lines fit; cut to their values, all of them do.
+    assert len(kept) == 12, kept
+    assert "- […] the boiler in flat 0 was serviced" in summary
+
+
+def test_a_rule_cut_for_the_essentials_keeps_its_value_said_last() -> None:
+    messages = [_user("Plan the kitchen remodel."), _user(_BUDGET_LINE), _say("Noted.")]
+    rules = _section(_summary(messages, budget_tokens=60), "## Constraints & Preferences")
+    assert "$38,000" in rules
