@@ -15,6 +15,8 @@ import re
 import unicodedata
 from typing import Final
 
+from contextree.recall.tables import standout_rows
+
 __all__ = ["excerpt"]
 
 _ELLIPSIS: Final = "…"
@@ -38,10 +40,26 @@ def excerpt(text: str, terms: list[str], room: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= room:
         return flat
-    segments = _segments(text)
+    lines = text.splitlines()[:_MAX_SEGMENTS]
+    segments, first_segment = _segments(lines)
     words = _search_words(terms)
-    scores = [_score(segment, words) for segment in segments]
-    order = sorted((i for i, score in enumerate(scores) if score), key=lambda i: (-scores[i], i))
+    # Twice the words a segment holds; a table's row that stands out from its column gets
+    # one more, and two for each search word its column's header starts (tables.py).
+    scores = [2 * _score(segment, words) for segment in segments]
+    headers: dict[int, int] = {}
+    sameness: dict[int, float] = {}
+    for line, standout in standout_rows(lines).items():
+        if line not in first_segment:
+            continue  # past the segments read
+        index = first_segment[line]
+        scores[index] += 1 + 2 * _header_words(standout.columns, terms)
+        sameness[index] = standout.sameness
+        if standout.header is not None and standout.header in first_segment:
+            headers[index] = first_segment[standout.header]
+    order = sorted(
+        (i for i, score in enumerate(scores) if score),
+        key=lambda i: (-scores[i], -sameness.get(i, 0.0), i),
+    )
     if not order:
         return _cut(flat, 0, room)
     best = order[0]
@@ -51,6 +69,11 @@ def excerpt(text: str, terms: list[str], room: int) -> str:
     for index in order:
         if picked.full:
             break
+        if index in headers:
+            # A row that stands out, under its table's header: the header names its cells.
+            picked.take(headers[index])
+            picked.take(index)
+            continue
         # The segment, then the one after it (a label's value), then the one before it.
         for candidate in (index, index + 1, index - 1):
             picked.take(candidate)
@@ -118,19 +141,32 @@ class _Picked:
         return "".join(parts)
 
 
-def _segments(text: str) -> list[str]:
+def _segments(lines: list[str]) -> tuple[list[str], dict[int, int]]:
+    """The segments of ``lines``, and for each line that is not blank its first segment."""
     found: list[str] = []
-    for line in text.splitlines():
-        line = " ".join(line.split())
+    first: dict[int, int] = {}
+    for number, raw in enumerate(lines):
+        line = " ".join(raw.split())
         if not line:
             continue
+        first[number] = len(found)
         if len(line) <= _LONG_LINE:
             found.append(line)
         else:
             found.extend(part for part in _SENTENCE_END.split(line) if part)
         if len(found) >= _MAX_SEGMENTS:
             break
-    return found
+    return found, first
+
+
+def _header_words(columns: tuple[str, ...], terms: list[str]) -> int:
+    """How many search words start with a word of ``columns`` (a header of 3+ letters:
+    "Cert" for "certificate", "Contact" for "contacted") or are the start of one."""
+    names = {w for column in columns for w in _WORD.findall(_fold(column)) if len(w) >= 3}
+    if not names:
+        return 0
+    wanted = {w for term in terms for w in _WORD.findall(_fold(term)) if len(w) >= 3}
+    return sum(1 for w in wanted if any(w.startswith(n) or n.startswith(w) for n in names))
 
 
 def _fold(text: str) -> str:
