@@ -27,7 +27,7 @@ distinct values (or three): a status, a class, a channel, a note most rows leave
 _RARE_SHARE: Final = 0.1
 """A value found at most this share as often as the column's most common one (or once)
 makes its row stand out: a date among dates spread evenly does not."""
-_SPACED: Final = re.compile(r"\s{2,}")
+_SPACED: Final = re.compile(r"\s\s+")
 
 
 @dataclass(frozen=True)
@@ -57,49 +57,55 @@ def standout_rows(lines: list[str]) -> dict[int, Standout]:
         while end < len(lines) and kind and split[end][0] == kind:
             end += 1
         if end - start >= _MIN_ROWS:
-            rows = {index: split[index][1] for index in range(start, end)}
-            found.update(_in_table(rows, start))
+            table = [cells for _, cells in split[start:end]]
+            for row, (header, columns, sameness) in _in_table(table).items():
+                at = None if header is None else start + header
+                found[start + row] = Standout(at, columns, sameness)
         start = max(end, start + 1)
     return found
 
 
 def _split(line: str) -> tuple[str, list[str]]:
     """How ``line`` is cut into cells and its cells; no kind when it is not a row."""
-    if line.count("|") >= 2:
+    text = line.strip()
+    if text.count("|") >= 2:
         kind = "|"
-    elif "\t" in line:
+        if text.startswith("|"):
+            text = text[1:].removesuffix("|")
+        cells = [cell.strip() for cell in text.split("|")]
+    elif "\t" in text:
         kind = "\t"
-    elif "  " in line.strip():
+        cells = [cell.strip() for cell in text.split("\t")]
+    elif "  " in text:
         kind = "  "
+        cells = _SPACED.split(text)
     else:
         return "", []
-    cells = _cells(line, kind)
     return (kind, cells) if len(cells) >= _MIN_CELLS else ("", [])
 
 
-def _cells(line: str, kind: str) -> list[str]:
-    text = line.strip()
-    if kind == "|":
-        if text.startswith("|"):
-            text = text[1:].removesuffix("|")
-        return [cell.strip() for cell in text.split("|")]
-    if kind == "\t":
-        return [cell.strip() for cell in text.split("\t")]
-    return _SPACED.split(text)
-
-
-def _in_table(rows: dict[int, list[str]], start: int) -> dict[int, Standout]:
-    width = Counter(len(cells) for cells in rows.values()).most_common(1)[0][0]
-    first = rows[start]
+def _in_table(table: list[list[str]]) -> dict[int, tuple[int | None, tuple[str, ...], float]]:
+    """The rows of ``table`` that stand out, by their place in it: their header's place, the
+    columns where they differ and how alike those are (see :class:`Standout`)."""
+    widths = [len(cells) for cells in table]
+    width = Counter(widths).most_common(1)[0][0]
+    first = table[0]
     # The first line is a header when no cell of it is a number (a row usually has one).
-    header_index = start if len(first) >= width and not any(_numeric(c) for c in first) else None
-    headers = first if header_index is not None else [""] * width
-    body = [index for index in rows if index != header_index]
+    has_header = len(first) >= width and not any(_numeric(c) for c in first)
+    headers = first if has_header else [""] * width
+    top = 1 if has_header else 0
+    # The rows with the usual cells or more, by place, and their first ``width`` cells (one
+    # transpose: a long table costs a count per column).
+    body = widths[top:]
+    if min(body) == max(body) == width:
+        places: list[int] | range = range(top, len(table))
+        columns = list(zip(*table[top:], strict=True))
+    else:
+        places = [row for row in range(top, len(table)) if widths[row] >= width]
+        columns = list(zip(*(table[row][:width] for row in places), strict=True))
     marks: dict[int, list[str]] = {}
     sameness: dict[int, float] = {}
-    full = [index for index in body if len(rows[index]) >= width]
-    # Column by column (one transpose), so a long table costs a count per column.
-    for column, cells in enumerate(zip(*(rows[index][:width] for index in full), strict=True)):
+    for column, cells in enumerate(columns):
         values = Counter(cells)
         total = len(cells)
         if total < _MIN_KIND_ROWS or len(values) > max(3, _KINDS_SHARE * total):
@@ -113,19 +119,21 @@ def _in_table(rows: dict[int, list[str]], start: int) -> dict[int, Standout]:
         if not rare:
             continue
         name = headers[column] if column < len(headers) else ""
-        for index, cell in zip(full, cells, strict=True):
+        for row, cell in zip(places, cells, strict=True):
             if cell in rare:
-                marks.setdefault(index, []).append(name)
-                sameness[index] = max(sameness.get(index, 0.0), count / total)
-    usual = sum(1 for index in body if len(rows[index]) == width) / len(body)
-    for index in body:
-        if len(rows[index]) > width:
-            extra = headers[width] if width < len(headers) else ""
-            marks.setdefault(index, []).append(extra)
-            sameness[index] = max(sameness.get(index, 0.0), usual)
+                marks.setdefault(row, []).append(name)
+                sameness[row] = max(sameness.get(row, 0.0), count / total)
+    if max(body) > width:
+        usual = body.count(width) / len(body)
+        extra = headers[width] if width < len(headers) else ""
+        for row in range(top, len(table)):
+            if widths[row] > width:
+                marks.setdefault(row, []).append(extra)
+                sameness[row] = max(sameness.get(row, 0.0), usual)
+    header = 0 if has_header else None
     return {
-        index: Standout(header_index, tuple(name for name in names if name), sameness[index])
-        for index, names in marks.items()
+        row: (header, tuple(name for name in names if name), sameness[row])
+        for row, names in marks.items()
     }
 
 
