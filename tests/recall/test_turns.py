@@ -16,6 +16,7 @@ from contextree.recall.turns import (
     asking_message,
     call_result,
     calling_message,
+    reported_result,
     user_answer,
 )
 from contextree.session.tree import SessionTree
@@ -245,3 +246,29 @@ def test_each_result_of_a_message_with_two_calls_shows_its_own_call(tmp_path: Pa
     shown = "\n".join(recall.search_excerpts('"saved v2"'))
     recall.close()
     assert "Letter_Ames_v2.docx" in shown and "Letter_Brook_v2.docx" in shown
+
+
+def test_a_recalled_report_shows_the_result_it_reports_on(tmp_path: Path) -> None:
+    tree = SessionTree.open(tmp_path / "s.jsonl", cwd="/w")
+    tree.append_message({"role": "user", "content": "tides for saturday please", "timestamp": 1})
+    call = {"type": "toolCall", "id": "t1", "name": "tides", "arguments": {"day": "sat"}}
+    asking, result = _call_and_result(
+        tree,
+        "Looking them up.",
+        call,
+        "HW 07:31 +142\nLW 13:40 -139\nSlack water (approx.): Sat 07:35, 13:52, 19:55",
+    )
+    # The assistant says it in its own words; the exact time is only in the result.
+    report = tree.append_message(_assistant("Slack water comes early in the afternoon."))
+    tree.append_message({"role": "user", "content": "ok thanks", "timestamp": 5})
+    fold_away(tree, "## Goal\nRegatta.")
+    recall = SessionRecall(tree)
+    assert "13:52" in "\n".join(recall.search_excerpts("afternoon slack"))
+    assert "after result [" in recall.search_text("afternoon")
+    recall.close()
+    folded = folded_entry_ids(tree)
+    found = reported_result(tree, report, folded)
+    assert found is not None and found[0] == result and "13:52" in found[1]
+    assert reported_result(tree, report, folded - {result}) is None  # still seen: not shown
+    assert reported_result(tree, asking, folded) is None  # it makes a call: not a report
+    assert reported_result(tree, result, folded) is None  # not an assistant message

@@ -22,7 +22,13 @@ from contextree.recall.documents import entry_text
 from contextree.recall.excerpt import excerpt as excerpt_of
 from contextree.recall.index import RecallIndex
 from contextree.recall.query import RecallResult, open_recall_index, recall
-from contextree.recall.turns import asking_message, call_result, calling_message, user_answer
+from contextree.recall.turns import (
+    asking_message,
+    call_result,
+    calling_message,
+    reported_result,
+    user_answer,
+)
 
 if TYPE_CHECKING:
     from contextree.session.tree import SessionTree
@@ -153,12 +159,14 @@ class SessionRecall:
         returned = call_result(self.tree, hit.entry_id, result.scope)
         answered = user_answer(self.tree, hit.entry_id, result.scope)
         called = calling_message(self.tree, hit.entry_id, result.scope)
+        reported = reported_result(self.tree, hit.entry_id, result.scope)
         extras = []
         related_entries = (
             (asked, _REQUEST_LEAD),
             (called, _CALL_LEAD),
             (returned, _RESULT_LEAD),
             (answered, _ANSWER_LEAD),
+            (reported, _REPORTED_LEAD),
         )
         for related, template in related_entries:
             if related is None:
@@ -172,10 +180,11 @@ class SessionRecall:
         if not extras:
             return Excerpt(head, _around(text, result.terms, room))
         lines = []
+        # Each a third of the hit's share (a quarter when three apply to one entry: a
+        # question after a tool result, in a folded turn); the hit's own excerpt has the rest.
+        part = room // max(3, len(extras) + 1)
         for lead, words in extras:
-            # Each a third of the hit's share (at most two apply to one entry); the hit's
-            # own excerpt has the rest.
-            lines.append((lead, _around(words, result.terms, room // 3 - len(lead) - 1)))
+            lines.append((lead, _around(words, result.terms, part - len(lead) - 1)))
         used = sum(len(lead) + len(words) + 1 for lead, words in lines)
         return Excerpt(head, _around(text, result.terms, room - used), tuple(lines))
 
@@ -220,6 +229,7 @@ _REQUEST_LEAD: Final = "  in reply to [{id}] user: "
 _RESULT_LEAD: Final = "  returned [{id}]: "
 _ANSWER_LEAD: Final = "  answered by [{id}] user: "
 _CALL_LEAD: Final = "  called by [{id}]: "
+_REPORTED_LEAD: Final = "  after result [{id}]: "
 _MIN_EXCERPT: Final = 40
 
 

@@ -11,7 +11,8 @@ call: that result holds the ticket number or the total; and a recalled result ("
 shown with the call that asked for it, which names the file. And a recalled question of the
 assistant ("Do you want me to keep a backup when I edit?") is shown with the user's answer,
 which is where the rule or the choice was said ("yes, always. never change a file without a
-copy").
+copy"). A recalled report of the assistant's on what a tool returned ("slack early in the
+afternoon") is shown with that result, which holds the exact time.
 """
 
 from __future__ import annotations
@@ -32,7 +33,14 @@ if TYPE_CHECKING:
     from contextree.entries.types import StoredEntry
     from contextree.session.tree import SessionTree
 
-__all__ = ["MAX_TURN_STEPS", "asking_message", "call_result", "calling_message", "user_answer"]
+__all__ = [
+    "MAX_TURN_STEPS",
+    "asking_message",
+    "call_result",
+    "calling_message",
+    "reported_result",
+    "user_answer",
+]
 
 MAX_TURN_STEPS: Final = 64
 """How many entries up a branch the search goes (a tool call and its result are two): a hit
@@ -127,6 +135,25 @@ def user_answer(tree: SessionTree, entry_id: str, folded: Container[str]) -> tup
         if is_user_message(entry_message(child)):
             return _folded_words(child, folded)
     return None
+
+
+def reported_result(
+    tree: SessionTree, entry_id: str, folded: Container[str]
+) -> tuple[str, str] | None:
+    """``(id, text)`` of the tool result that the assistant message ``entry_id`` follows, when
+    the message has words and makes no call (it reports what the tool returned, in its own
+    words) and the result is in ``folded``; of the parallel results above it, the last."""
+    entry = tree.get_entry(entry_id)
+    message = entry_message(entry) if entry is not None else None
+    if entry is None or not is_assistant_message(message):
+        return None
+    if any(is_tool_call_content(block) for block in _blocks(message)):
+        return None
+    parent = entry.get("parentId")
+    above = tree.get_entry(parent) if isinstance(parent, str) else None
+    if above is None or not is_tool_result_message(entry_message(above)):
+        return None
+    return _folded_words(above, folded)
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Any]:
