@@ -360,6 +360,34 @@ def test_a_clause_that_states_rather_than_rules_is_a_fact(line: str) -> None:
     assert line in _section(summary, "## Key Facts")
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "when you write anything for the team page, no surnames in anything public",
+        "no photos of the kids on the website please",
+        "ok and no calls after 8, the baby sleeps",
+        "first names only.",
+    ],
+)
+def test_a_rule_without_a_verb_is_a_constraint(line: str) -> None:
+    summary = _summary([_user("Thank the donors this week."), _say("Will do."), _user(line)])
+    assert line in _section(summary, "## Constraints & Preferences")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "no worries, the van can come tomorrow instead",
+        "tried the other charger, no luck with the laptop either",
+        "checked upstairs, no signal in the hall at all",
+        "no, the blue one with the long handle",
+    ],
+)
+def test_a_no_that_reports_or_answers_is_not_a_rule(line: str) -> None:
+    summary = _summary([_user("Sort out the move."), _say("Does Tuesday suit?"), _user(line)])
+    assert "## Constraints & Preferences" not in summary
+
+
 def test_do_not_after_a_comma_is_a_rule() -> None:
     line = "the spare key is under the mat, do not give it to the cleaner"
     summary = _summary([_user("Help me plan the week."), _say("Sure."), _user(line)])

@@ -33,6 +33,16 @@ _NOT_A_RULE_AFTER_DONT: Final = (
 # Imperatives at the start of a sentence, or obligations anywhere in it. "I don't know why"
 # is a complaint, not a rule, so "don't" only counts at the start. A curly apostrophe is an
 # apostrophe.
+_NOT_A_RULE_AFTER_NO: Final = (
+    r"(?!(?:worries|worry|idea|problems?|luck|rush|hurry|thanks|way|clue|doubt|matter|wonder|"
+    r"one|longer|sense|need|kidding|offen[cs]e|comment|chance|pressure|difference|change|"
+    r"response|reply|answer|signal|sign|results?|match(?:es)?|errors?|issues?|news|word|"
+    r"reason|big deal|biggie|stress|judg(?:e)?ment|shame|harm|hard feelings|"
+    r"surprise|wonder|mention|record|trace|more|less|longer|further|other|such|the|a|an|"
+    r"i|it|we|you|they|he|she|that|this)\b)"
+)
+"""Words after "no" that report, answer or reassure ("no luck", "no worries", "no idea"),
+rather than rule something out."""
 CONSTRAINT = Gated(
     re.compile(
         r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?only\b"
@@ -66,6 +76,14 @@ CONSTRAINT = Gated(
         # calendar, we need to book a design appointment".
         r"|^(?!.*\b(?:can|could|would|will) (?:you|u)\b.*\b(?:you|we) need to\b)"
         r".*\b(?:you|we) need to\b"
+        # A rule without a verb: "no surnames in anything public", "ok and no calls after 8";
+        # after a comma only with what it rules out and where ("..., no photos on the
+        # website"). Not what a report finds ("tried it, no luck", "no signal in the hall").
+        rf"|^{_OPENERS}{{0,3}}no\s+{_NOT_A_RULE_AFTER_NO}[a-z]"
+        rf"|[,;\u2013\u2014-]\s+no\s+{_NOT_A_RULE_AFTER_NO}[a-z]+\s+"
+        r"(?:in|on|at|for|after|before|until|during|near|inside|outside|anywhere)\b"
+        # "first names only.", "cash only!": the few words a sentence allows and nothing else.
+        r"|^(?:\w+[\s-]+){1,3}only[.!]*$"
     ),
     (
         "don",
@@ -99,6 +117,7 @@ CONSTRAINT = Gated(
         "cutoff",
         "can't",
         "cant",
+        "no ",
     ),
 )
 GOAL_STATEMENT = Gated(
