@@ -31,14 +31,16 @@ def measure_retention() -> dict[str, float]:
 def measure_blind_retention() -> dict[str, float]:
     """Survival on the blind ``test`` sessions (written without sight of the summarizer): at
     the full budget and within 20%, each also with the recall tool's answer counted; and on
-    ``fresh2`` and ``fresh3``, the splits written last; and on ``dev2`` (items inside long tool
-    results) with the recall tool's answer counted."""
+    ``fresh2``, ``fresh3`` and ``fresh4``, the splits written last (``fresh4`` within 20% with
+    recall too); and on ``dev2`` (items inside long tool results) with the recall tool's
+    answer counted."""
     from bench.blind.__main__ import blind_reports
 
     reports = dict(blind_reports("test"))
     visible, recalled = reports[""], reports[" +recall"]
     fresh2 = dict(blind_reports("fresh2"))[""]
     fresh3 = dict(blind_reports("fresh3"))[""]
+    fresh4 = dict(blind_reports("fresh4"))
     long_results = dict(blind_reports("dev2"))[" +recall"]
     return {
         "blind_full": visible.full.overall().survival,
@@ -49,6 +51,9 @@ def measure_blind_retention() -> dict[str, float]:
         "blind_fresh2_20": fresh2.budgets[1].overall().survival,
         "blind_fresh3_full": fresh3.full.overall().survival,
         "blind_fresh3_20": fresh3.budgets[1].overall().survival,
+        "blind_fresh4_full": fresh4[""].full.overall().survival,
+        "blind_fresh4_20": fresh4[""].budgets[1].overall().survival,
+        "blind_fresh4_recall_20": fresh4[" +recall"].budgets[1].overall().survival,
         "blind_dev2_recall": long_results.full.overall().survival,
         "blind_dev2_recall_20": long_results.budgets[1].overall().survival,
     }

@@ -5,9 +5,9 @@
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
 ``dev`` and ``dev2`` sessions may be read when the summarizer or recall is changed; ``test``,
-``fresh``, ``fresh2`` and ``fresh3`` sessions are only ever scored (their figures are what we
-quote, see bench/blind/README.md). ``--lost`` lists the probes lost (only for the readable
-splits: reading the others would tune on them).
+``fresh``, ``fresh2``, ``fresh3`` and ``fresh4`` sessions are only ever scored (their figures
+are what we quote, see bench/blind/README.md). ``--lost`` lists the probes lost (only for the
+readable splits: reading the others would tune on them).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 from bench.blind.script import Script, ScriptError, load_script
 
 HERE = Path(__file__).resolve().parent
-SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "dev2")
+SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "dev2", "fresh4")
 READABLE = ("dev", "dev2")
 """The splits that may be read to find what is lost (``--lost``); the others are only scored."""
 

@@ -19,7 +19,9 @@ def bench_importable(monkeypatch: pytest.MonkeyPatch, repo_root: Path) -> None:
 pytestmark = pytest.mark.usefixtures("bench_importable")
 
 
-@pytest.mark.parametrize("split", ["dev", "test", "fresh", "fresh2", "fresh3", "dev2"])
+@pytest.mark.parametrize(
+    "split", ["dev", "test", "fresh", "fresh2", "fresh3", "dev2", "fresh4"]
+)
 def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> None:
     from bench.blind.__main__ import problems, scripts
 
@@ -37,7 +39,7 @@ def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
     # A distinctive value: a number, an id, a name - not a shell's "No such file".
     values = {
         v
-        for split in ("test", "fresh", "fresh2", "fresh3")
+        for split in ("test", "fresh", "fresh2", "fresh3", "fresh4")
         for s in scripts(split)
         for p in s.probes
         for v in p.values
@@ -114,6 +116,7 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
     assert {"blind_full", "blind_20", "blind_recall", "blind_recall_20"} <= rows
     assert {"blind_fresh2_full", "blind_fresh2_20", "blind_fresh3_full", "blind_fresh3_20"} <= rows
     assert {"blind_dev2_recall", "blind_dev2_recall_20"} <= rows
+    assert {"blind_fresh4_full", "blind_fresh4_20", "blind_fresh4_recall_20"} <= rows
 
 
 def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:
