@@ -72,3 +72,26 @@ def test_a_rule_cut_for_the_essentials_keeps_its_value_said_last() -> None:
     messages = [_user("Plan the kitchen remodel."), _user(_BUDGET_LINE), _say("Noted.")]
     rules = _section(_summary(messages, budget_tokens=60), "## Constraints & Preferences")
     assert "$38,000" in rules
+
+
+def test_long_notes_of_the_work_are_cut_before_they_are_dropped() -> None:
+    from summary_messages import _call, _result
+
+    filler = (
+        "Lookup complete, and nothing else of interest was found in the registry today, "
+        "so the rest of the shelf list is as it was when the last audit went through. "
+    )
+    messages: list[Message] = [_user("Check the crates for the loan.")]
+    for n in range(12):
+        messages += [
+            _say("Looking.", _call("crates", crate=n)),
+            _result(
+                f"{filler}Crate CR-{5500 + n} measures {200 + n} x 168 x 42 cm.", tool="crates"
+            ),
+            _say("Noted."),
+        ]
+    summary = _summary(messages, budget_tokens=500)
+    kept = [n for n in range(12) if f"CR-{5500 + n} measures {200 + n} x 168 x 42" in summary]
+    # Whole, six of the notes fit; cut (their label kept), eight do.
+    assert len(kept) >= 8, kept
+    assert "- `crates` returned: […] Crate CR-5505 measures" in summary

@@ -7,11 +7,12 @@ short display summary is a few sentences instead.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from contextree.compaction.offline.commands import resolved_failures
 from contextree.compaction.offline.condense import condensed
-from contextree.compaction.offline.digest import LEFT_OUT, Digest
+from contextree.compaction.offline.digest import LEFT_OUT, NOTED_LABEL, Digest
 from contextree.compaction.offline.items import Item, build_items
 from contextree.compaction.offline.text import clip, estimate_tokens, plural
 from contextree.compaction.summary_request import SummaryKind
@@ -121,11 +122,11 @@ def fit_layout(
         (item for item in shown if not item.must), key=lambda item: (item.priority, item.order)
     )
     # Lines go least important and oldest first; but before the lines of a band of
-    # importance go, the user's long statements among them are cut to the sentences that
-    # carry something (condense.py), so that more of what the user said stays.
+    # importance go, the long statements among them are cut to the sentences that carry
+    # something (condense.py), so that more of what was said stays.
     steps = sorted(
         [(item, False) for item in candidates]
-        + [(item, True) for item in candidates if item.user and len(item.text) > _SHORT_CHARS],
+        + [(item, True) for item in candidates if _cut_first(item)],
         key=lambda step: (step[0].priority // _BAND, not step[1], step[0].priority, step[0].order),
     )
     next_step = 0
@@ -137,7 +138,7 @@ def fit_layout(
             next_step += 1
             now = clipped.get(item.order, item.text)
             if shorten:
-                clipped[item.order] = condensed(item.text, _SHORT_CHARS)
+                clipped[item.order] = _cut(item.text)
                 freed += len(now) - len(clipped[item.order])
             else:
                 dropped.add(item.order)
@@ -151,6 +152,29 @@ def fit_layout(
                 clipped[item.order] = item.short or condensed(item.text, item.clip_to)
         text = render()
     return text
+
+
+_NOTE_LABEL: Final = re.compile(r"^`[^`\n]{1,80}` returned: ")
+_NOTE_SHORT_CHARS: Final = 200
+"""What a note of a tool's result is cut to: a result's sentences name more values than the
+user's (a ticket and a time slot), and cut to 120 they lost one (dev: three probes fewer at
+the full budget than at 160-200)."""
+"""What a note of a tool's result starts with: kept whole when the rest is cut."""
+
+
+def _cut(text: str) -> str:
+    """``text`` cut to its weightiest sentences; a note's "`tool` returned: " stays."""
+    label = _NOTE_LABEL.match(text)
+    if label is None:
+        return condensed(text, _SHORT_CHARS)
+    head = label.group(0)
+    return head + condensed(text[len(head) :], _NOTE_SHORT_CHARS - len(head))
+
+
+def _cut_first(item: Item) -> bool:
+    """Whether ``item`` is cut before it is dropped: the user's long statements, and the long
+    lines noted from the work (a tool's result, the assistant's specific statements)."""
+    return (item.user or item.label == NOTED_LABEL) and len(item.text) > _SHORT_CHARS
 
 
 def _render_layout(
