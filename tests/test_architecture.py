@@ -15,7 +15,7 @@ SOURCE = Path(__file__).resolve().parent.parent / "src" / "contextree"
 
 LAYERS: list[set[str]] = [
     {"errors", "entries"},
-    {"security", "tokens", "context", "hooks", "llm", "store"},
+    {"security", "tokens", "context", "hooks", "llm", "store", "text"},
     {"settings", "session"},
     {"compaction", "recall", "report"},
     {"branching"},

@@ -99,6 +99,27 @@ def test_a_long_service_result_keeps_its_most_specific_lines() -> None:
     assert "Nothing unusual in the readings" not in summary
 
 
+def test_a_tables_row_that_stands_out_is_noted_before_the_most_specific_lines() -> None:
+    rows = [
+        f"CB-{30900 + n}  patient {n:<3}  crown UL{n % 8 + 1}  2026-10-{n + 1:02d}  "
+        f"2026-11-{n + 1:02d}  received  14:{n:02d}"
+        for n in range(20)
+    ]
+    rows[13] = "CB-30981  patient 13   crown UL6  overdue  chase the lab  -  -"
+    summary = _summary(
+        [
+            _user("Any crowns late from the lab?"),
+            _say("", _call("lab_tracker", lab="Castlebridge")),
+            _result(
+                "\n".join(["Case  Patient  Item  Sent  Due  Status  Time", *rows]),
+                tool="lab_tracker",
+            ),
+            _say("Checking."),
+        ]
+    )
+    assert "CB-30981 patient 13 crown UL6 overdue" in summary
+
+
 def test_a_service_tool_failure_is_an_error_with_its_details_noted() -> None:
     summary = _summary(
         [

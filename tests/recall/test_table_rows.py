@@ -4,7 +4,7 @@ table's header, though they hold none of the search's words."""
 from __future__ import annotations
 
 from contextree.recall.excerpt import excerpt
-from contextree.recall.tables import standout_rows
+from contextree.text.tables import standout_rows
 
 _ENTRIES = [
     "Spring regatta - entries (12)",

@@ -15,7 +15,7 @@ import re
 import unicodedata
 from typing import Final
 
-from contextree.recall.tables import standout_rows
+from contextree.text.tables import standout_rows
 
 __all__ = ["excerpt"]
 

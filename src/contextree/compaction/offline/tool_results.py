@@ -13,6 +13,7 @@ from contextree.compaction.offline.parts import ToolCall
 from contextree.compaction.offline.prose import FILE_EXTENSIONS
 from contextree.compaction.offline.specifics import has_specifics, specific_count
 from contextree.compaction.offline.text import clip, one_line, split_sentences
+from contextree.text.tables import standout_rows
 
 __all__ = ["READ_ONLY_TOOLS", "call_note", "result_facts", "tool_failed"]
 
@@ -22,6 +23,7 @@ READ_ONLY_TOOLS: Final = frozenset({"grep", "find", "ls", "glob"})
 _WHOLE_CHARS: Final = 600
 """A result this short is kept whole, on one line: it is the tool's answer."""
 _FACTS_PER_RESULT: Final = 6
+_STANDOUTS_PER_RESULT: Final = 3
 _CALL_CHARS: Final = 240
 
 _FAILURE: Final = re.compile(
@@ -49,14 +51,22 @@ def result_facts(name: str, text: str) -> list[str]:
         return []
     if len(whole) <= _WHOLE_CHARS:
         return [f"`{name}` returned: {whole}"] if has_specifics(whole) else []
+    head = text[:20_000]
+    # A table's rows that stand out from their column (one MISSING among many ok, the one row
+    # with a note) are what the table says; then the sentences that name the most values.
+    lines = head.splitlines()
+    standouts = [one_line(lines[index]) for index in sorted(standout_rows(lines))]
+    standouts = standouts[:_STANDOUTS_PER_RESULT]
     found = [
         (index, sentence)
-        for index, sentence in enumerate(split_sentences(text[:20_000]))
-        if has_specifics(sentence)
+        for index, sentence in enumerate(split_sentences(head))
+        if has_specifics(sentence) and one_line(sentence) not in standouts
     ]
     found.sort(key=lambda item: (-specific_count(item[1]), item[0]))
-    chosen = sorted(found[:_FACTS_PER_RESULT])
-    return [f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}" for _, s in chosen]
+    chosen = [s for _, s in sorted(found[: _FACTS_PER_RESULT - len(standouts)])]
+    return [
+        f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}" for s in [*standouts, *chosen]
+    ]
 
 
 def call_note(call: ToolCall) -> str:
