@@ -95,3 +95,18 @@ def test_long_notes_of_the_work_are_cut_before_they_are_dropped() -> None:
     # Whole, six of the notes fit; cut (their label kept), eight do.
     assert len(kept) >= 8, kept
     assert "- `crates` returned: […] Crate CR-5505 measures" in summary
+
+
+def test_a_parent_heading_with_no_subsection_to_show_is_not_written() -> None:
+    from contextree.compaction.offline.items import Item
+    from contextree.compaction.offline.render import FULL_LAYOUT, fit_layout
+
+    items = {
+        "goal": [Item("Plan the trip.", 100, 1, must=True, plain=True)],
+        "errors": [Item("**Error**: the booking site timed out", 70, 2)],
+    }
+    text = fit_layout(FULL_LAYOUT, items, 1000)
+    assert "## Progress" not in text
+    assert "## Critical Context\n- **Error**: the booking site timed out" in text
+    items["done"] = [Item("[x] Booked the ferry", 45, 3)]
+    assert "## Progress\n### Done\n- [x] Booked the ferry" in fit_layout(FULL_LAYOUT, items, 1000)

@@ -191,6 +191,10 @@ def _render_layout(
         if not keys:
             pending_heading = heading + "\n"
             continue
+        if not heading.startswith("### "):
+            # A heading of the parent's level ends it: "## Progress" with no subsection that
+            # has content is not written above "## Critical Context".
+            pending_heading = ""
         lines: list[str] = []
         label: str | None = None
         number = 0
