@@ -110,3 +110,14 @@ def test_a_parent_heading_with_no_subsection_to_show_is_not_written() -> None:
     assert "## Critical Context\n- **Error**: the booking site timed out" in text
     items["done"] = [Item("[x] Booked the ferry", 45, 3)]
     assert "## Progress\n### Done\n- [x] Booked the ferry" in fit_layout(FULL_LAYOUT, items, 1000)
+
+
+def test_the_sentence_that_sets_a_rule_outranks_a_long_reason_full_of_values() -> None:
+    line = (
+        "Don't change the public response schema. The web and mobile clients generate their "
+        "types from `openapi.json`, and app versions 4.2.1 and 4.3.0 parse `GET /todos` as a "
+        "plain JSON array. That has to keep working."
+    )
+    short = condensed(line, 120)
+    assert short.startswith("Don't change the public response schema.")
+    assert len(short) <= 120

@@ -72,11 +72,13 @@ def _head(text: str, limit: int) -> str:
 
 
 def _weight(sentence: str) -> int:
-    """What a sentence carries: its kinds of value, a rule or the goal; a plain statement
-    a little; an interjection or a word of talk nothing."""
+    """What a sentence carries: a rule or the goal most, then its kinds of value; a plain
+    statement a little; an interjection or a word of talk nothing."""
     weight = 2 * min(specific_count(sentence), 3)
     if CONSTRAINT.search(sentence) or GOAL_STATEMENT.search(sentence):
-        weight += 3
+        # Above any count of values: the sentence that sets the rule is the rule ("Don't
+        # change the public response schema." before the long reason full of names).
+        weight += 7
     if weight:
         return weight
     words = _FILLER.sub("", sentence).split()
