@@ -17,6 +17,7 @@ from contextree.cli.common import (
     effective_settings,
     fail,
     handles_errors,
+    hold_to_exit,
     library_warnings_to_stderr,
     open_session,
     print_json,
@@ -156,6 +157,7 @@ def _root(
     ] = False,
 ) -> None:
     state.debug = debug
+    state.held_to_exit.clear()  # (the tests run many command lines in one process)
 
 
 def _show(shown: Any, payload: object, format: OutputFormat) -> None:
@@ -415,6 +417,7 @@ def compact(
         outcome, session_tree, show_summary=not quiet, show_dropped=show_dropped
     )
     _show(shown, compaction_json(outcome), format)
+    hold_to_exit(session_tree, outcome)
 
 
 @app.command()

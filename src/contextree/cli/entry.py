@@ -42,7 +42,14 @@ def main() -> None:
             return
     from contextree.cli.app import main as run
 
-    run()
+    try:
+        run()
+    except SystemExit as end:
+        from contextree.cli.common import state
+
+        if state.held_to_exit and end.code in (0, None):
+            exit_now()  # a command that wrote and is done (see State.held_to_exit)
+        raise
 
 
 def exit_now() -> None:
