@@ -645,3 +645,27 @@ def test_check_reports_an_entry_whose_body_cannot_be_decoded(tmp_path: Path) -> 
     assert report.damaged
     assert [f.entry_id for f in report.errors] == ["aaaaaaaa"]
     assert "cannot be decoded" in report.errors[0].message
+
+
+def test_check_takes_a_last_line_still_being_appended_for_no_damage(tmp_path: Path) -> None:
+    from contextree.session.check import check_session
+
+    path = tmp_path / "s.jsonl"
+    head = (
+        b'{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/"}\n'
+        b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z",'
+        b'"message":{"role":"user","content":"hi","timestamp":1}}\n'
+    )
+    torn = b'{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa"'
+    path.write_bytes(head + torn)
+    # Read while another process's append is half written: the rest lands after the read.
+    tree = SessionTree.open(path)
+    with path.open("ab") as out:
+        out.write(b',"timestamp":"t","message":{"role":"user","content":"x","timestamp":2}}\n')
+    report = check_session(tree)
+    assert not report.damaged and not report.warnings
+    assert any("being appended" in f.message for f in report.findings)
+    # Left like that, with nothing growing, it is the damage it always was.
+    path.write_bytes(head + torn)
+    stopped = check_session(SessionTree.open(path))
+    assert stopped.damaged and "partial last line" in stopped.errors[0].message

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from contextree.entries.codec import INVALID_UTF8, LineError, entry_problem
@@ -18,6 +19,7 @@ from contextree.errors import cycle_text
 from contextree.session.tool_pairs import ToolPairing
 from contextree.session.tree import SessionTree, parent_cycle
 from contextree.store.index import Record, collector_paused
+from contextree.store.lines import PARTIAL_LAST_LINE
 
 __all__ = [
     "NO_ROLE",
@@ -136,7 +138,13 @@ def check_session(tree: SessionTree) -> CheckReport:
     """Validate every entry of ``tree`` and return what is wrong."""
     report = CheckReport(tree.report.source)
     add = report.findings.append
+    # A file longer now than when it was read is being appended to: its unfinished last line
+    # is another process's append in flight (read between its bytes' writes), not damage.
+    appending = tree.report.partial_last_line and _grown_since_read(tree)
     for bad in tree.report.bad_lines:
+        if appending and bad.reason == PARTIAL_LAST_LINE:
+            add(Finding("info", "the last line was being appended while it was read", bad.line))
+            continue
         add(Finding("error", f"unreadable line skipped: {bad.reason}", bad.line))
     for entry_id, lines in tree.report.duplicate_ids.items():
         add(Finding("error", f"duplicate id {entry_id!r} (lines {lines})", lines[-1], entry_id))
@@ -185,9 +193,21 @@ def check_session(tree: SessionTree) -> CheckReport:
                 "the next write rewrites the file atomically",
             )
         )
-    if tree.report.partial_last_line:
+    if tree.report.partial_last_line and not appending:
         add(Finding("warning", "the last line was cut off by an interrupted write"))
     return report
+
+
+def _grown_since_read(tree: SessionTree) -> bool:
+    """Whether the session's file holds more bytes now than the tree read (a database store
+    is read in transactions, and has no such moment)."""
+    path = getattr(tree.store, "path", None)
+    if not isinstance(path, Path):
+        return False
+    try:
+        return path.stat().st_size > tree.known_size
+    except OSError:
+        return False
 
 
 UNDECODABLE = "undecodable"

@@ -10,6 +10,7 @@ objects or half of one take the line-by-line path, which reads each as pi does.
 from __future__ import annotations
 
 from sys import intern
+from typing import Final
 
 import msgspec
 
@@ -24,6 +25,7 @@ from contextree.store.index import (
 )
 
 __all__ = [
+    "PARTIAL_LAST_LINE",
     "line_spans",
     "mark_partial_last_line",
     "parse_entry_lines",
@@ -287,13 +289,15 @@ def parse_entry_lines(
     return items
 
 
+PARTIAL_LAST_LINE: Final = "partial last line (an interrupted write); it is kept"
+"""Why an unreadable last line without its newline is bad (:func:`mark_partial_last_line`)."""
+
+
 def mark_partial_last_line(items: list[Record | BadLine], report: LoadReport) -> None:
     """Say why the last line is bad when the file ends without a newline (a torn append)."""
     if report.partial_last_line and items and isinstance(items[-1], BadLine):
         last = items[-1]
-        items[-1] = BadLine(
-            last.line, last.raw, "partial last line (an interrupted write); it is kept"
-        )
+        items[-1] = BadLine(last.line, last.raw, PARTIAL_LAST_LINE)
         report.bad_lines[:] = [items[-1] if bad is last else bad for bad in report.bad_lines]
 
 
