@@ -409,6 +409,19 @@ def test_a_no_that_reports_or_answers_is_not_a_rule(line: str) -> None:
     assert "## Constraints & Preferences" not in summary
 
 
+@pytest.mark.parametrize("heading", ["Safety:", "Policy:", "Our limits:", "Do's and don'ts:"])
+def test_the_items_under_a_safety_or_policy_heading_are_rules(heading: str) -> None:
+    policy = (
+        f"You help the night shift on ward 7.\n{heading}\n"
+        "- Dosing questions go to the on-call pharmacist.\n"
+        "- Patient names stay out of email subject lines.\n"
+    )
+    summary = _summary([_developer(policy), _user("Who is on tonight?"), _say("Checking.")])
+    rules = _section(summary, "## Constraints & Preferences")
+    assert "Dosing questions go to the on-call pharmacist." in rules
+    assert "Patient names stay out of email subject lines." in rules
+
+
 def test_do_not_after_a_comma_is_a_rule() -> None:
     line = "the spare key is under the mat, do not give it to the cleaner"
     summary = _summary([_user("Help me plan the week."), _say("Sure."), _user(line)])

@@ -220,9 +220,10 @@ PREFERENCE_LINE = Gated(
     ),
 )
 _RULES_HEADING = re.compile(
-    r"(?i)^[#*_\s]*(?:(?:hard|ground|house|some|a few|the)\s+)?(?P<kind>constraints?|rules?|"
-    r"requirements?|restrictions?|must[- ]haves?|non[- ]negotiables?|preferences?|"
-    r"guidelines?|conventions?)\b[^:\n]{0,30}:[*_\s]*$"
+    r"(?i)^[#*_\s]*(?:(?:hard|ground|house|some|a few|the|our|my)\s+)?(?P<kind>constraints?|"
+    r"rules?|requirements?|restrictions?|must[- ]haves?|non[- ]negotiables?|preferences?|"
+    r"guidelines?|conventions?|polic(?:y|ies)|safety|limits?|boundaries|do(?:'?s)? and "
+    r"don'?ts)\b[^:\n]{0,30}:[*_\s]*$"
 )
 """A line that introduces a list of rules ("Constraints:", "**Preferences:**")."""
 FIRM_PREFERENCE = re.compile(r"(?i), not\b|, no\b|\binstead of\b|\brather than\b")
