@@ -4,10 +4,10 @@
     python -m bench.blind [--split SPLIT|all] [--rounds 5] [--lost] [--json OUT]
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
-``dev`` and ``dev2`` sessions may be read when the summarizer or recall is changed; ``test``,
-``fresh``, ``fresh2``, ``fresh3`` and ``fresh4`` sessions are only ever scored (their figures
-are what we quote, see bench/blind/README.md). ``--lost`` lists the probes lost (only for the
-readable splits: reading the others would tune on them).
+``dev``, ``dev2`` and ``dev3`` sessions may be read when the summarizer or recall is changed;
+``test``, ``fresh``, ``fresh2``, ``fresh3`` and ``fresh4`` sessions are only ever scored (their
+figures are what we quote, see bench/blind/README.md). ``--lost`` lists the probes lost (only
+for the readable splits: reading the others would tune on them).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 from bench.blind.script import Script, ScriptError, load_script
 
 HERE = Path(__file__).resolve().parent
-SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "dev2", "fresh4")
-READABLE = ("dev", "dev2")
+SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "dev2", "fresh4", "dev3")
+READABLE = ("dev", "dev2", "dev3")
 """The splits that may be read to find what is lost (``--lost``); the others are only scored."""
 
 
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         split = args.split or "test"
         if args.lost and split not in READABLE:
-            parser.error("--lost reads the probes: only for --split dev or dev2")
+            parser.error("--lost reads the probes: only for --split dev, dev2 or dev3")
         return _run(split, args.rounds, args.lost, args.out)
     except ScriptError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -422,6 +422,47 @@ def test_the_items_under_a_safety_or_policy_heading_are_rules(heading: str) -> N
     assert "Patient names stay out of email subject lines." in rules
 
 
+def test_a_long_policy_item_keeps_the_rule_it_ends_with() -> None:
+    policy = (
+        "Limits on what you do:\n"
+        "1. Privacy: patient names, addresses and medicines are not put in emails to "
+        "wholesalers or anyone outside the pharmacy team. On the delivery rota, patients "
+        "appear only as initials plus postcode district (e.g. M.K. - E10), and nothing else "
+        "about them is written there. Do not confirm or deny to anyone outside the team "
+        "whether a particular person is a patient here.\n"
+    )
+    summary = _summary([_developer(policy), _user("Sort the rota."), _say("On it.")])
+    rules = _section(summary, "## Constraints & Preferences")
+    assert "Do not confirm or deny to anyone outside the team whether a particular" in rules
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "can u do it by supplier, my brain works better like that",
+        "i'm not a phone person, so text me and nothing before 10 please",
+        "one list is easier for me, i read it on the bus",
+    ],
+)
+def test_a_way_of_working_said_of_oneself_is_a_preference(line: str) -> None:
+    summary = _summary([_user("Plan the orders."), _say("Sure."), _user(line), _say("OK.")])
+    assert line in _section(summary, "## Constraints & Preferences")
+
+
+def test_a_line_a_service_flags_is_noted_before_the_most_specific_ones() -> None:
+    rows = [f"Room 3{n:02d}: twin, 2 beds, EUR 84, breakfast 07:00-09:30" for n in range(30)]
+    rows.insert(7, "Please note: our lift will be out of service for refurbishment.")
+    summary = _summary(
+        [
+            _user("Is the Prague hotel confirmed?"),
+            _say("", _call("email_read", thread="hotel")),
+            _result("\n".join(rows), tool="email_read"),
+            _say("Confirmed."),
+        ]
+    )
+    assert "Please note: our lift will be out of service for refurbishment." in summary
+
+
 def test_do_not_after_a_comma_is_a_rule() -> None:
     line = "the spare key is under the mat, do not give it to the cleaner"
     summary = _summary([_user("Help me plan the week."), _say("Sure."), _user(line)])

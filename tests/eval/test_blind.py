@@ -20,7 +20,7 @@ pytestmark = pytest.mark.usefixtures("bench_importable")
 
 
 @pytest.mark.parametrize(
-    "split", ["dev", "test", "fresh", "fresh2", "fresh3", "dev2", "fresh4"]
+    "split", ["dev", "test", "fresh", "fresh2", "fresh3", "dev2", "fresh4", "dev3"]
 )
 def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> None:
     from bench.blind.__main__ import problems, scripts
@@ -59,11 +59,11 @@ def test_lost_probes_are_listed_only_for_the_readable_splits(
 ) -> None:
     from bench.blind.__main__ import READABLE, SPLITS, main
 
-    assert set(READABLE) == {"dev", "dev2"}
+    assert set(READABLE) == {"dev", "dev2", "dev3"}
     for split in set(SPLITS) - set(READABLE):
         with pytest.raises(SystemExit):
             main(["--split", split, "--lost"])
-        assert "only for --split dev or dev2" in capsys.readouterr().err
+        assert "only for --split dev, dev2 or dev3" in capsys.readouterr().err
 
 
 def test_a_bad_script_names_its_file_and_field(tmp_path: Path) -> None:

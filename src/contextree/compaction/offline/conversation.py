@@ -28,6 +28,7 @@ from contextree.compaction.offline.commands import (
     result_line,
     written_paths,
 )
+from contextree.compaction.offline.condense import condensed
 from contextree.compaction.offline.digest import (
     ERROR_CHARS,
     REQUEST_CHARS,
@@ -347,10 +348,13 @@ class _ConversationReader:
                     add(self._clip(sentence, _USER_LINE_CHARS))
 
     def _clip(self, text: str, limit: int) -> str:
-        # What the custom instructions ask about is kept whole (issue 25 item 6).
+        # What the custom instructions ask about is kept whole (issue 25 item 6). A longer
+        # line keeps its sentences that set the rule and name values, not just its head: a
+        # policy's numbered item ends with the sentence that matters as often as it starts
+        # with it ("Privacy: names ... are not put in emails. ... Do not confirm or deny ...").
         if self.focus_words and mentions(text, self.focus_words):
             return text
-        return clip(text, limit)
+        return condensed(text, limit)
 
     def _user_status(self, text: str) -> None:
         # The user's own account of where the work stands is the latest status too; their

@@ -182,6 +182,11 @@ PREFERENCE_LINE = Gated(
         # A preference of style, format, language or units, however it is worded ("wants metric
         # units", "prefers terse answers"): the subject names what it is about.
         r"|\b(?:prefers?|preferred|wants|likes|dislikes|hates)\b"
+        # A way of working said of oneself: "my brain works better like that", "easier for me
+        # on the phone", "I'm not a morning person", "I find it easier in one list".
+        r"|\b(?:works?|reads?|goes) better (?:for me|like that|that way)\b"
+        r"|\beasier (?:for me|on me)\b|\bI find (?:it |that )?(?:easier|harder)\b"
+        r"|\bI(?:'m| am) (?:not |really not |just not )?(?:a|an) [\w-]+ person\b"
         r"|\b(?:style|format(?:ting)?|tone|wording|spelling|units?|language|voice|register|"
         r"answers?|replies|responses?|headings?|emojis?|em[- ]?dash(?:es)?|bullets?|"
         r"prose|paragraphs?)\b.*\b(?:no|not|only|always|never|please|keep|use|without|instead)\b"
@@ -217,6 +222,10 @@ PREFERENCE_LINE = Gated(
         "bullet",
         "prose",
         "paragraph",
+        "better",
+        "easier",
+        "harder",
+        "person",
     ),
 )
 _RULES_HEADING = re.compile(

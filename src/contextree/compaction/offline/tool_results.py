@@ -24,6 +24,12 @@ _WHOLE_CHARS: Final = 600
 """A result this short is kept whole, on one line: it is the tool's answer."""
 _FACTS_PER_RESULT: Final = 6
 _STANDOUTS_PER_RESULT: Final = 3
+_FLAGGED_PER_RESULT: Final = 2
+_FLAGGED: Final = re.compile(
+    r"(?i)^\W*(?:please note|note|nb|n\.b\.|important|warning|caution|attention|heads up|"
+    r"reminder|please be aware)\b\W"
+)
+"""A line that asks to be read: "Please note: ...", "IMPORTANT - ...", "NB the gate ..."."""
 _CALL_CHARS: Final = 240
 
 _FAILURE: Final = re.compile(
@@ -55,8 +61,12 @@ def result_facts(name: str, text: str) -> list[str]:
     # A table's rows that stand out from their column (one MISSING among many ok, the one row
     # with a note) are what the table says; then the sentences that name the most values.
     lines = head.splitlines()
+    # A line the service flags ("Please note: our lift will be out of service ...") says
+    # what it wants read, whatever values it names.
+    flagged = [one_line(line) for line in lines if _FLAGGED.match(line)][:_FLAGGED_PER_RESULT]
     standouts = [one_line(lines[index]) for index in sorted(standout_rows(lines))]
-    standouts = standouts[:_STANDOUTS_PER_RESULT]
+    standouts = flagged + [row for row in standouts if row not in flagged]
+    standouts = standouts[: _FLAGGED_PER_RESULT + _STANDOUTS_PER_RESULT]
     found = [
         (index, sentence)
         for index, sentence in enumerate(split_sentences(head))
