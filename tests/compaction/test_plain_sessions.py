@@ -739,3 +739,15 @@ def test_a_sentence_a_url_or_a_source_is_not_a_saved_document() -> None:
     assert "Saved `budget_27.xlsx` (files.rename)" in summary
     assert "Saved `budget_old.xlsx`" not in summary and "Saved `https" not in summary
     assert "Saved `Hi Ann" not in summary
+
+
+def test_a_long_request_keeps_its_head_where_it_says_what_to_do() -> None:
+    line = (
+        "please move the invoices into the new shared folder and tell the accountant, the old "
+        "one is a complete mess and nobody can find anything in it any more. "
+        + "the april ones are INV-2291, INV-2292 and INV-2293 from 2026-04-03 at 14:05, "
+        "v2.1 of the sheet, https://files.example.com/acc/2026/04 and /srv/acc/april.xlsx. " * 3
+    )
+    later = [_user("thanks. now book the dentist for friday"), _say("Booked.")]
+    summary = _summary([_user("Tidy the accounts."), _say("OK."), _user(line), _say("OK."), *later])
+    assert "please move the invoices into the new shared folder" in summary

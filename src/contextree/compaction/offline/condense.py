@@ -35,6 +35,8 @@ def condensed(text: str, limit: int) -> str:
         return text
     pieces = [piece.strip() for piece in _PIECE.split(text) if piece.strip()]
     weights = [_weight(piece) for piece in pieces]
+    if weights[0] > 1:
+        weights[0] += 1  # an opening that carries something says what the line is about
     if len(pieces) < 2 or max(weights) <= 0:
         return _head(text, limit)
     # Room for the pieces and a mark on each side of each: what the join costs at most.

@@ -288,7 +288,7 @@ class _ConversationReader:
         d.user_chars += len(text)
         scanned = text[:_USER_SCAN_CHARS]
         for item, preference in rules:
-            kept = self._clip(item, _USER_LINE_CHARS)
+            kept = self._clip(item, _USER_LINE_CHARS, rule=not preference)
             add_once(d.preferences if preference else d.constraints, kept)
         listed = {item for item, _ in rules}
         for line in _prose_lines(scanned):
@@ -310,7 +310,7 @@ class _ConversationReader:
                 continue
             # A question ("why don't we ...?") asks, it does not set a rule.
             if states_rule(sentences):
-                add_once(d.constraints, whole)
+                add_once(d.constraints, self._clip(line, _USER_LINE_CHARS, rule=True))
             elif PREFERENCE_LINE.search(line):
                 firm = FIRM_PREFERENCE.search(line) is not None
                 add_once(d.constraints if firm else d.preferences, whole)
@@ -347,14 +347,16 @@ class _ConversationReader:
                 if has_specifics(sentence) or (stated and states_fact(sentence)):
                     add(self._clip(sentence, _USER_LINE_CHARS))
 
-    def _clip(self, text: str, limit: int) -> str:
-        # What the custom instructions ask about is kept whole (issue 25 item 6). A longer
-        # line keeps its sentences that set the rule and name values, not just its head: a
-        # policy's numbered item ends with the sentence that matters as often as it starts
-        # with it ("Privacy: names ... are not put in emails. ... Do not confirm or deny ...").
+    def _clip(self, text: str, limit: int, *, rule: bool = False) -> str:
+        # What the custom instructions ask about is kept whole (issue 25 item 6). A rule
+        # longer than ``limit`` keeps its sentences that set the rule and name values, not
+        # just its head: a policy's numbered item ends with the sentence that matters as often
+        # as it starts with it ("Privacy: names ... are not put in emails. ... Do not confirm
+        # or deny ..."). Other lines keep their head, where a request or a choice says what
+        # it is about.
         if self.focus_words and mentions(text, self.focus_words):
             return text
-        return condensed(text, limit)
+        return condensed(text, limit) if rule else clip(text, limit)
 
     def _user_status(self, text: str) -> None:
         # The user's own account of where the work stands is the latest status too; their
