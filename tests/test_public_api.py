@@ -303,6 +303,7 @@ EXPECTED: dict[str, set[str]] = {
         "share_connections",
         "stop_sharing",
     },
+    "contextree.text": {"Standout", "standout_rows"},
     "contextree.tokens": {
         "ContextEstimate",
         "IMAGE_CHARS",
