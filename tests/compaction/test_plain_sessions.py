@@ -751,3 +751,31 @@ def test_a_long_request_keeps_its_head_where_it_says_what_to_do() -> None:
     later = [_user("thanks. now book the dentist for friday"), _say("Booked.")]
     summary = _summary([_user("Tidy the accounts."), _say("OK."), _user(line), _say("OK."), *later])
     assert "please move the invoices into the new shared folder" in summary
+
+
+def test_a_mails_frame_is_noted_after_what_the_mail_says() -> None:
+    mail = "\n".join(
+        [
+            "From: Hollowmere Bookings <bookings@hollowmere.example>",
+            "To: Miss Carter <carter@staidans.example>",
+            "Date: 6 Mar 2026",
+            "Subject: booking 18-21 May - confirmation and next steps",
+            "Dear Miss Carter,",
+            "Thank you for confirming booking HOL/27/0518 for 31 people.",
+            "Cancellation terms for pupil fees:",
+            "- full refund until 1 April 2026",
+            "- 50% refund until 1 May 2026",
+            *(f"Activity {n}: {n * 10} minutes, kit list on page {n}." for n in range(3, 9)),
+            "Kind regards, the Hollowmere team",
+        ]
+    )
+    summary = _summary(
+        [
+            _user("Did the centre confirm?"),
+            _say("", _call("email_read", thread="hollowmere")),
+            _result(mail, tool="email_read"),
+            _say("Yes."),
+        ]
+    )
+    assert "50% refund until 1 May 2026" in summary
+    assert "From: Hollowmere Bookings" not in summary

@@ -62,3 +62,10 @@ def test_a_pipe_table_row_with_a_note_is_found_by_its_column() -> None:
     text = "\n".join(["#  | Patient | Due | Contact | Notes", *rows])
     shown = excerpt(text, ["contacted", "overdue", "sheet"], 160)
     assert "complaint open" in shown and "Contact" in shown
+
+
+def test_a_header_with_a_figure_in_it_is_still_the_header() -> None:
+    rows = [f"{n} | Pupil {n} | Y | paid" for n in range(1, 13)]
+    rows[6] = "7 | Pupil 7 | Y* | paid"
+    found = standout_rows(["# | Pupil | Consent | Deposit (£50)", *rows])
+    assert list(found) == [7] and found[7].header == 0 and found[7].columns == ("Consent",)

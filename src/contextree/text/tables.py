@@ -91,7 +91,7 @@ def _in_table(table: list[list[str]]) -> dict[int, tuple[int | None, tuple[str, 
     width = Counter(widths).most_common(1)[0][0]
     first = table[0]
     # The first line is a header when no cell of it is a number (a row usually has one).
-    has_header = len(first) >= width and not any(_numeric(c) for c in first)
+    has_header = len(first) >= width and _header_like(first, table[1:])
     headers = first if has_header else [""] * width
     top = 1 if has_header else 0
     # The rows with the usual cells or more, by place, and their first ``width`` cells (one
@@ -139,3 +139,12 @@ def _in_table(table: list[list[str]]) -> dict[int, tuple[int | None, tuple[str, 
 
 def _numeric(cell: str) -> bool:
     return any(c.isdigit() for c in cell)
+
+
+def _header_like(first: list[str], rest: list[list[str]]) -> bool:
+    """Whether ``first`` names the columns: most of its cells hold no digit ("Deposit (£50)"
+    may) and none of them comes again in its column below, as a row's values do."""
+    if sum(_numeric(cell) for cell in first) * 2 > len(first):
+        return False
+    below = [{row[column] for row in rest if column < len(row)} for column in range(len(first))]
+    return not any(cell and cell in values for cell, values in zip(first, below, strict=True))

@@ -25,6 +25,11 @@ _WHOLE_CHARS: Final = 600
 _FACTS_PER_RESULT: Final = 6
 _STANDOUTS_PER_RESULT: Final = 3
 _FLAGGED_PER_RESULT: Final = 2
+_MAIL_FRAME: Final = re.compile(
+    r"(?i)^\W*(?:(?:from|to|cc|bcc|subject|date|sent|reply-to)\s*:|(?:dear|hi|hello)\s+\w+,?$|"
+    r"(?:kind regards|best regards|regards|many thanks|best wishes)\b)"
+)
+"""The frame of a mail around what it says: noted after its other lines."""
 _FLAGGED: Final = re.compile(
     r"(?i)^\W*(?:please note|note|nb|n\.b\.|important|warning|caution|attention|heads up|"
     r"reminder|please be aware)\b\W"
@@ -64,15 +69,21 @@ def result_facts(name: str, text: str) -> list[str]:
     # A line the service flags ("Please note: our lift will be out of service ...") says
     # what it wants read, whatever values it names.
     flagged = [one_line(line) for line in lines if _FLAGGED.match(line)][:_FLAGGED_PER_RESULT]
-    standouts = [one_line(lines[index]) for index in sorted(standout_rows(lines))]
+    # The rows that differ most (in more columns, from a column more alike) first; kept in
+    # the table's order.
+    rows = standout_rows(lines)
+    ranked = sorted(rows, key=lambda i: (-len(rows[i].columns), -rows[i].sameness, i))
+    standouts = [one_line(lines[index]) for index in sorted(ranked[:_STANDOUTS_PER_RESULT])]
     standouts = flagged + [row for row in standouts if row not in flagged]
-    standouts = standouts[: _FLAGGED_PER_RESULT + _STANDOUTS_PER_RESULT]
     found = [
         (index, sentence)
         for index, sentence in enumerate(split_sentences(head))
         if has_specifics(sentence) and one_line(sentence) not in standouts
     ]
-    found.sort(key=lambda item: (-specific_count(item[1]), item[0]))
+    # A mail's header and greeting lines name values (an address, a date) but say little.
+    found.sort(
+        key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -specific_count(item[1]), item[0])
+    )
     chosen = [s for _, s in sorted(found[: _FACTS_PER_RESULT - len(standouts)])]
     return [
         f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}" for s in [*standouts, *chosen]
