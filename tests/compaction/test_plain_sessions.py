@@ -17,6 +17,12 @@ from summary_sections import offline_summary as _summary
 from summary_sections import section as _section
 
 
+def _one_call(ask: str, tool: str, result: str, reply: str = "OK.") -> str:
+    """The offline summary of a user's ask, one call of ``tool`` and its ``result``."""
+    call = _say("", _call(tool, q=1))
+    return _summary([_user(ask), call, _result(result, tool=tool), _say(reply)])
+
+
 def test_a_plain_statement_without_values_is_kept_as_a_fact() -> None:
     summary = _summary(
         [
@@ -87,14 +93,7 @@ def test_what_a_service_tool_returns_is_noted_and_the_call_is_work_done() -> Non
 def test_a_long_service_result_keeps_its_most_specific_lines() -> None:
     lines = ["Nothing unusual in the readings of this period."] * 30
     lines.insert(12, "Meter MTR-55120 read 48213 gallons on 2026-02-03 at 14:05.")
-    summary = _summary(
-        [
-            _user("Why is my bill so high?"),
-            _say("", _call("meter_history", account="A-1")),
-            _result("\n".join(lines), tool="meter_history"),
-            _say("Looking at it."),
-        ]
-    )
+    summary = _one_call("Why is my bill so high?", "meter_history", "\n".join(lines))
     assert "Meter MTR-55120 read 48213 gallons on 2026-02-03 at 14:05." in summary
     assert "Nothing unusual in the readings" not in summary
 
@@ -106,17 +105,8 @@ def test_a_tables_row_that_stands_out_is_noted_before_the_most_specific_lines() 
         for n in range(20)
     ]
     rows[13] = "CB-30981  patient 13   crown UL6  overdue  chase the lab  -  -"
-    summary = _summary(
-        [
-            _user("Any crowns late from the lab?"),
-            _say("", _call("lab_tracker", lab="Castlebridge")),
-            _result(
-                "\n".join(["Case  Patient  Item  Sent  Due  Status  Time", *rows]),
-                tool="lab_tracker",
-            ),
-            _say("Checking."),
-        ]
-    )
+    table = "\n".join(["Case  Patient  Item  Sent  Due  Status  Time", *rows])
+    summary = _one_call("Any crowns late from the lab?", "lab_tracker", table)
     assert "CB-30981 patient 13 crown UL6 overdue" in summary
 
 
@@ -452,14 +442,7 @@ def test_a_way_of_working_said_of_oneself_is_a_preference(line: str) -> None:
 def test_a_line_a_service_flags_is_noted_before_the_most_specific_ones() -> None:
     rows = [f"Room 3{n:02d}: twin, 2 beds, EUR 84, breakfast 07:00-09:30" for n in range(30)]
     rows.insert(7, "Please note: our lift will be out of service for refurbishment.")
-    summary = _summary(
-        [
-            _user("Is the Prague hotel confirmed?"),
-            _say("", _call("email_read", thread="hotel")),
-            _result("\n".join(rows), tool="email_read"),
-            _say("Confirmed."),
-        ]
-    )
+    summary = _one_call("Is the Prague hotel confirmed?", "email_read", "\n".join(rows))
     assert "Please note: our lift will be out of service for refurbishment." in summary
 
 
@@ -769,13 +752,6 @@ def test_a_mails_frame_is_noted_after_what_the_mail_says() -> None:
             "Kind regards, the Hollowmere team",
         ]
     )
-    summary = _summary(
-        [
-            _user("Did the centre confirm?"),
-            _say("", _call("email_read", thread="hollowmere")),
-            _result(mail, tool="email_read"),
-            _say("Yes."),
-        ]
-    )
+    summary = _one_call("Did the centre confirm?", "email_read", mail)
     assert "50% refund until 1 May 2026" in summary
     assert "From: Hollowmere Bookings" not in summary
