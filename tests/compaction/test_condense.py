@@ -121,3 +121,8 @@ def test_the_sentence_that_sets_a_rule_outranks_a_long_reason_full_of_values() -
     short = condensed(line, 120)
     assert short.startswith("Don't change the public response schema.")
     assert len(short) <= 120
+
+
+def test_blank_or_one_piece_text_is_cut_at_its_head() -> None:
+    assert len(condensed(" " * 300, 40)) <= 40
+    assert condensed("x" * 300, 40).endswith("[…]")

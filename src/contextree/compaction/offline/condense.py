@@ -28,16 +28,19 @@ _FILLER: Final = re.compile(
 
 def condensed(text: str, limit: int) -> str:
     """``text`` within ``limit`` characters: whole when it fits; else its weightiest
-    sentences in their order (a value, a rule, the goal; a plain statement after them; talk
-    never; the first that does not fit cut at its head), each gap marked; a head cut when
-    no sentence carries anything or one sentence is all there is."""
+    sentences in their order (a rule or the goal, then those naming the most values; a
+    plain statement after them; talk never; the first weighty one that does not fit cut at
+    its head), each gap marked; a head cut when no sentence carries anything or one
+    sentence is all there is."""
     if len(text) <= limit:
         return text
     pieces = [piece.strip() for piece in _PIECE.split(text) if piece.strip()]
+    if len(pieces) < 2:
+        return _head(text, limit)
     weights = [_weight(piece) for piece in pieces]
     if weights[0] > 1:
         weights[0] += 1  # an opening that carries something says what the line is about
-    if len(pieces) < 2 or max(weights) <= 0:
+    if max(weights) <= 0:
         return _head(text, limit)
     # Room for the pieces and a mark on each side of each: what the join costs at most.
     room = limit
