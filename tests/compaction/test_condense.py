@@ -126,3 +126,14 @@ def test_the_sentence_that_sets_a_rule_outranks_a_long_reason_full_of_values() -
 def test_blank_or_one_piece_text_is_cut_at_its_head() -> None:
     assert len(condensed(" " * 300, 40)) <= 40
     assert condensed("x" * 300, 40).endswith("[…]")
+
+
+def test_one_long_sentence_is_cut_by_its_clauses_so_its_last_value_stays() -> None:
+    rule = (
+        "4. Fridges: if a logged temperature falls outside 2-8 °C, the staff member "
+        "quarantines the fridge stock and phones the superintendent pharmacist, Anjali Rao, "
+        "on 07700 914 322, at any hour, before doing anything else."
+    )
+    short = condensed(rule, 160)
+    assert "07700 914 322" in short and "2-8 °C" in short and len(short) <= 160
+    assert not short.startswith("4.")  # a list's number says nothing once cut

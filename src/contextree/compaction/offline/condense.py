@@ -13,13 +13,14 @@ from typing import Final
 
 from contextree.compaction.offline.prose import CONSTRAINT, GOAL_STATEMENT
 from contextree.compaction.offline.specifics import PLAIN_WORDS, specific_count
-from contextree.compaction.offline.text import clip
+from contextree.compaction.offline.text import LIST_MARKER, clip
 
 GAP: Final = "[…]"
 """Where sentences were left out (the marker a head cut ends with)."""
 _MIN_HEAD: Final = 24
 """A piece cut shorter than this says too little to be worth its place."""
 _PIECE: Final = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+_CLAUSE: Final = re.compile(r"(?<=[,;:])\s+(?=\S)")
 _FILLER: Final = re.compile(
     r"(?i)^(?:ok(?:ay)?|so|yeah|yes|yep|no|hm+|um+|uh+|ugh|lol|haha|thanks|thx|cool|great|"
     r"honestly|anyway|sure|right|well|oh|ah|fine|wow)\b[\s,.!]*"
@@ -34,7 +35,14 @@ def condensed(text: str, limit: int) -> str:
     sentence is all there is."""
     if len(text) <= limit:
         return text
-    pieces = [piece.strip() for piece in _PIECE.split(text) if piece.strip()]
+    # A sentence longer than the limit by its clauses ("... phones the superintendent, Anjali
+    # Rao, on 07700 914 322, at any hour"), so that a value said last can stay.
+    pieces = [
+        clause.strip()
+        for piece in _PIECE.split(LIST_MARKER.sub("", text, count=1))
+        for clause in (_CLAUSE.split(piece) if len(piece) > limit else [piece])
+        if clause.strip()
+    ]
     if len(pieces) < 2:
         return _head(text, limit)
     weights = [_weight(piece) for piece in pieces]
