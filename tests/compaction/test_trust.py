@@ -387,3 +387,15 @@ def test_a_summary_written_before_issue_25_is_still_read() -> None:
     summary = OfflineSummarizer().summarize_messages([], kind="update", previous_summary=old)
     assert "- **Use nom**: zero-copy parsing" in _section(summary, "## Key Decisions")
     assert "Tabs or spaces?" in _section(summary, "## Open Questions")
+
+
+def test_an_open_todo_under_a_bold_label_keeps_the_label_without_its_marks() -> None:
+    summary = _summary(
+        [
+            _user("Where are we with the trip money?"),
+            _say("- **Deposits:** 21 paid, and the same 4 families haven't paid anything yet."),
+        ]
+    )
+    todos = _section(summary, "### Open TODOs")
+    assert "- Deposits: 21 paid, and the same 4 families haven't paid anything yet." in todos
+    assert "**" not in todos

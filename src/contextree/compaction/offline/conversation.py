@@ -115,6 +115,7 @@ _CHANGED_IN_PROSE = re.compile(
     r"extended|adjusted|touched)\s+(?:the\s+|a\s+|an\s+)?(?:file\s+|docs?\s+|tests?\s+in\s+)?"
 )
 _TODO_CHARS: Final = 300
+_BOLD: Final = re.compile(r"(\*\*|__)(.+?)\1")
 _NOTED_PER_MESSAGE: Final = 4
 """Specific statements kept from one assistant message: a long report names many things."""
 _MIN_REQUEST_WORDS: Final = 3
@@ -456,7 +457,10 @@ class _ConversationReader:
                 sentences = split_sentences(stripped)
                 held = [s for s in sentences if TODO_STATEMENT.search(s)]
                 todo = " ".join(held) if len(sentences) > 1 and held else stripped
-                add_once(d.todos, clip(todo.lstrip("-* ").strip(), _TODO_CHARS))
+                # "- **Deposits:** 4 families haven't paid yet": the label without its marks
+                # (stripping the leading ones alone left "Deposits:** ...").
+                plain = _BOLD.sub(r"\2", todo).lstrip("-* ").strip()
+                add_once(d.todos, clip(plain, _TODO_CHARS))
         # A later message that reports one done closes it; earlier summaries' TODOs are
         # closed the same way when the digests are merged.
         d.todos = [todo for todo in d.todos if not reports_done(prose, todo)]
