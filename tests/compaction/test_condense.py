@@ -137,3 +137,13 @@ def test_one_long_sentence_is_cut_by_its_clauses_so_its_last_value_stays() -> No
     short = condensed(rule, 160)
     assert "07700 914 322" in short and "2-8 °C" in short and len(short) <= 160
     assert not short.startswith("4.")  # a list's number says nothing once cut
+
+
+def test_a_period_after_an_abbreviation_does_not_end_the_sentence() -> None:
+    from contextree.compaction.offline.text import split_sentences
+
+    text = "Amoxicillin: BACKORDER at AAH - est. 19/06. Mr. Lowe rang, e.g. about vans. Done."
+    assert split_sentences(text) == (
+        "Amoxicillin: BACKORDER at AAH - est. 19/06.",
+        "Mr. Lowe rang, e.g. about vans.",
+    )  # ("Done." is shorter than a sentence the readers keep)

@@ -19,7 +19,14 @@ def words_of(text: str) -> frozenset[str]:
 
 
 FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+_ABBREVIATIONS: Final = ("est", "approx", "incl", "inc", "excl", "etc", "vs", "e.g", "i.e",
+                         "mr", "mrs", "ms", "dr", "st", "tel", "ref", "ca", "Est", "Approx",
+                         "Incl", "Inc", "Excl", "Mr", "Mrs", "Ms", "Dr", "St", "Tel", "Ref")
+"""Words a period follows without ending the sentence ("BACKORDER - est. 19/06", "Mr. Lowe")."""
+_SENTENCE_SPLIT = re.compile(
+    "".join(rf"(?<!\b{re.escape(word)}\.)" for word in _ABBREVIATIONS)
+    + r"(?<=[.!?])\s+(?=\S)|\n+"
+)
 LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _FOCUS_WORD = re.compile(r"[a-z0-9_./-]{4,}")
 _STOPWORDS: Final = words_of(
