@@ -57,10 +57,7 @@ def standout_rows(lines: list[str]) -> dict[int, Standout]:
         while end < len(lines) and kind and split[end][0] == kind:
             end += 1
         if end - start >= _MIN_ROWS:
-            table = [cells for _, cells in split[start:end]]
-            for row, (header, columns, sameness) in _in_table(table).items():
-                at = None if header is None else start + header
-                found[start + row] = Standout(at, columns, sameness)
+            found.update(_in_table([cells for _, cells in split[start:end]], start))
         start = max(end, start + 1)
     return found
 
@@ -84,29 +81,34 @@ def _split(line: str) -> tuple[str, list[str]]:
     return (kind, cells) if len(cells) >= _MIN_CELLS else ("", [])
 
 
-def _in_table(table: list[list[str]]) -> dict[int, tuple[int | None, tuple[str, ...], float]]:
-    """The rows of ``table`` that stand out, by their place in it: their header's place, the
-    columns where they differ and how alike those are (see :class:`Standout`)."""
+def _in_table(table: list[list[str]], start: int) -> dict[int, Standout]:
+    """The rows of ``table`` (the lines from ``start`` on) that stand out, by line index."""
     widths = [len(cells) for cells in table]
     width = Counter(widths).most_common(1)[0][0]
+    # The rows with the usual cells or more, by place, and their first ``width`` cells: one
+    # transpose and one count per column serve the header's test and the rows' (a long table
+    # costs a count per column).
+    if min(widths) == max(widths) == width:
+        places: list[int] | range = range(len(table))
+        columns = list(zip(*table, strict=True))
+    else:
+        places = [row for row in range(len(table)) if widths[row] >= width]
+        columns = list(zip(*(table[row][:width] for row in places), strict=True))
+    counts = [Counter(cells) for cells in columns]
     first = table[0]
-    # The first line is a header when no cell of it is a number (a row usually has one).
-    has_header = len(first) >= width and _header_like(first, table[1:])
+    has_header = widths[0] >= width and _header_like(first, counts, table)
     headers = first if has_header else [""] * width
     top = 1 if has_header else 0
-    # The rows with the usual cells or more, by place, and their first ``width`` cells (one
-    # transpose: a long table costs a count per column).
-    body = widths[top:]
-    if min(body) == max(body) == width:
-        places: list[int] | range = range(top, len(table))
-        columns = list(zip(*table[top:], strict=True))
-    else:
-        places = [row for row in range(top, len(table)) if widths[row] >= width]
-        columns = list(zip(*(table[row][:width] for row in places), strict=True))
+    if has_header:
+        places, columns = places[1:], [cells[1:] for cells in columns]
+        for column, cell in enumerate(first[:width]):
+            counts[column][cell] -= 1
+            if not counts[column][cell]:
+                del counts[column][cell]
     marks: dict[int, list[str]] = {}
     sameness: dict[int, float] = {}
     for column, cells in enumerate(columns):
-        values = Counter(cells)
+        values = counts[column]
         total = len(cells)
         if total < _MIN_KIND_ROWS or len(values) > max(3, _KINDS_SHARE * total):
             continue
@@ -123,6 +125,7 @@ def _in_table(table: list[list[str]]) -> dict[int, tuple[int | None, tuple[str, 
             if cell in rare:
                 marks.setdefault(row, []).append(name)
                 sameness[row] = max(sameness.get(row, 0.0), count / total)
+    body = widths[top:]
     if max(body) > width:
         usual = body.count(width) / len(body)
         extra = headers[width] if width < len(headers) else ""
@@ -130,9 +133,9 @@ def _in_table(table: list[list[str]]) -> dict[int, tuple[int | None, tuple[str, 
             if widths[row] > width:
                 marks.setdefault(row, []).append(extra)
                 sameness[row] = max(sameness.get(row, 0.0), usual)
-    header = 0 if has_header else None
+    header = start if has_header else None
     return {
-        row: (header, tuple(name for name in names if name), sameness[row])
+        start + row: Standout(header, tuple(name for name in names if name), sameness[row])
         for row, names in marks.items()
     }
 
@@ -141,10 +144,18 @@ def _numeric(cell: str) -> bool:
     return any(c.isdigit() for c in cell)
 
 
-def _header_like(first: list[str], rest: list[list[str]]) -> bool:
-    """Whether ``first`` names the columns: most of its cells hold no digit ("Deposit (£50)"
+def _header_like(first: list[str], counts: list[Counter[str]], table: list[list[str]]) -> bool:
+    """Whether ``first`` (the first of ``table``'s rows; ``counts``: the table's first columns
+    counted, it included) names the columns: most of its cells hold no digit ("Deposit (£50)"
     may) and none of them comes again in its column below, as a row's values do."""
     if sum(_numeric(cell) for cell in first) * 2 > len(first):
         return False
-    below = [{row[column] for row in rest if column < len(row)} for column in range(len(first))]
-    return not any(cell and cell in values for cell, values in zip(first, below, strict=True))
+    for column, cell in enumerate(first):
+        if not cell:
+            continue
+        if column < len(counts):
+            if counts[column][cell] > 1:
+                return False
+        elif any(column < len(row) and row[column] == cell for row in table[1:]):
+            return False  # a cell past the usual ones (few rows have it)
+    return True
