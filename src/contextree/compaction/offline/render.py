@@ -19,8 +19,6 @@ from contextree.compaction.summary_request import SummaryKind
 
 _SHORT_CHARS: Final = 120
 """What a user's long statement is cut to (its weightiest sentences) before lines are dropped."""
-_BAND: Final = 1
-"""Priorities this close form one band: its long statements are cut before any of it goes."""
 
 Layout = tuple[tuple[str, str, tuple[str, ...]], ...]
 """(heading, list style, logical keys); a heading with no keys introduces the next one."""
@@ -121,13 +119,13 @@ def fit_layout(
     candidates = sorted(
         (item for item in shown if not item.must), key=lambda item: (item.priority, item.order)
     )
-    # Lines go least important and oldest first; but before the lines of a band of
-    # importance go, the long statements among them are cut to the sentences that carry
-    # something (condense.py), so that more of what was said stays.
+    # Lines go least important and oldest first; but before the lines of a priority go, the
+    # long statements among them are cut to the sentences that carry something
+    # (condense.py), so that more of what was said stays.
     steps = sorted(
         [(item, False) for item in candidates]
         + [(item, True) for item in candidates if _cut_first(item)],
-        key=lambda step: (step[0].priority // _BAND, not step[1], step[0].priority, step[0].order),
+        key=lambda step: (step[0].priority, not step[1], step[0].order),
     )
     next_step = 0
     while estimate_tokens(text) > budget_tokens and next_step < len(steps):
@@ -155,11 +153,11 @@ def fit_layout(
 
 
 _NOTE_LABEL: Final = re.compile(r"^`[^`\n]{1,80}` returned: ")
+"""What a note of a tool's result starts with: kept whole when the rest is cut."""
 _NOTE_SHORT_CHARS: Final = 200
 """What a note of a tool's result is cut to: a result's sentences name more values than the
 user's (a ticket and a time slot), and cut to 120 they lost one (dev: three probes fewer at
 the full budget than at 160-200)."""
-"""What a note of a tool's result starts with: kept whole when the rest is cut."""
 
 
 def _cut(text: str) -> str:
