@@ -147,3 +147,8 @@ def test_a_period_after_an_abbreviation_does_not_end_the_sentence() -> None:
         "Amoxicillin: BACKORDER at AAH - est. 19/06.",
         "Mr. Lowe rang, e.g. about vans.",
     )  # ("Done." is shorter than a sentence the readers keep)
+
+
+def test_a_cut_line_splits_its_sentences_as_the_readers_do() -> None:
+    line = "Amoxicillin BACKORDER at AAH - est. 19/06 for the 500mg caps from the Leyton depot."
+    assert "est. 19/06" in condensed(line, 60)

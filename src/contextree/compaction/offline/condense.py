@@ -13,13 +13,12 @@ from typing import Final
 
 from contextree.compaction.offline.prose import CONSTRAINT, GOAL_STATEMENT
 from contextree.compaction.offline.specifics import PLAIN_WORDS, specific_count
-from contextree.compaction.offline.text import LIST_MARKER, clip
+from contextree.compaction.offline.text import LIST_MARKER, SENTENCE_SPLIT, clip
 
 GAP: Final = "[…]"
 """Where sentences were left out (the marker a head cut ends with)."""
 _MIN_HEAD: Final = 24
 """A piece cut shorter than this says too little to be worth its place."""
-_PIECE: Final = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 _CLAUSE: Final = re.compile(r"(?<=[,;:])\s+(?=\S)")
 _FILLER: Final = re.compile(
     r"(?i)^(?:ok(?:ay)?|so|yeah|yes|yep|no|hm+|um+|uh+|ugh|lol|haha|thanks|thx|cool|great|"
@@ -39,7 +38,7 @@ def condensed(text: str, limit: int) -> str:
     # Rao, on 07700 914 322, at any hour"), so that a value said last can stay.
     pieces = [
         clause.strip()
-        for piece in _PIECE.split(LIST_MARKER.sub("", text, count=1))
+        for piece in SENTENCE_SPLIT.split(LIST_MARKER.sub("", text, count=1))
         for clause in (_CLAUSE.split(piece) if len(piece) > limit else [piece])
         if clause.strip()
     ]

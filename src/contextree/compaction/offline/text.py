@@ -23,10 +23,11 @@ _ABBREVIATIONS: Final = ("est", "approx", "incl", "inc", "excl", "etc", "vs", "e
                          "mr", "mrs", "ms", "dr", "st", "tel", "ref", "ca", "Est", "Approx",
                          "Incl", "Inc", "Excl", "Mr", "Mrs", "Ms", "Dr", "St", "Tel", "Ref")
 """Words a period follows without ending the sentence ("BACKORDER - est. 19/06", "Mr. Lowe")."""
-_SENTENCE_SPLIT = re.compile(
+SENTENCE_SPLIT: Final = re.compile(
     "".join(rf"(?<!\b{re.escape(word)}\.)" for word in _ABBREVIATIONS)
     + r"(?<=[.!?])\s+(?=\S)|\n+"
 )
+"""Where a sentence ends: :func:`split_sentences` and the cutting of long lines share it."""
 LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _FOCUS_WORD = re.compile(r"[a-z0-9_./-]{4,}")
 _STOPWORDS: Final = words_of(
@@ -40,7 +41,7 @@ _STOPWORDS: Final = words_of(
 def split_sentences(text: str) -> tuple[str, ...]:
     # Cached (a few recent texts): a message is split by several readers in turn.
     found: list[str] = []
-    for raw in _SENTENCE_SPLIT.split(FENCE.sub("\n", text)):
+    for raw in SENTENCE_SPLIT.split(FENCE.sub("\n", text)):
         sentence = LIST_MARKER.sub("", raw.strip()).strip()
         if len(sentence) >= 8:
             found.append(sentence)
