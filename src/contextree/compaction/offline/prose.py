@@ -30,19 +30,20 @@ _NOT_A_RULE_AFTER_DONT: Final = (
 )
 """Not a rule: "don't" before a verb of state ("don't know why", "don't worry about it")."""
 
-# Imperatives at the start of a sentence, or obligations anywhere in it. "I don't know why"
-# is a complaint, not a rule, so "don't" only counts at the start. A curly apostrophe is an
-# apostrophe.
 _NOT_A_RULE_AFTER_NO: Final = (
     r"(?!(?:worries|worry|idea|problems?|luck|rush|hurry|thanks|way|clue|doubt|matter|wonder|"
     r"one|longer|sense|need|kidding|offen[cs]e|comment|chance|pressure|difference|change|"
     r"response|reply|answer|signal|sign|results?|match(?:es)?|errors?|issues?|news|word|"
     r"reason|big deal|biggie|stress|judg(?:e)?ment|shame|harm|hard feelings|"
-    r"surprise|wonder|mention|record|trace|more|less|longer|further|other|such|the|a|an|"
+    r"surprise|mention|record|trace|more|less|further|other|such|the|a|an|"
     r"i|it|we|you|they|he|she|that|this)\b)"
 )
 """Words after "no" that report, answer or reassure ("no luck", "no worries", "no idea"),
 rather than rule something out."""
+
+# Imperatives at the start of a sentence, or obligations anywhere in it. "I don't know why"
+# is a complaint, not a rule, so "don't" only counts at the start. A curly apostrophe is an
+# apostrophe.
 CONSTRAINT = Gated(
     re.compile(
         r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?only\b"
@@ -609,10 +610,7 @@ def _opens_with_answer(reply: str, question: str, wanted: set[str]) -> bool:
     open with a fact about something else."""
     if "?" in reply:
         return False
-    clauses = [c.strip(" \t,.;!?\u2014") for c in _CLAUSE.findall(reply.strip())]
-    while clauses and _FILLER.fullmatch(clauses[0]):
-        clauses.pop(0)  # "oh, the second one": the answer follows the interjection
-    first = clauses[0] if clauses else ""
+    first = _first_clause(reply)
     if not first or _MOVES_ON.match(first) or _puts_off(first, question):
         return False
     if len(first.split()) <= _SHORT_ANSWER_WORDS:
@@ -635,11 +633,17 @@ def _gives_the_quantity(reply: str, question: str) -> bool:
     not make it a question back."""
     if not _ASKS_A_QUANTITY.search(question):
         return False
+    first = _first_clause(reply)
+    return any(c.isdigit() for c in first) and not _puts_off(first, question)
+
+
+def _first_clause(reply: str) -> str:
+    """The reply's first clause after any interjection of its own ("oh, the second one": the
+    answer follows the "oh"); ``""`` when there is none."""
     clauses = [c.strip(" \t,.;!?\u2014") for c in _CLAUSE.findall(reply.strip())]
     while clauses and _FILLER.fullmatch(clauses[0]):
         clauses.pop(0)
-    first = clauses[0] if clauses else ""
-    return any(c.isdigit() for c in first) and not _puts_off(first, question)
+    return clauses[0] if clauses else ""
 
 
 def _puts_off(clause: str, question: str) -> bool:
