@@ -122,12 +122,7 @@ def user_answer(tree: SessionTree, entry_id: str, folded: Container[str]) -> tup
     """``(id, text)`` of the user message that follows the assistant message ``entry_id`` when
     that message asks something (a ``?`` in its words, no tool call) and the answer is in
     ``folded``; the first such answer when the user answered more than once (branches)."""
-    entry = tree.get_entry(entry_id)
-    message = entry_message(entry) if entry is not None else None
-    if not is_assistant_message(message):
-        return None
-    if any(is_tool_call_content(block) for block in _blocks(message)):
-        return None
+    entry = _reply_without_calls(tree, entry_id)
     found = entry_text(entry) if entry is not None else None
     if found is None or "?" not in found[1]:
         return None
@@ -143,17 +138,25 @@ def reported_result(
     """``(id, text)`` of the tool result that the assistant message ``entry_id`` follows, when
     the message has words and makes no call (it reports what the tool returned, in its own
     words) and the result is in ``folded``; of the parallel results above it, the last."""
-    entry = tree.get_entry(entry_id)
-    message = entry_message(entry) if entry is not None else None
-    if entry is None or not is_assistant_message(message):
-        return None
-    if any(is_tool_call_content(block) for block in _blocks(message)):
+    entry = _reply_without_calls(tree, entry_id)
+    if entry is None:
         return None
     parent = entry.get("parentId")
     above = tree.get_entry(parent) if isinstance(parent, str) else None
     if above is None or not is_tool_result_message(entry_message(above)):
         return None
     return _folded_words(above, folded)
+
+
+def _reply_without_calls(tree: SessionTree, entry_id: str) -> StoredEntry | None:
+    """The entry ``entry_id`` when it is an assistant message that calls no tool."""
+    entry = tree.get_entry(entry_id)
+    message = entry_message(entry) if entry is not None else None
+    if not is_assistant_message(message):
+        return None
+    if any(is_tool_call_content(block) for block in _blocks(message)):
+        return None
+    return entry
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Any]:
