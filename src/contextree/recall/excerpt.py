@@ -48,11 +48,12 @@ def excerpt(text: str, terms: list[str], room: int) -> str:
     scores = [2 * _score(segment, words) for segment in segments]
     headers: dict[int, int] = {}
     sameness: dict[int, float] = {}
+    wanted = {w for term in terms for w in _WORD.findall(_fold(term)) if len(w) >= 3}
     for line, standout in standout_rows(lines).items():
         if line not in first_segment:
             continue  # past the segments read
         index = first_segment[line]
-        scores[index] += 1 + 2 * _header_words(standout.columns, terms)
+        scores[index] += 1 + 2 * _header_words(standout.columns, wanted)
         sameness[index] = standout.sameness
         if standout.header is not None and standout.header in first_segment:
             headers[index] = first_segment[standout.header]
@@ -159,13 +160,13 @@ def _segments(lines: list[str]) -> tuple[list[str], dict[int, int]]:
     return found, first
 
 
-def _header_words(columns: tuple[str, ...], terms: list[str]) -> int:
-    """How many search words start with a word of ``columns`` (a header of 3+ letters:
-    "Cert" for "certificate", "Contact" for "contacted") or are the start of one."""
+def _header_words(columns: tuple[str, ...], wanted: set[str]) -> int:
+    """How many of the search words ``wanted`` (folded, 3+ letters) start with a word of
+    ``columns`` (a header of 3+ letters: "Cert" for "certificate", "Contact" for "contacted")
+    or are the start of one."""
     names = {w for column in columns for w in _WORD.findall(_fold(column)) if len(w) >= 3}
     if not names:
         return 0
-    wanted = {w for term in terms for w in _WORD.findall(_fold(term)) if len(w) >= 3}
     return sum(1 for w in wanted if any(w.startswith(n) or n.startswith(w) for n in names))
 
 
