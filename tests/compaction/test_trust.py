@@ -216,6 +216,13 @@ def test_an_unanswered_question_stays_open_and_an_answered_one_does_not() -> Non
     assert "Unanswered question" not in closed
 
 
+def _asked_and_answered(question: str, reply: str) -> str:
+    """The summary of a question of the assistant's and the user's next message."""
+    return _summary(
+        [_user("Sort out my order."), _say(question), _user(reply), _say("Thanks, noted.")]
+    )
+
+
 @pytest.mark.parametrize(
     ("question", "reply"),
     [
@@ -227,9 +234,7 @@ def test_an_unanswered_question_stays_open_and_an_answered_one_does_not() -> Non
 def test_a_number_first_answers_only_a_question_that_asks_for_one(
     question: str, reply: str
 ) -> None:
-    summary = _summary(
-        [_user("Sort out my order."), _say(question), _user(reply), _say("Thanks, noted.")]
-    )
+    summary = _asked_and_answered(question, reply)
     assert "Unanswered question" in summary
 
 
@@ -256,9 +261,7 @@ def test_a_number_first_answers_only_a_question_that_asks_for_one(
 def test_a_short_answer_or_a_value_in_the_questions_terms_closes_the_question(
     question: str, reply: str
 ) -> None:
-    summary = _summary(
-        [_user("Sort out my order."), _say(question), _user(reply), _say("Thanks, noted.")]
-    )
+    summary = _asked_and_answered(question, reply)
     assert "Unanswered question" not in summary
 
 
