@@ -39,6 +39,7 @@ from contextree.compaction.offline.digest import (
     Digest,
     FileChange,
 )
+from contextree.compaction.offline.echoes import retold_lines
 from contextree.compaction.offline.parts import (
     Part,
     ToolCall,
@@ -88,8 +89,10 @@ from contextree.compaction.offline.text import (
 )
 from contextree.compaction.offline.tool_results import (
     READ_ONLY_TOOLS,
+    WHOLE_RESULT_CHARS,
     call_note,
     result_facts,
+    result_note,
     saved_paths,
     tool_failed,
 )
@@ -117,6 +120,9 @@ _CHANGED_IN_PROSE = re.compile(
 _TODO_CHARS: Final = 300
 _BOLD: Final = re.compile(r"(\*\*|__)(.+?)\1")
 _NOTED_PER_MESSAGE: Final = 4
+_RETOLD_WEIGHT: Final = 5
+"""A long result's lines that the assistant's reply retold (:mod:`echoes`) rank above the
+other noted lines (still below the user's own statements of value)."""
 """Specific statements kept from one assistant message: a long report names many things."""
 _MIN_REQUEST_WORDS: Final = 3
 
@@ -215,6 +221,9 @@ class _ConversationReader:
         self.embedded: list[str] = []
         self.asked: list[str] = []
         self.seq = 0
+        self.unreported: list[tuple[str, str]] = []
+        """Long results of service tools since the assistant last spoke: its reply retells
+        them (:mod:`echoes`)."""
 
     def feed(self, part: Part) -> None:
         self.digest.active = True
@@ -246,6 +255,7 @@ class _ConversationReader:
             return
         if text.startswith(("<system-reminder>", "<file ")) or _SLASH_COMMAND.fullmatch(text):
             return
+        self.unreported = []
         d = self.digest
         request = one_line(text)
         scanned = text[:_USER_SCAN_CHARS]
@@ -420,6 +430,13 @@ class _ConversationReader:
         self.question_open = pending_question_in(text) is not None
         self.asked = question_asked(text)
         d = self.digest
+        for name, result in self.unreported:
+            room = SENTENCE_CHARS - len(result_note(name, ""))
+            for line in retold_lines(result, text, room):
+                note = result_note(name, line)
+                self.noted.add(note)
+                d.noted_weight[note] = _RETOLD_WEIGHT
+        self.unreported = []
         status: list[str] = []
         noted = 0
         for sentence in split_sentences(FENCE.sub("\n", text)):
@@ -565,6 +582,8 @@ class _ConversationReader:
                         self._written(written, call.name)
         for fact in result_facts(call.name, rest):
             self.noted.add(fact)
+        if len(rest) > WHOLE_RESULT_CHARS:
+            self.unreported.append((call.name, rest))
 
     def _written(self, path: str, how: str) -> None:
         change = self.digest.edits.setdefault(path, FileChange())

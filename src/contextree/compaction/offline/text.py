@@ -25,7 +25,8 @@ _ABBREVIATIONS: Final = ("est", "approx", "incl", "inc", "excl", "etc", "vs", "e
 """Words a period follows without ending the sentence ("BACKORDER - est. 19/06", "Mr. Lowe")."""
 SENTENCE_SPLIT: Final = re.compile(
     "".join(rf"(?<!\b{re.escape(word)}\.)" for word in _ABBREVIATIONS)
-    + r"(?<=[.!?])\s+(?=\S)|\n+"
+    # An initial ("D. Hollis", "Dr S. Haddad") does not end a sentence either.
+    + r"(?<!\b[A-Z]\.)(?<=[.!?])\s+(?=\S)|\n+"
 )
 """Where a sentence ends: :func:`split_sentences` and the cutting of long lines share it."""
 LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")

@@ -15,12 +15,19 @@ from contextree.compaction.offline.specifics import has_specifics, specific_coun
 from contextree.compaction.offline.text import clip, one_line, split_sentences
 from contextree.text.tables import standout_rows
 
-__all__ = ["READ_ONLY_TOOLS", "call_note", "result_facts", "tool_failed"]
+__all__ = [
+    "READ_ONLY_TOOLS",
+    "WHOLE_RESULT_CHARS",
+    "call_note",
+    "result_facts",
+    "result_note",
+    "tool_failed",
+]
 
 READ_ONLY_TOOLS: Final = frozenset({"grep", "find", "ls", "glob"})
 """pi's and oh-my-pi's tools that list or search files: their output can be asked again."""
 
-_WHOLE_CHARS: Final = 600
+WHOLE_RESULT_CHARS: Final = 600
 """A result this short is kept whole, on one line: it is the tool's answer."""
 _FACTS_PER_RESULT: Final = 6
 _STANDOUTS_PER_RESULT: Final = 3
@@ -60,7 +67,7 @@ def result_facts(name: str, text: str) -> list[str]:
     whole = one_line(text)
     if not whole:
         return []
-    if len(whole) <= _WHOLE_CHARS:
+    if len(whole) <= WHOLE_RESULT_CHARS:
         return [f"`{name}` returned: {whole}"] if has_specifics(whole) else []
     head = text[:20_000]
     # A table's rows that stand out from their column (one MISSING among many ok, the one row
@@ -85,9 +92,13 @@ def result_facts(name: str, text: str) -> list[str]:
         key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -specific_count(item[1]), item[0])
     )
     chosen = [s for _, s in sorted(found[: _FACTS_PER_RESULT - len(standouts)])]
-    return [
-        f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}" for s in [*standouts, *chosen]
-    ]
+    return [result_note(name, s) for s in [*standouts, *chosen]]
+
+
+def result_note(name: str, line: str) -> str:
+    """A line of the result of the tool ``name`` as noted (``name returned: ...``, the name
+    in backticks)."""
+    return f"`{name}` returned: {clip(one_line(line), SENTENCE_CHARS)}"
 
 
 def call_note(call: ToolCall) -> str:
