@@ -18,6 +18,7 @@ from contextree.compaction.offline.digest import (
     OUTPUT_LABEL,
     QUESTION_LABEL,
     REQUESTS_LABEL,
+    RESPOND,
     STATE_LABEL,
     STATUS_LABEL,
     UNANSWERED_LABEL,
@@ -40,6 +41,8 @@ _GOAL_NOTE_SHOWN_CHARS: Final = 200
 """What of a goal note (or of the goal's clause in its short form) stays when even the
 essentials exceed the budget."""
 _PATHS_PER_LINE: Final = 10
+_RESPOND_CHARS: Final = 80
+"""The latest request in the next step that answers it (shown whole under In Progress)."""
 _SHOWN_COMMANDS: Final = 10
 """Clean runs listed one per line (the most recent); older ones are counted by program."""
 
@@ -253,8 +256,12 @@ def _add_commands(b: _ItemBuilder, d: Digest, resolved: set[str]) -> None:
 
 
 def _add_in_progress(b: _ItemBuilder, d: Digest) -> None:
+    facts = "\0".join(d.facts)
     for item in d.in_progress:
-        b.add("in_progress", f"[ ] {item}", 80)
+        # A request that is also a statement of fact is shown whole among the facts: here
+        # its head says which one is in progress.
+        shown = len(item) > _RESPOND_CHARS and item in facts
+        b.add("in_progress", f"[ ] {clip(item, _RESPOND_CHARS) if shown else item}", 80)
     for todo in d.todos:
         # An open TODO survives every round until history reports it done.
         b.add("todos", todo, 100, must=True, clip_to=200)
@@ -299,6 +306,9 @@ def _add_next(b: _ItemBuilder, d: Digest, resolved: set[str]) -> None:
         if change.failed_last:
             add_once(steps, f"Re-read `{path}` and redo the edit that failed.")
     for index, step in enumerate(steps):
+        if step.startswith(RESPOND):
+            # The request is under In Progress whole: here its head says which one.
+            step = RESPOND + clip(step[len(RESPOND) :], _RESPOND_CHARS)
         b.add("next", step, 75 if index < 3 else 65)
 
 
