@@ -133,11 +133,39 @@ GOAL_STATEMENT = Gated(
         r"(?:main\s+|real\s+|whole\s+|big\s+)?goal\b"
         r"|\bthat['\u2019]?s\s+the\s+whole\s+point\b"
         r"|\bend\s+goal\b"
+        # "what i actually care about is ...", "what I'd love by Friday is ...", "all we
+        # really want is ...": what the work is for, said as what matters to the speaker.
+        r"|\b(?:what|all)\s+(?:i|we)(?:['\u2019]d|\s+would)?\s+(?:really\s+|actually\s+|"
+        r"most\s+|just\s+)?(?:care\s+about|want|love|like\s+to\s+see|am\s+after|"
+        r"['\u2019]m\s+after|are\s+after)(?:\s+most)?"
+        r"(?:\s+(?:by|from|out\s+of)\s+[\w'\u2019 ]{1,30}?)?\s+is\b"
+        r"|\b(?:the|my|our)\s+(?:main\s+|real\s+|principal\s+|primary\s+|overall\s+|big\s+|"
+        r"whole\s+)?(?:objective|aim|priority|mission)\s+(?:here\s+|for\s+\w+\s+)?(?:is|was)\b"
+        r"|\bthe\s+(?:big|main|most\s+important)\s+thing\s+(?:for\s+(?:me|us)\s+)?is\b"
+        r"|\bthat\s+is\s+the\s+(?:target|aim|objective|goal)\b"
+        r"|\bthat['\u2019]?s\s+the\s+(?:target|aim|objective)\b"
+        r"|\bbigger\s+picture\b"
     ),
-    ("point", "goal"),
+    (
+        "point",
+        "goal",
+        "care about",
+        "want",
+        "love",
+        "like to see",
+        "after",
+        "objective",
+        "aim",
+        "priority",
+        "mission",
+        "thing",
+        "target",
+        "bigger picture",
+    ),
 )
 """A user's sentence that says what the whole work is for ("the whole point of this is ...",
-"..., that's basically the goal this week"): said once, in passing, and never again."""
+"..., that's basically the goal this week", "what we really care about is ...", "our main
+aim is ...", "the big thing is ..."): said once, in passing, and never again."""
 
 
 def states_rule(sentences: Sequence[str]) -> bool:
@@ -596,10 +624,29 @@ def instruction(line: str) -> bool:
     return _INSTRUCTION.match(line.strip()) is not None
 
 
+_ASKS = re.compile(
+    rf"(?i)^{_INTERJECTION}(?:like,?\s+|um+,?\s+|oh,?\s+)?(?:"
+    r"how (?:many|much|long|far|often|come|do|does|did|is|are|was|were)|"
+    r"what(?:'?s| is| are| was| were| do| does| did| time| about| if| happens)|"
+    r"(?:when|where|who|which|why) (?:is|are|was|were|do|does|did|will|would|can|should)|"
+    r"why|whats|wheres|whos|"
+    r"(?:is|are|was|were) (?:there|it|that|this|anything|anyone|everything|everyone|he|she|"
+    r"they|we)|"
+    r"(?:do|does|did|have|has|can|could|should|will) (?:we|you|they|i|he|she|it|anyone|"
+    r"anything)|"
+    r"any(?:thing|one)? (?:news|update|luck|word|idea|clash|problem)s?)\b"
+)
+"""A user's line shaped as a question, with or without its question mark ("how many drops is
+that next week in total", "like is anything clashing"): it asks, it does not state."""
+
+
 def states_fact(line: str) -> bool:
     """Whether a user's line is kept as a fact: it names a specific value, or it says
-    something plainly (:func:`says_something`) and is not an instruction to the assistant."""
-    return has_specifics(line) or (says_something(line) and not instruction(line))
+    something plainly (:func:`says_something`) and is neither an instruction to the assistant
+    nor a question."""
+    if has_specifics(line):
+        return True
+    return says_something(line) and not instruction(line) and _ASKS.match(line.strip()) is None
 
 
 def _opens_with_answer(reply: str, question: str, wanted: set[str]) -> bool:
