@@ -216,6 +216,26 @@ PREFERENCE_LINE = Gated(
         r"|\b(?:works?|reads?|goes) better (?:for me|like that|that way)\b"
         r"|\beasier (?:for me|on me)\b|\bI find (?:it |that )?(?:easier|harder)\b"
         r"|\bI(?:'m| am) (?:not |really not |just not )?(?:a|an) [\w-]+ person\b"
+        # "i'm useless before 10", "I'm actually red-green colorblind myself".
+        r"|\bI(?:'m| am) (?:\w+ )?(?:useless|hopeless|rubbish|terrible|awful|no good) "
+        r"(?:before|after|at|with|on|in)\b|\bI(?:'m| am) (?:\w+ )?(?:red-green )?colou?r-?blind\b"
+        # "I like my chapters ending on a punch", "I hate giant spreadsheets", "I'd lean
+        # toward something quieter", "i really don't want to get audited".
+        r"|\bI (?:really |just |do )?(?:like|love|hate|can['\u2019]?t stand) (?:my|our|it when|"
+        r"it if|them to|when|having|getting|giant|big|long|small|short|lots|too)\b"
+        r"|\bI(?:'d| would) lean (?:towards?|to)\b"
+        r"|\b(?:I|we) (?:really |just |honestly )?(?:don['\u2019]?t|do not) want (?:a|an|any|"
+        r"anything|to|them|him|her|it|the)\b"
+        # "keep it short", "keep it simple", "bullet points pls".
+        r"|\bkeep (?:it|them|things|replies|messages) (?:short|brief|simple|casual|informal|"
+        r"formal|friendly|light|tight|plain|concise|clean)\b|\bbullet points? (?:pls|please)\b"
+        # "Text them, not email", "local times pls, not UK time", "friendly, not like it came
+        # from the council": a few words and what they are instead of (not "tried it, not
+        # much luck").
+        r"|(?:^|[.!?;:]\s+|\s[-\u2013\u2014]\s+)(?:[\w'\u2019-]+\s+){0,3}[\w'\u2019-]+"
+        r"(?:\s+(?:pls|please))?,\s+not\s+(?!(?:much|really|sure|yet|bad|great|quite|so|too|"
+        r"that|very|a\s+lot|at\s+all|even|exactly|entirely|a\s+problem|a\s+big\s+deal|"
+        r"an\s+issue|worth|bad)\b)"
         r"|\b(?:style|format(?:ting)?|tone|wording|spelling|units?|language|voice|register|"
         r"answers?|replies|responses?|headings?|emojis?|em[- ]?dash(?:es)?|bullets?|"
         r"prose|paragraphs?)\b.*\b(?:no|not|only|always|never|please|keep|use|without|instead)\b"
@@ -255,6 +275,17 @@ PREFERENCE_LINE = Gated(
         "easier",
         "harder",
         "person",
+        "useless",
+        "hopeless",
+        "rubbish",
+        "terrible",
+        "awful",
+        "no good",
+        "blind",
+        "love",
+        "stand",
+        "lean",
+        ", not",
     ),
 )
 _RULES_HEADING = re.compile(
@@ -264,7 +295,12 @@ _RULES_HEADING = re.compile(
     r"don'?ts)\b[^:\n]{0,30}:[*_\s]*$"
 )
 """A line that introduces a list of rules ("Constraints:", "**Preferences:**")."""
-FIRM_PREFERENCE = re.compile(r"(?i), not\b|, no\b|\binstead of\b|\brather than\b")
+FIRM_PREFERENCE = re.compile(
+    r"(?i)^(?!.*\b(?:lean|leaning|ideally|maybe|perhaps|if possible|probably|i guess)\b)"
+    r".*(?:, not\b|, no\b|\binstead of\b|\brather than\b)"
+)
+"""A preference said against its alternative ("metric, not imperial"): kept as a rule,
+unless hedged ("I'd lean toward something quieter, not right in the centre")."""
 _DECISION = Gated(
     re.compile(
         r"(?i)\b(?:decided|decide to|decision|instead of|rather than|because|root cause|"

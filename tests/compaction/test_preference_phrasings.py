@@ -1,0 +1,61 @@
+"""Soft preferences said plainly are preferences (kept above plain facts); a hedged one is not
+made a rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextree.compaction.offline.conversation import digest_conversation
+from contextree.compaction.offline.digest import Digest
+from contextree.compaction.serialize import serialize_conversation
+from contextree.context.convert import convert_to_llm
+from summary_messages import _say, _user
+
+
+def _digest(line: str) -> Digest:
+    messages = [_user("Help me with the bakery."), _say("Sure."), _user(line)]
+    return digest_conversation(serialize_conversation(convert_to_llm(messages)), focus=None)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "sounds fine. I'm hopeless before 9 so no calls at dawn please",
+        "I'm actually colour-blind so the chart colours matter",
+        "I like my invoices numbered by month, it keeps the accountant happy",
+        "I hate it when the orders come in as one long paragraph",
+        "I'd lean towards the smaller oven, the big one eats the whole kitchen",
+        "honestly I don't want anything that needs a monthly subscription",
+        "and when you write to them keep it short, they read on their phones",
+        "thanks. Email the supplier, not the driver, he never checks it",
+        "draft a note for the regulars? warm, not like a bank letter",
+    ],
+)
+def test_a_preference_said_plainly_is_a_preference(line: str) -> None:
+    digest = _digest(line)
+    assert line in digest.preferences + digest.constraints
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "we tried the new flour, not much luck so far",
+        "it's fine, not a problem at all",
+        "I like it",
+    ],
+)
+def test_talk_is_not_a_preference(line: str) -> None:
+    digest = _digest(line)
+    assert line not in digest.preferences + digest.constraints
+
+
+def test_a_hedged_preference_against_its_alternative_is_not_a_rule() -> None:
+    line = "I'd lean toward the quieter street, not the market square"
+    digest = _digest(line)
+    assert line in digest.preferences
+    assert line not in digest.constraints
+
+
+def test_a_preference_against_its_alternative_is_a_rule() -> None:
+    line = "Email the supplier, not the driver"
+    assert line in _digest(line).constraints
