@@ -157,7 +157,7 @@ def test_a_chained_traceback_is_reported_by_the_exception_raised_last() -> None:
     from contextree.compaction.offline.commands import failure_line
 
     text = (
-        'Traceback (most recent call last):\n  File "a.py", line 1\nKeyError: \'ward\'\n\n'
+        "Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyError: 'ward'\n\n"
         "During handling of the above exception, another exception occurred:\n\n"
         'Traceback (most recent call last):\n  File "a.py", line 3\n'
         "RuntimeError: no ward column in survey.csv"

@@ -20,6 +20,7 @@ from summary_sections import section as _section
         "our main aim is to get the choir to the festival on one coach",
         "the big thing is the deposit, the landlord wants it back in full",
         "the committee wants 200 members by spring, that is the target",
+        "honestly I just want everyone fed and home by ten without a scene",
     ],
 )
 def test_a_goal_said_as_what_matters_stays_with_the_goal(line: str) -> None:
@@ -34,6 +35,7 @@ def test_a_goal_said_as_what_matters_stays_with_the_goal(line: str) -> None:
         "what I need is the invoice from last week",
         "the only thing is the hall is a bit far",
         "I want to check the invoice first",
+        "I just want to confirm the date",
     ],
 )
 def test_a_request_or_a_caveat_is_not_the_goal(line: str) -> None:

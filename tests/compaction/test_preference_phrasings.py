@@ -59,3 +59,20 @@ def test_a_hedged_preference_against_its_alternative_is_not_a_rule() -> None:
 def test_a_preference_against_its_alternative_is_a_rule() -> None:
     line = "Email the supplier, not the driver"
     assert line in _digest(line).constraints
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "the parish council said if it goes over 400 they won't fund the marquee",
+        "the landlord is really strict that nothing gets pinned to the walls",
+        "this grant is it, there's no more where that came from",
+    ],
+)
+def test_a_limit_said_as_what_happens_past_it_is_a_rule(line: str) -> None:
+    assert line in _digest(line).constraints
+
+
+def test_a_plain_report_past_a_place_is_not_a_rule() -> None:
+    line = "the van went past the bakery twice this morning"
+    assert line not in _digest(line).constraints

@@ -85,6 +85,14 @@ CONSTRAINT = Gated(
         r"(?:in|on|at|for|after|before|until|during|near|inside|outside|anywhere)\b"
         # "first names only.", "cash only!": the few words a sentence allows and nothing else.
         r"|^(?:\w+[\s-]+){1,3}only[.!]*$"
+        # A limit said as what happens past it ("if it creeps past 245 a head she won't sign
+        # it off"), a rule as someone's strictness ("the trust is really strict that ..."),
+        # and money that is all there is ("there's no more where that came from").
+        r"|\b(?:if|once)\s+(?:it|we|they|that|this|the\s+\w+)\s+(?:goes|go|creeps?|gets?|"
+        r"runs?|comes?|ends?\s+up)\s+(?:\w+\s+)?(?:over|past|above|beyond|more\s+than)\b"
+        r"|\b(?:is|are|['\u2019]re|['\u2019]s)\s+(?:really\s+|very\s+|super\s+|quite\s+)?"
+        r"strict\s+(?:that|about)\b"
+        r"|\bno more where (?:that|this) came from\b"
     ),
     (
         "don",
@@ -119,6 +127,11 @@ CONSTRAINT = Gated(
         "can't",
         "cant",
         "no ",
+        "over",
+        "past",
+        "above",
+        "beyond",
+        "strict",
     ),
 )
 GOAL_STATEMENT = Gated(
@@ -145,6 +158,10 @@ GOAL_STATEMENT = Gated(
         r"|\bthat\s+is\s+the\s+(?:target|aim|objective|goal)\b"
         r"|\bthat['\u2019]?s\s+the\s+(?:target|aim|objective)\b"
         r"|\bbigger\s+picture\b"
+        # "honestly i just want every kid to be able to come", "mostly i just want it all done
+        # by then": the whole of it wanted, not one thing ("I just want to check the bill").
+        r"|\b(?:I|we)\s+(?:just|really|honestly|mostly|only)\s+want\s+(?:every|all|it\s+all|"
+        r"everyone|everybody|everything|them\s+all|the\s+whole)\b"
     ),
     (
         "point",
