@@ -116,3 +116,30 @@ def test_a_retold_line_ranks_above_the_lines_the_reply_passed_over() -> None:
     row = "WS-4419 R. Feeney Raleigh Motus 04-Mar 07-Mar WAITING PARTS"
     assert retold == [f"`workshop_jobs` returned: {row}"]
     assert all(digest.noted_weight.get(note, 0) == 0 for note in digest.noted if row not in note)
+
+
+def test_retold_lines_take_the_place_of_the_least_specific_ones() -> None:
+    lines = [_filler(n) for n in range(10)]
+    lines.insert(4, "Returns of damaged goods are handled by the claims desk on 0800 316 4471.")
+    messages = [
+        _user("Where do I send the broken lamp back?"),
+        _say("", _call("orders_lookup", account="K-2231")),
+        _result("\n".join(lines), tool="orders_lookup"),
+        _say("Damaged goods go back through their claims desk; you can ring them."),
+    ]
+    digest = digest_conversation(serialize_conversation(convert_to_llm(messages)), focus=None)
+    noted = [note for note in digest.noted if note.startswith("`orders_lookup` returned:")]
+    assert len(noted) == 6  # as many as the result's most specific lines alone
+    assert any("0800 316 4471" in note for note in noted)
+
+
+def test_a_result_the_user_answers_first_keeps_its_most_specific_lines() -> None:
+    lines = [_filler(n) for n in range(14)]
+    messages = [
+        _user("Any orders out this month?"),
+        _say("", _call("orders_lookup", account="K-2231")),
+        _result("\n".join(lines), tool="orders_lookup"),
+        _user("never mind, I found it"),
+    ]
+    digest = digest_conversation(serialize_conversation(convert_to_llm(messages)), focus=None)
+    assert len([note for note in digest.noted if "orders_lookup" in note]) == 6

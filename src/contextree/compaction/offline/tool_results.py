@@ -17,6 +17,7 @@ from contextree.text.tables import standout_rows
 
 __all__ = [
     "READ_ONLY_TOOLS",
+    "RESULT_FACTS",
     "WHOLE_RESULT_CHARS",
     "call_note",
     "result_facts",
@@ -29,7 +30,7 @@ READ_ONLY_TOOLS: Final = frozenset({"grep", "find", "ls", "glob"})
 
 WHOLE_RESULT_CHARS: Final = 600
 """A result this short is kept whole, on one line: it is the tool's answer."""
-_FACTS_PER_RESULT: Final = 6
+RESULT_FACTS: Final = 6
 _STANDOUTS_PER_RESULT: Final = 3
 _FLAGGED_PER_RESULT: Final = 2
 _MAIL_FRAME: Final = re.compile(
@@ -61,9 +62,9 @@ def tool_failed(first_line: str) -> bool:
     return _FAILURE.search(first_line) is not None
 
 
-def result_facts(name: str, text: str) -> list[str]:
+def result_facts(name: str, text: str, *, limit: int = RESULT_FACTS) -> list[str]:
     """What a result of the tool ``name`` states: a short result whole, a long one as its
-    sentences that name the most specific values (at most six, in their order)."""
+    sentences that name the most specific values (at most ``limit``, in their order)."""
     whole = one_line(text)
     if not whole:
         return []
@@ -91,7 +92,8 @@ def result_facts(name: str, text: str) -> list[str]:
     found.sort(
         key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -specific_count(item[1]), item[0])
     )
-    chosen = [s for _, s in sorted(found[: _FACTS_PER_RESULT - len(standouts)])]
+    standouts = standouts[: max(limit, 0)]
+    chosen = [s for _, s in sorted(found[: max(limit - len(standouts), 0)])]
     return [result_note(name, s) for s in [*standouts, *chosen]]
 
 
