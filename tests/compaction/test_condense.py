@@ -149,6 +149,15 @@ def test_a_period_after_an_abbreviation_does_not_end_the_sentence() -> None:
     )  # ("Done." is shorter than a sentence the readers keep)
 
 
+def test_an_initial_does_not_end_a_sentence() -> None:
+    from contextree.compaction.offline.text import split_sentences
+
+    assert split_sentences("Case CB-1 D. Hollis overdue. Next line here.") == (
+        "Case CB-1 D. Hollis overdue.",
+        "Next line here.",
+    )
+
+
 def test_a_cut_line_splits_its_sentences_as_the_readers_do() -> None:
     line = "Amoxicillin BACKORDER at AAH - est. 19/06 for the 500mg caps from the Leyton depot."
     assert "est. 19/06" in condensed(line, 60)

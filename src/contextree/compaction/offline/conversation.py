@@ -39,7 +39,6 @@ from contextree.compaction.offline.digest import (
     Digest,
     FileChange,
 )
-from contextree.compaction.offline.echoes import retold_lines
 from contextree.compaction.offline.parts import (
     Part,
     ToolCall,
@@ -89,11 +88,8 @@ from contextree.compaction.offline.text import (
 )
 from contextree.compaction.offline.tool_results import (
     READ_ONLY_TOOLS,
-    RESULT_FACTS,
-    WHOLE_RESULT_CHARS,
     call_note,
     result_facts,
-    result_note,
     saved_paths,
     tool_failed,
 )
@@ -121,9 +117,6 @@ _CHANGED_IN_PROSE = re.compile(
 _TODO_CHARS: Final = 300
 _BOLD: Final = re.compile(r"(\*\*|__)(.+?)\1")
 _NOTED_PER_MESSAGE: Final = 4
-_RETOLD_WEIGHT: Final = 5
-"""A long result's lines that the assistant's reply retold (:mod:`echoes`) rank above the
-other noted lines (still below the user's own statements of value)."""
 """Specific statements kept from one assistant message: a long report names many things."""
 _MIN_REQUEST_WORDS: Final = 3
 
@@ -222,9 +215,6 @@ class _ConversationReader:
         self.embedded: list[str] = []
         self.asked: list[str] = []
         self.seq = 0
-        self.unreported: list[tuple[str, str]] = []
-        """Long results of service tools since the assistant last spoke, noted once its reply
-        has said which of their lines it retells (:mod:`echoes`)."""
 
     def feed(self, part: Part) -> None:
         self.digest.active = True
@@ -256,7 +246,6 @@ class _ConversationReader:
             return
         if text.startswith(("<system-reminder>", "<file ")) or _SLASH_COMMAND.fullmatch(text):
             return
-        self._note_results("")
         d = self.digest
         request = one_line(text)
         scanned = text[:_USER_SCAN_CHARS]
@@ -431,7 +420,6 @@ class _ConversationReader:
         self.question_open = pending_question_in(text) is not None
         self.asked = question_asked(text)
         d = self.digest
-        self._note_results(text)
         status: list[str] = []
         noted = 0
         for sentence in split_sentences(FENCE.sub("\n", text)):
@@ -575,25 +563,8 @@ class _ConversationReader:
                 if key in CODE_ARGUMENTS and isinstance(value, str):
                     for written in code_written_paths(value):
                         self._written(written, call.name)
-        if len(rest) > WHOLE_RESULT_CHARS and not failed:
-            self.unreported.append((call.name, rest))
-            return
         for fact in result_facts(call.name, rest):
             self.noted.add(fact)
-
-    def _note_results(self, reply: str) -> None:
-        """Note the long results the assistant's ``reply`` follows: the lines it retells in
-        their place among a result's lines, in place of the least specific ones (the count
-        noted of a result stays the same); none retold when the user spoke first."""
-        for name, result in self.unreported:
-            room = SENTENCE_CHARS - len(result_note(name, ""))
-            retold = [result_note(name, line) for line in retold_lines(result, reply, room)]
-            for fact in result_facts(name, result, limit=RESULT_FACTS - len(retold)):
-                self.noted.add(fact)
-            for note in retold:
-                self.noted.add(note)
-                self.digest.noted_weight[note] = _RETOLD_WEIGHT
-        self.unreported = []
 
     def _written(self, path: str, how: str) -> None:
         change = self.digest.edits.setdefault(path, FileChange())
@@ -619,7 +590,6 @@ class _ConversationReader:
                     add_once(d.focus_notes, clip(sentence, SENTENCE_CHARS))
 
     def finish(self) -> Digest:
-        self._note_results("")
         d = self.digest
         latest = clip(self.latest_request, REQUEST_CHARS)
         if self.question_open:

@@ -109,9 +109,6 @@ class Digest:
     """What the user (or a system message) stated with specific values, verbatim."""
     noted: list[str] = field(default_factory=list)
     """Specific statements of the assistant and short tool outputs, verbatim."""
-    noted_weight: dict[str, int] = field(default_factory=dict)
-    """Priority added to a noted line (not rendered): a result's line the assistant's reply
-    retold is worth more than one it passed over."""
     status: str | None = None
     """The latest statement of where the work stands (the assistant's; latest wins)."""
     open_questions: list[str] = field(default_factory=list)

@@ -186,7 +186,6 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
         b.add("facts", fact, 80 + 5 * min(specific, 3) if specific else 72, user=True)
     for index, note in enumerate(d.noted):
         priority = 45 + 5 * min(specific_count(note), 3) + _recency(index, len(d.noted))
-        priority += d.noted_weight.get(note, 0)
         b.add("facts", note, priority, label=NOTED_LABEL)
     if d.pending_question:
         b.add("question", _question_text(d.pending_question), 100, must=True)

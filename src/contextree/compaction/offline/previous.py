@@ -435,7 +435,6 @@ def merge_digest(old: Digest, new: Digest) -> Digest:
         preferences=union(old.preferences, new.preferences),
         facts=union(old.facts, new.facts),
         noted=union(old.noted, new.noted),
-        noted_weight={**old.noted_weight, **new.noted_weight},
         # The latest statement of where the work stands wins.
         status=new.status or old.status,
         open_questions=union(

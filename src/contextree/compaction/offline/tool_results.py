@@ -15,22 +15,14 @@ from contextree.compaction.offline.specifics import has_specifics, specific_coun
 from contextree.compaction.offline.text import clip, one_line, split_sentences
 from contextree.text.tables import standout_rows
 
-__all__ = [
-    "READ_ONLY_TOOLS",
-    "RESULT_FACTS",
-    "WHOLE_RESULT_CHARS",
-    "call_note",
-    "result_facts",
-    "result_note",
-    "tool_failed",
-]
+__all__ = ["READ_ONLY_TOOLS", "call_note", "result_facts", "tool_failed"]
 
 READ_ONLY_TOOLS: Final = frozenset({"grep", "find", "ls", "glob"})
 """pi's and oh-my-pi's tools that list or search files: their output can be asked again."""
 
-WHOLE_RESULT_CHARS: Final = 600
+_WHOLE_CHARS: Final = 600
 """A result this short is kept whole, on one line: it is the tool's answer."""
-RESULT_FACTS: Final = 6
+_FACTS_PER_RESULT: Final = 6
 _STANDOUTS_PER_RESULT: Final = 3
 _FLAGGED_PER_RESULT: Final = 2
 _MAIL_FRAME: Final = re.compile(
@@ -62,13 +54,13 @@ def tool_failed(first_line: str) -> bool:
     return _FAILURE.search(first_line) is not None
 
 
-def result_facts(name: str, text: str, *, limit: int = RESULT_FACTS) -> list[str]:
+def result_facts(name: str, text: str) -> list[str]:
     """What a result of the tool ``name`` states: a short result whole, a long one as its
-    sentences that name the most specific values (at most ``limit``, in their order)."""
+    sentences that name the most specific values (at most six, in their order)."""
     whole = one_line(text)
     if not whole:
         return []
-    if len(whole) <= WHOLE_RESULT_CHARS:
+    if len(whole) <= _WHOLE_CHARS:
         return [f"`{name}` returned: {whole}"] if has_specifics(whole) else []
     head = text[:20_000]
     # A table's rows that stand out from their column (one MISSING among many ok, the one row
@@ -92,15 +84,10 @@ def result_facts(name: str, text: str, *, limit: int = RESULT_FACTS) -> list[str
     found.sort(
         key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -specific_count(item[1]), item[0])
     )
-    standouts = standouts[: max(limit, 0)]
-    chosen = [s for _, s in sorted(found[: max(limit - len(standouts), 0)])]
-    return [result_note(name, s) for s in [*standouts, *chosen]]
-
-
-def result_note(name: str, line: str) -> str:
-    """A line of the result of the tool ``name`` as noted (``name returned: ...``, the name
-    in backticks)."""
-    return f"`{name}` returned: {clip(one_line(line), SENTENCE_CHARS)}"
+    chosen = [s for _, s in sorted(found[: _FACTS_PER_RESULT - len(standouts)])]
+    return [
+        f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}" for s in [*standouts, *chosen]
+    ]
 
 
 def call_note(call: ToolCall) -> str:
