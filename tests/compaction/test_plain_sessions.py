@@ -755,3 +755,15 @@ def test_a_mails_frame_is_noted_after_what_the_mail_says() -> None:
     summary = _one_call("Did the centre confirm?", "email_read", mail)
     assert "50% refund until 1 May 2026" in summary
     assert "From: Hollowmere Bookings" not in summary
+
+
+def test_the_other_rows_of_a_table_with_a_row_that_stands_out_are_not_noted() -> None:
+    rows = [
+        f"Stall {n:<3} {'Pottery' if n % 2 else 'Bread':<9} paid   2026-03-{n + 1:02d}  {n * 7} GBP"
+        for n in range(24)
+    ]
+    rows[5] = "Stall 5   Pottery   REFUNDED - trader withdrew   2026-03-06  35 GBP"
+    table = "\n".join(["Stall     Trade     Status   Booked      Fee", *rows])
+    summary = _one_call("Who is still trading at the fair?", "stall_bookings", table)
+    assert "Stall 5 Pottery REFUNDED - trader withdrew" in summary
+    assert "Stall 3 Pottery paid" not in summary

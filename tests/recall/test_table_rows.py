@@ -69,3 +69,19 @@ def test_a_header_with_a_figure_in_it_is_still_the_header() -> None:
     rows[6] = "7 | Pupil 7 | Y* | paid"
     found = standout_rows(["# | Pupil | Consent | Deposit (£50)", *rows])
     assert list(found) == [7] and found[7].header == 0 and found[7].columns == ("Consent",)
+
+
+def test_a_short_table_of_six_rows_shows_its_one_odd_status() -> None:
+    lines = [
+        "Volunteer        Shift status               Hours",
+        *(f"Helper {n}         CONFIRMED                  {n + 2}" for n in range(5)),
+        "Helper 5         ON HOLD - DBS check open   4",
+    ]
+    found = standout_rows(lines)
+    assert list(found) == [6]
+    assert found[6].columns == ("Shift status",) and found[6].table == range(0, 7)
+
+
+def test_an_even_split_in_a_short_table_marks_no_row() -> None:
+    lines = [f"Stall {n}   {'paid' if n % 2 else 'unpaid'}   {n * 3} m" for n in range(6)]
+    assert standout_rows(lines) == {}

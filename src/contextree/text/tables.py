@@ -18,7 +18,7 @@ __all__ = ["Standout", "standout_rows"]
 
 _MIN_ROWS: Final = 5
 """A table has at least this many rows (a shorter run of lines is not one)."""
-_MIN_KIND_ROWS: Final = 8
+_MIN_KIND_ROWS: Final = 5
 """A column shows which of its values are rare from this many rows on."""
 _MIN_CELLS: Final = 3
 _KINDS_SHARE: Final = 0.25
@@ -41,6 +41,8 @@ class Standout:
     """The share of rows alike where it differs (its most alike column's most common value,
     or the usual count of cells): a single ``MISSING`` among 26 ``ok`` says more than a
     rare club among many."""
+    table: range = range(0)
+    """The indexes of its table's lines (the header's among them)."""
 
 
 def standout_rows(lines: list[str]) -> dict[int, Standout]:
@@ -134,8 +136,9 @@ def _in_table(table: list[list[str]], start: int) -> dict[int, Standout]:
                 marks.setdefault(row, []).append(extra)
                 sameness[row] = max(sameness.get(row, 0.0), usual)
     header = start if has_header else None
+    lines = range(start, start + len(table))
     return {
-        start + row: Standout(header, tuple(name for name in names if name), sameness[row])
+        start + row: Standout(header, tuple(name for name in names if name), sameness[row], lines)
         for row, names in marks.items()
     }
 

@@ -75,10 +75,20 @@ def result_facts(name: str, text: str) -> list[str]:
     ranked = sorted(rows, key=lambda i: (-len(rows[i].columns), -rows[i].sameness, i))
     standouts = [one_line(lines[index]) for index in sorted(ranked[:_STANDOUTS_PER_RESULT])]
     standouts = flagged + [row for row in standouts if row not in flagged]
+    # The other rows of a table that has rows standing out are what those rows stand out
+    # from: their many figures say less than any other line's.
+    plain_rows = {
+        one_line(lines[index])
+        for standout in rows.values()
+        for index in standout.table
+        if index not in rows
+    }
     found = [
         (index, sentence)
         for index, sentence in enumerate(split_sentences(head))
-        if has_specifics(sentence) and one_line(sentence) not in standouts
+        if has_specifics(sentence)
+        and (line := one_line(sentence)) not in standouts
+        and line not in plain_rows
     ]
     # A mail's header and greeting lines name values (an address, a date) but say little.
     found.sort(
