@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Final, cast
 
+from contextree.compaction.offline.answers import answers_question
 from contextree.compaction.offline.code_writes import (
     CODE_ARGUMENTS,
     code_written_paths,
@@ -59,7 +60,6 @@ from contextree.compaction.offline.prose import (
     STATUS,
     TODO_STATEMENT,
     USER_DECISION,
-    answers_question,
     decision_in,
     listed_rules,
     noted_fact,

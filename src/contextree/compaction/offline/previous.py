@@ -10,6 +10,7 @@ import re
 from typing import Final
 
 from contextree.compaction.file_ops import parse_files_tag
+from contextree.compaction.offline.answers import answers_question
 from contextree.compaction.offline.digest import (
     ACTION_LABEL,
     CONTEXT_LABEL,
@@ -32,7 +33,6 @@ from contextree.compaction.offline.prose import (
     CONSTRAINT,
     FIRM_PREFERENCE,
     GOAL_STATEMENT,
-    answers_question,
     reports_done,
     says_the_goal,
     states_fact,

@@ -520,25 +520,25 @@ _DONE: Final = (
     "converted|moved"
 )
 DONE_WORDS = Gated(re.compile(rf"(?i)\b(?:{_DONE})\b"), tuple(_DONE.split("|")))
-_WORD = re.compile(r"[A-Za-z0-9_./-]{4,}")
+WORD = re.compile(r"[A-Za-z0-9_./-]{4,}")
 _TODO_WORDS = frozenset({"todo", "still", "need", "have", "left", "fixme", "remain", "work"})
 
 
-def _stems(text: str) -> set[str]:
+def stems(text: str) -> set[str]:
     """Lower-case word stems (first six letters, end punctuation dropped): "migrated" meets
     "migrate", "format." meets "format"."""
-    return {w.lower().strip(".,;:!?")[:6] for w in _WORD.findall(text)} - {""}
+    return {w.lower().strip(".,;:!?")[:6] for w in WORD.findall(text)} - {""}
 
 
 def reports_done(text: str, todo: str) -> bool:
     """Whether a sentence of ``text`` (other than a TODO itself) says the TODO is done."""
-    wanted = _stems(todo) - _TODO_WORDS
+    wanted = stems(todo) - _TODO_WORDS
     if not wanted:
         return False
     for sentence in split_sentences(text):
         if TODO_STATEMENT.search(sentence) or not DONE_WORDS.search(sentence):
             continue
-        if len(wanted & _stems(sentence)) >= max(2, (2 * len(wanted) + 2) // 3):
+        if len(wanted & stems(sentence)) >= max(2, (2 * len(wanted) + 2) // 3):
             return True
     return False
 
@@ -566,29 +566,6 @@ PROSE_ERROR = Gated(
     ),
     ("error", "exception", "fail", "crashes"),
 )
-_ANSWER_START = re.compile(r"(?i)^(?:yes|yeah|yep|no|nope|nah|sure|ok(?:ay)?|fine|correct)\b")
-_QUESTION_STOPWORDS = frozenset(
-    {
-        "should",
-        "would",
-        "could",
-        "which",
-        "there",
-        "their",
-        "these",
-        "those",
-        "about",
-        "thing",
-        "shall",
-        "whethe",
-        "still",
-        "anything",
-        "before",
-        "either",
-        "rather",
-        "really",
-    }
-)
 
 
 def noted_fact(sentence: str) -> bool:
@@ -605,52 +582,6 @@ def question_asked(text: str) -> list[str]:
     if tail is None:
         return []
     return [s for s in split_sentences(tail) if s.rstrip("*_`\"') ").endswith("?")]
-
-
-_CLAUSE: Final = re.compile(r"[^\n]+?(?=[.!?;,\u2014](?:\s|$)|\n|$)")
-"""A clause, up to its end: a dot inside ``faq.md`` or ``1.5`` does not end it."""
-_FILLER: Final = re.compile(
-    r"(?i)\W*(?:oh+|ah+|well|so|and|actually|hmm+|um+|uh+|right|ok(?:ay)?|alright)\W*"
-)
-"""An interjection that a clause of its own opens a reply with, before the answer."""
-_MOVES_ON: Final = re.compile(
-    r"(?i)\W*(?:thanks|thank you|thx|ty|cheers|sorry|hi|hey|hello|btw|by the way|also|anyway|"
-    r"unrelated|separate(?:ly)?|one more thing|other thing|oh and|and also|wow|lol|haha|ugh|"
-    r"omg|jesus|damn|nice|cool|great|awesome|perfect)\b"
-)
-"""A reply that opens by thanking, greeting or turning to something else answers nothing
-by its first words."""
-_SHORT_ANSWER_WORDS: Final = 3
-"""An answer this short is a fragment ("both", "the second one", "next tuesday"); four words
-already make a statement about something else ("Farid owns the quota")."""
-_PUTS_OFF: Final = re.compile(
-    r"(?i)\b(?:not sure|unsure|no idea|dunno|idk|don'?t know|maybe|perhaps|hm+|later|"
-    r"let me|i'?ll (?:think|check|ask|see|get back|let you know|find out)|i'?d have to|"
-    r"(?:have|need) to (?:check|ask|think|go|run)|sleep on|think about|get back to|"
-    r"tomorrow|tmrw|not now|not yet|haven'?t decided|undecided|one sec|just a sec|brb|"
-    r"hold on|hang on|wait|give me a (?:sec|second|minute|moment)|in a (?:bit|minute)|"
-    r"back in|get to that|come back to)\b"
-)
-"""A reply that puts the question off ("not sure, i'd have to check", "let me sleep on it")."""
-
-
-def answers_question(reply: str, question: str, *, next_message: bool = True) -> bool:
-    """Whether the user's ``reply`` answers ``question``: as the very next message it may
-    just say yes or no, or open with a short answer or a value ("both.", "friday 12 to 4",
-    "7731-0042-558, zip 97214") unless it asks back or puts the question off; any reply may
-    take up what the question is about (two of its words, or its only one)."""
-    if next_message and _ANSWER_START.match(reply.strip()):
-        return True
-    wanted = {w for w in _stems(question) if not w[:1].isdigit()} - _QUESTION_STOPWORDS
-    wanted |= {w for w in _WORD.findall(question) if any(c.isdigit() for c in w)}
-    if not wanted:
-        return True
-    if next_message and (
-        _opens_with_answer(reply, question, wanted) or _gives_the_quantity(reply, question)
-    ):
-        return True
-    said = _stems(reply) | set(_WORD.findall(reply))
-    return len(wanted & said) >= min(2, len(wanted))
 
 
 _INTERJECTION = (
@@ -700,54 +631,3 @@ def states_fact(line: str) -> bool:
     if has_specifics(line):
         return True
     return says_something(line) and not instruction(line) and _ASKS.match(line.strip()) is None
-
-
-def _opens_with_answer(reply: str, question: str, wanted: set[str]) -> bool:
-    """Whether a reply's first clause (after an "oh," or a "well,") is a short answer, or a value
-    in the question's terms (a word of ``wanted``, the question's), and the reply does not ask
-    anything back, nor open by putting the question off ("not sure, ...") or by moving on
-    ("thanks!", "by the way, ..."). A value alone is not enough: a user who moves on may well
-    open with a fact about something else."""
-    if "?" in reply:
-        return False
-    first = _first_clause(reply)
-    if not first or _MOVES_ON.match(first) or _puts_off(first, question):
-        return False
-    if len(first.split()) <= _SHORT_ANSWER_WORDS:
-        return True
-    return has_specifics(first) and not wanted.isdisjoint(_stems(first))
-
-
-_ASKS_A_QUANTITY: Final = re.compile(
-    r"(?i)^\W*(?:(?:and|so|ok(?:ay)?|also|then|great|got it)[,\s]+)?"
-    r"(?:how\s+(?:many|much|long|old|far|big|soon|often)|when|what\s+(?:time|date|day)|"
-    r"which\s+(?:day|date|month|week))\b"
-)
-"""A question that asks for a number, a date or a time ("How long is your mom staying?"; not
-"Should I email him when it comes?")."""
-
-
-def _gives_the_quantity(reply: str, question: str) -> bool:
-    """Whether ``reply`` opens with the number, date or time ``question`` asks for ("she's
-    here may 2 to may 30", "like 15? and grandma's friends"): a hedge's question mark does
-    not make it a question back."""
-    if not _ASKS_A_QUANTITY.search(question):
-        return False
-    first = _first_clause(reply)
-    return any(c.isdigit() for c in first) and not _puts_off(first, question)
-
-
-def _first_clause(reply: str) -> str:
-    """The reply's first clause after any interjection of its own ("oh, the second one": the
-    answer follows the "oh"); ``""`` when there is none."""
-    clauses = [c.strip(" \t,.;!?\u2014") for c in _CLAUSE.findall(reply.strip())]
-    while clauses and _FILLER.fullmatch(clauses[0]):
-        clauses.pop(0)
-    return clauses[0] if clauses else ""
-
-
-def _puts_off(clause: str, question: str) -> bool:
-    """Whether ``clause`` puts the question off; a word the question offers is an answer
-    ("tomorrow" to "today or tomorrow?", "maybe" to "yes, no or maybe?")."""
-    asked = question.lower()
-    return any(m.group(0).lower() not in asked for m in _PUTS_OFF.finditer(clause))
