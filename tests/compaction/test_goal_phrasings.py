@@ -21,6 +21,7 @@ from summary_sections import section as _section
         "the big thing is the deposit, the landlord wants it back in full",
         "the committee wants 200 members by spring, that is the target",
         "honestly I just want everyone fed and home by ten without a scene",
+        "ok and the main thing for me this season is a team that still enjoys it in june",
     ],
 )
 def test_a_goal_said_as_what_matters_stays_with_the_goal(line: str) -> None:

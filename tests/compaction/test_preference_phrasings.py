@@ -29,6 +29,7 @@ def _digest(line: str) -> Digest:
         "and when you write to them keep it short, they read on their phones",
         "thanks. Email the supplier, not the driver, he never checks it",
         "draft a note for the regulars? warm, not like a bank letter",
+        "yes post it, keep it chatty, not like a council notice",
     ],
 )
 def test_a_preference_said_plainly_is_a_preference(line: str) -> None:

@@ -154,7 +154,8 @@ GOAL_STATEMENT = Gated(
         r"(?:\s+(?:by|from|out\s+of)\s+[\w'\u2019 ]{1,30}?)?\s+is\b"
         r"|\b(?:the|my|our)\s+(?:main\s+|real\s+|principal\s+|primary\s+|overall\s+|big\s+|"
         r"whole\s+)?(?:objective|aim|priority|mission)\s+(?:here\s+|for\s+\w+\s+)?(?:is|was)\b"
-        r"|\bthe\s+(?:big|main|most\s+important)\s+thing\s+(?:for\s+(?:me|us)\s+)?is\b"
+        r"|\bthe\s+(?:big|main|most\s+important)\s+thing\s+(?:for\s+(?:me|us)\s+)?"
+        r"(?:this\s+(?:year|month|week|time|season)\s+|here\s+|now\s+)?is\b"
         r"|\bthat\s+is\s+the\s+(?:target|aim|objective|goal)\b"
         r"|\bthat['\u2019]?s\s+the\s+(?:target|aim|objective)\b"
         r"|\bbigger\s+picture\b"
@@ -244,12 +245,14 @@ PREFERENCE_LINE = Gated(
         r"|\b(?:I|we) (?:really |just |honestly )?(?:don['\u2019]?t|do not) want (?:a|an|any|"
         r"anything|to|them|him|her|it|the)\b"
         # "keep it short", "keep it simple", "bullet points pls".
-        r"|\bkeep (?:it|them|things|replies|messages) (?:short|brief|simple|casual|informal|"
-        r"formal|friendly|light|tight|plain|concise|clean)\b|\bbullet points? (?:pls|please)\b"
+        r"|\bkeep (?:it|them|things|replies|messages|emails) (?:short|brief|simple|casual|"
+        r"informal|formal|friendly|light|tight|plain|concise|clean|jolly|cheerful|chatty|warm|"
+        r"upbeat|professional|polite|neutral|relaxed|fun|snappy|low-key)\b"
+        r"|\bbullet points? (?:pls|please)\b"
         # "Text them, not email", "local times pls, not UK time", "friendly, not like it came
         # from the council": a few words and what they are instead of (not "tried it, not
         # much luck").
-        r"|(?:^|[.!?;:]\s+|\s[-\u2013\u2014]\s+)(?:[\w'\u2019-]+\s+){0,3}[\w'\u2019-]+"
+        r"|(?:^|[.!?;:,]\s+|\s[-\u2013\u2014]\s+)(?:[\w'\u2019-]+\s+){0,3}[\w'\u2019-]+"
         r"(?:\s+(?:pls|please))?,\s+not\s+(?!(?:much|really|sure|yet|bad|great|quite|so|too|"
         r"that|very|a\s+lot|at\s+all|even|exactly|entirely|a\s+problem|a\s+big\s+deal|"
         r"an\s+issue|worth|bad)\b)"
