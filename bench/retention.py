@@ -31,8 +31,8 @@ def measure_retention() -> dict[str, float]:
 def measure_blind_retention() -> dict[str, float]:
     """Survival on the blind ``test`` sessions (written without sight of the summarizer): at
     the full budget and within 20%, each also with the recall tool's answer counted; and on
-    ``fresh2``, ``fresh3`` and ``fresh4``, the splits written last (``fresh4`` within 20% with
-    recall too); and on ``dev2`` (items inside long tool results) with the recall tool's
+    ``fresh2`` to ``fresh5``, the splits written last (``fresh4`` and ``fresh5`` within 20%
+    with recall too); and on ``dev2`` (items inside long tool results) with the recall tool's
     answer counted."""
     from bench.blind.__main__ import blind_reports
 
@@ -41,6 +41,7 @@ def measure_blind_retention() -> dict[str, float]:
     fresh2 = dict(blind_reports("fresh2"))[""]
     fresh3 = dict(blind_reports("fresh3"))[""]
     fresh4 = dict(blind_reports("fresh4"))
+    fresh5 = dict(blind_reports("fresh5"))
     long_results = dict(blind_reports("dev2"))[" +recall"]
     return {
         "blind_full": visible.full.overall().survival,
@@ -54,6 +55,9 @@ def measure_blind_retention() -> dict[str, float]:
         "blind_fresh4_full": fresh4[""].full.overall().survival,
         "blind_fresh4_20": fresh4[""].budgets[1].overall().survival,
         "blind_fresh4_recall_20": fresh4[" +recall"].budgets[1].overall().survival,
+        "blind_fresh5_full": fresh5[""].full.overall().survival,
+        "blind_fresh5_20": fresh5[""].budgets[1].overall().survival,
+        "blind_fresh5_recall_20": fresh5[" +recall"].budgets[1].overall().survival,
         "blind_dev2_recall": long_results.full.overall().survival,
         "blind_dev2_recall_20": long_results.budgets[1].overall().survival,
     }

@@ -4,8 +4,8 @@
     python -m bench.blind [--split SPLIT|all] [--rounds 5] [--lost] [--json OUT]
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
-``dev``, ``dev2`` and ``dev3`` sessions may be read when the summarizer or recall is changed;
-``test``, ``fresh``, ``fresh2``, ``fresh3`` and ``fresh4`` sessions are only ever scored (their
+``dev``, ``dev2``, ``dev3`` and ``dev4`` sessions may be read when the summarizer or recall is
+changed; ``test``, ``fresh`` to ``fresh5`` sessions are only ever scored (their
 figures are what we quote, see bench/blind/README.md). ``--lost`` lists the probes lost (only
 for the readable splits: reading the others would tune on them).
 """
@@ -24,8 +24,19 @@ from typing import Any
 from bench.blind.script import Script, ScriptError, load_script
 
 HERE = Path(__file__).resolve().parent
-SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "dev2", "fresh4", "dev3")
-READABLE = ("dev", "dev2", "dev3")
+SPLITS = (
+    "dev",
+    "test",
+    "fresh",
+    "fresh2",
+    "fresh3",
+    "dev2",
+    "fresh4",
+    "dev3",
+    "dev4",
+    "fresh5",
+)
+READABLE = ("dev", "dev2", "dev3", "dev4")
 """The splits that may be read to find what is lost (``--lost``); the others are only scored."""
 
 
@@ -170,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         "--split", choices=(*SPLITS, "all"), help="run: test by default; export: required"
     )
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--lost", action="store_true", help="list lost probes (dev, dev2 only)")
+    parser.add_argument(
+        "--lost", action="store_true", help="list lost probes (dev, dev2, dev3, dev4 only)"
+    )
     parser.add_argument("--json", type=Path, dest="out")
     parser.add_argument("--to", type=Path, help="export: the directory to write to")
     args = parser.parse_args(argv)
@@ -186,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         split = args.split or "test"
         if args.lost and split not in READABLE:
-            parser.error("--lost reads the probes: only for --split dev, dev2 or dev3")
+            parser.error("--lost reads the probes: only for --split dev, dev2, dev3 or dev4")
         return _run(split, args.rounds, args.lost, args.out)
     except ScriptError as exc:
         print(f"error: {exc}", file=sys.stderr)
