@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from contextree.recall.excerpt import excerpt
 from contextree.recall.tool import SessionRecall
 from contextree.session.tree import SessionTree
 from recall.recall_session import fold_away
@@ -116,3 +117,21 @@ def test_an_excerpt_never_exceeds_its_room(room: int) -> None:
     for text in ("hello world " * 20, "q" * 300 + f" {phrase} tail", "x\n" * 500 + "world"):
         # A match longer than the room (a long quoted phrase) once ran past its list's end.
         assert len(excerpt(text, ["world", phrase], room)) <= room
+
+
+def test_a_sentence_with_the_rarer_search_words_comes_before_common_ones() -> None:
+    # "opening night" is in every message of the thread; "lanterns" and "chimney" only in
+    # the one that says what was agreed.
+    thread = "\n".join(
+        [
+            "[1] Ada, 2 May: Hello! Questions about the opening night below, long list sorry.",
+            "[2] Ben, 3 May: Happy to help with the opening night, ask away and I will check.",
+            "[3] Ada, 5 May: Still deciding the running order for the opening night, more soon.",
+            "[4] Ada, 9 May: Right, the opening night is settled in my head at last, here goes. "
+            "Please hang the paper lanterns but keep them well away from the chimney breast, "
+            "the insurer was clear about it. Drinks from seven, speeches at eight, band at nine.",
+            "[5] Ben, 10 May: Lovely, all noted for the opening night, see you on the day then.",
+        ]
+    )
+    shown = excerpt(thread, ["opening", "night", "lanterns", "chimney"], 200)
+    assert "well away from the chimney breast" in shown

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
+from collections import Counter
 from typing import Final
 
 from contextree.text.tables import standout_rows
@@ -43,9 +44,13 @@ def excerpt(text: str, terms: list[str], room: int) -> str:
     lines = text.splitlines()[:_MAX_SEGMENTS]
     segments, first_segment = _segments(lines)
     words = _search_words(terms)
-    # Twice the words a segment holds; a table's row that stands out from its column gets
-    # one more, and two for each search word its column's header starts (tables.py).
-    scores = [2 * _score(segment, words) for segment in segments]
+    # Twice the words a segment holds, a rarer word a little more (1 + 1 / the segments that
+    # hold it: "dreams" and "chorus" in one line of a mail thread before "first dance" in
+    # five); a table's row that stands out from its column gets one more, and two for each
+    # search word its column's header starts (tables.py).
+    held = [_held(segment, words) for segment in segments]
+    spread = Counter(word for found in held for word in found)
+    scores = [2 * sum(1 + 1 / spread[word] for word in found) for found in held]
     headers: dict[int, int] = {}
     sameness: dict[int, float] = {}
     wanted = {w for term in terms for w in _WORD.findall(_fold(term)) if len(w) >= 3}
@@ -53,7 +58,7 @@ def excerpt(text: str, terms: list[str], room: int) -> str:
         if line not in first_segment:
             continue  # past the segments read
         index = first_segment[line]
-        scores[index] += 1 + 2 * _header_words(standout.columns, wanted)
+        scores[index] += 2 + 4 * _header_words(standout.columns, wanted)
         sameness[index] = standout.sameness
         if standout.header is not None and standout.header in first_segment:
             headers[index] = first_segment[standout.header]
@@ -187,12 +192,12 @@ def _search_words(terms: list[str]) -> re.Pattern[str] | None:
     return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, longest_first)) + ")")
 
 
-def _score(segment: str, words: re.Pattern[str] | None) -> int:
-    """How many distinct search words ``segment`` holds."""
+def _held(segment: str, words: re.Pattern[str] | None) -> set[str]:
+    """The distinct search words ``segment`` holds."""
     if words is None:
-        return 0
+        return set()
     folded = segment.lower() if segment.isascii() else _fold(segment)
-    return len(set(words.findall(folded)))
+    return set(words.findall(folded))
 
 
 def _cut(text: str, start: int, room: int) -> str:
