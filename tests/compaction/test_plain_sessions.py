@@ -767,3 +767,21 @@ def test_the_other_rows_of_a_table_with_a_row_that_stands_out_are_not_noted() ->
     summary = _one_call("Who is still trading at the fair?", "stall_bookings", table)
     assert "Stall 5 Pottery REFUNDED - trader withdrew" in summary
     assert "Stall 3 Pottery paid" not in summary
+
+
+def test_what_a_mail_asks_of_the_reader_is_noted_beside_its_values() -> None:
+    chat = [
+        "Priya: lovely to hear from you again, it has been far too long since the last one",
+        "Priya: the weather looks kind for the weekend so far, fingers crossed it holds up",
+        "Priya: my sister says hello and hopes the new kitchen is treating you well",
+    ] * 4
+    thread = [
+        *chat[:5],
+        "Priya: the deposit of 300 GBP arrived, thank you.",
+        "Priya: and please can you keep the dogs out of the marquee while we set up.",
+        *chat[5:],
+        "Priya: we arrive at 07:30 with two vans.",
+    ]
+    summary = _one_call("What did the caterer say?", "mail_thread", "\n".join(thread))
+    assert "please can you keep the dogs out of the marquee" in summary
+    assert "deposit of 300 GBP" in summary

@@ -36,6 +36,11 @@ _FLAGGED: Final = re.compile(
 )
 """A line that asks to be read: "Please note: ...", "IMPORTANT - ...", "NB the gate ..."."""
 _CALL_CHARS: Final = 240
+_ASKED: Final = re.compile(
+    r"(?i)\b(?:please|pls|can you|could you|can we|could we|must|mustn't|must not|"
+    r"no later than|not allowed|never|do not|don't)\b(?!\s+(?:find attached|let me know|"
+    r"hesitate|reply|contact|call|get in touch|see|note))"
+)
 
 _FAILURE: Final = re.compile(
     r"(?i)^\W*(?:[\w.-]+\W+){0,3}?(?:declined|rejected|bounced|denied|refused|undeliverable|"
@@ -83,18 +88,18 @@ def result_facts(name: str, text: str) -> list[str]:
         for index in standout.table
         if index not in rows
     }
+    # What a sentence asks of the reader ("please can we have no strobes", "can you end it on
+    # the last chorus", "finish no later than 14:00") counts as much as a value it names.
     found = [
-        (index, sentence)
+        (index, sentence, specific_count(sentence) + (_ASKED.search(sentence) is not None))
         for index, sentence in enumerate(split_sentences(head))
-        if has_specifics(sentence)
+        if (has_specifics(sentence) or _ASKED.search(sentence))
         and (line := one_line(sentence)) not in standouts
         and line not in plain_rows
     ]
     # A mail's header and greeting lines name values (an address, a date) but say little.
-    found.sort(
-        key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -specific_count(item[1]), item[0])
-    )
-    chosen = [s for _, s in sorted(found[: _FACTS_PER_RESULT - len(standouts)])]
+    found.sort(key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -item[2], item[0]))
+    chosen = [s for _, s, _ in sorted(found[: _FACTS_PER_RESULT - len(standouts)])]
     return [
         f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}" for s in [*standouts, *chosen]
     ]
