@@ -46,8 +46,9 @@ def excerpt(text: str, terms: list[str], room: int) -> str:
     words = _search_words(terms)
     # Twice the words a segment holds, a rarer word a little more (1 + 1 / the segments that
     # hold it: "dreams" and "chorus" in one line of a mail thread before "first dance" in
-    # five); a table's row that stands out from its column gets one more, and two for each
-    # search word its column's header starts (tables.py).
+    # five); a table's row that stands out from its column gets two more, and four for each
+    # search word its column's header starts (tables.py): as much as a rare word, so that it
+    # keeps its lead over a line that only repeats the search's words.
     held = [_held(segment, words) for segment in segments]
     spread = Counter(word for found in held for word in found)
     scores = [2 * sum(1 + 1 / spread[word] for word in found) for found in held]

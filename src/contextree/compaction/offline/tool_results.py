@@ -41,6 +41,7 @@ _ASKED: Final = re.compile(
     r"no later than|not allowed|never|do not|don't)\b(?!\s+(?:find attached|let me know|"
     r"hesitate|reply|contact|call|get in touch|see|note))"
 )
+"""A sentence that asks something of the reader (not a mail's "please find attached")."""
 
 _FAILURE: Final = re.compile(
     r"(?i)^\W*(?:[\w.-]+\W+){0,3}?(?:declined|rejected|bounced|denied|refused|undeliverable|"
@@ -91,9 +92,9 @@ def result_facts(name: str, text: str) -> list[str]:
     # What a sentence asks of the reader ("please can we have no strobes", "can you end it on
     # the last chorus", "finish no later than 14:00") counts as much as a value it names.
     found = [
-        (index, sentence, specific_count(sentence) + (_ASKED.search(sentence) is not None))
+        (index, sentence, specific_count(sentence) + asks)
         for index, sentence in enumerate(split_sentences(head))
-        if (has_specifics(sentence) or _ASKED.search(sentence))
+        if ((asks := _ASKED.search(sentence) is not None) or has_specifics(sentence))
         and (line := one_line(sentence)) not in standouts
         and line not in plain_rows
     ]
