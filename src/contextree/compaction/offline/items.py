@@ -255,11 +255,11 @@ def _add_commands(b: _ItemBuilder, d: Digest, resolved: set[str]) -> None:
 
 
 def _add_in_progress(b: _ItemBuilder, d: Digest) -> None:
-    facts = "\0".join(d.facts)
+    in_facts = _held_in(d.in_progress, d.facts, "\0".join(d.facts))
     for item in d.in_progress:
         # A request that is also a statement of fact is shown whole among the facts: here
         # its head says which one is in progress.
-        shown = len(item) > _RESPOND_CHARS and item in facts
+        shown = len(item) > _RESPOND_CHARS and item in in_facts
         b.add("in_progress", f"[ ] {clip(item, _RESPOND_CHARS) if shown else item}", 80)
     for todo in d.todos:
         # An open TODO survives every round until history reports it done.
