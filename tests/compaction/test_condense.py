@@ -158,6 +158,16 @@ def test_an_initial_does_not_end_a_sentence() -> None:
     )
 
 
+def test_dot_leaders_do_not_end_a_sentence() -> None:
+    from contextree.compaction.offline.text import split_sentences
+
+    assert split_sentences("Labour (5.5 hrs) ........ £181.50\nWait... then go. Next one.") == (
+        "Labour (5.5 hrs) ........ £181.50",
+        "Wait... then go.",
+        "Next one.",
+    )
+
+
 def test_a_cut_line_splits_its_sentences_as_the_readers_do() -> None:
     line = "Amoxicillin BACKORDER at AAH - est. 19/06 for the 500mg caps from the Leyton depot."
     assert "est. 19/06" in condensed(line, 60)

@@ -98,6 +98,16 @@ def test_a_long_service_result_keeps_its_most_specific_lines() -> None:
     assert "Nothing unusual in the readings" not in summary
 
 
+def test_a_threads_message_headers_are_not_noted() -> None:
+    chat = "A message about the day with nothing in it to keep, just chat and thanks."
+    messages = [(f"[{n}] Sophie Turner, {n} Jun:", chat) for n in range(1, 7)]
+    thread = "\n".join(line for pair in messages for line in pair)
+    thread += "\n[7] Sophie Turner, 8 Jul:\nPlease can we have no strobes at all, nan has epilepsy."
+    summary = _one_call("Read Sophie's thread", "email_read_thread", thread)
+    assert "please can we have no strobes at all" in summary.lower()
+    assert "[1] Sophie Turner" not in summary
+
+
 def test_a_tables_row_that_stands_out_is_noted_before_the_most_specific_lines() -> None:
     rows = [
         f"CB-{30900 + n}  patient {n:<3}  crown UL{n % 8 + 1}  2026-10-{n + 1:02d}  "

@@ -28,8 +28,9 @@ SENTENCE_SPLIT: Final = re.compile(
     # not at every character (17x faster on a long conversation).
     r"(?<=[.!?])"
     + "".join(rf"(?<!\b{re.escape(word)}\.)" for word in _ABBREVIATIONS)
-    # An initial ("D. Hollis", "Dr S. Haddad") does not end a sentence either.
-    + r"(?<!\b[A-Z]\.)\s+(?=\S)|\n+"
+    # An initial ("D. Hollis", "Dr S. Haddad") does not end a sentence either, nor do dot
+    # leaders ("Labour (5.5 hrs) ........ £181.50") or an ellipsis.
+    + r"(?<!\b[A-Z]\.)(?<!\.\.)\s+(?=\S)|\n+"
 )
 """Where a sentence ends: :func:`split_sentences` and the cutting of long lines share it."""
 LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")

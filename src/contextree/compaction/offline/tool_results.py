@@ -30,6 +30,9 @@ _MAIL_FRAME: Final = re.compile(
     r"(?:kind regards|best regards|regards|many thanks|best wishes)\b)"
 )
 """The frame of a mail around what it says: noted after its other lines."""
+_LABEL: Final = re.compile(r"^[^.!?]{0,60}:$")
+"""A line that only introduces what follows ("[5] Sophie Turner, 21 Jun:", "Totals:") is not
+noted: the name and date of a thread's message say who wrote, not what."""
 _FLAGGED: Final = re.compile(
     r"(?i)^\W*(?:please note|note|nb|n\.b\.|important|warning|caution|attention|heads up|"
     r"reminder|please be aware)\b\W"
@@ -95,6 +98,7 @@ def result_facts(name: str, text: str) -> list[str]:
         (index, sentence, specific_count(sentence) + asks)
         for index, sentence in enumerate(split_sentences(head))
         if ((asks := _ASKED.search(sentence) is not None) or has_specifics(sentence))
+        and not _LABEL.match(sentence)
         and (line := one_line(sentence)) not in standouts
         and line not in plain_rows
     ]
