@@ -132,6 +132,8 @@ def test_specific_values_are_found_as_all_the_shapes_find_them() -> None:
         '"quoted text"',
         "and Alice Smith",
         "PostgreSQL",
+        "code 4417",
+        "Pitch 17",
         "plain words",
         ".",
         "-",

@@ -98,6 +98,13 @@ def test_a_long_service_result_keeps_its_most_specific_lines() -> None:
     assert "Nothing unusual in the readings" not in summary
 
 
+def test_a_number_named_by_what_it_opens_counts_as_an_identifier() -> None:
+    lines = [f"The {n}th of the month is a Saturday as usual this year." for n in range(10, 28)]
+    lines.insert(5, "The new key safe is by the vestry door, code 4417.")
+    summary = _one_call("Read Margaret's mail", "email_read", "\n".join(lines))
+    assert "code 4417" in summary
+
+
 def test_a_threads_message_headers_are_not_noted() -> None:
     chat = "A message about the day with nothing in it to keep, just chat and thanks."
     messages = [(f"[{n}] Sophie Turner, {n} Jun:", chat) for n in range(1, 7)]

@@ -26,6 +26,11 @@ _SHAPES: Final = (
     re.compile(r"\"[^\"\n]{2,80}\"|'[^'\n]{2,80}'"),  # quoted text
     re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0-9]+)*"),  # names mid-sentence
     re.compile(r"\b[A-Z][a-z]*[A-Z0-9][A-Za-z0-9]*\b"),  # OAuth, PostgreSQL, GPT4
+    # a number named by what it opens or finds: "code 4417", "Pitch 17", "account no. 0177"
+    re.compile(
+        r"\b(?i:code|pin|passcode|password|ref(?:erence)?|number|no\.?|account|acc|id|pitch|"
+        r"room|gate|seat|bay|unit|plot|locker|stand|platform|extension|ext)\s*[:#]?\s*\d{2,}\b"
+    ),
 )
 
 
@@ -34,7 +39,7 @@ _PATH_SLASH: Final = re.compile(r"[\w.@-]/")
 """Where the paths shape matches: its prefix is optional and its tail may be empty, so it
 matches exactly where a name character precedes a slash. Its own search backtracks over every
 word and was the slowest of the shapes."""
-_NEEDS_DIGIT: Final = frozenset({2, 3, 4, 6, 7, 8})
+_NEEDS_DIGIT: Final = frozenset({2, 3, 4, 6, 7, 8, 13})
 """The shapes that match only where a digit is (the numbers shape matches at any digit)."""
 _NEEDS: Final = {0: "://", 1: ".", 5: "/", 9: "`"}
 """A string a shape's every match contains: without it the shape is not searched."""
