@@ -28,6 +28,7 @@ _RARE_SHARE: Final = 0.1
 """A value found at most this share as often as the column's most common one (or once)
 makes its row stand out: a date among dates spread evenly does not."""
 _SPACED: Final = re.compile(r"\s\s+")
+_RULE: Final = re.compile(r"^[\s|+:=_-]*$")
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,11 @@ def standout_rows(lines: list[str]) -> dict[int, Standout]:
         end = start
         while end < len(lines) and kind and split[end][0] == kind:
             end += 1
-        if end - start >= _MIN_ROWS:
-            found.update(_in_table([cells for _, cells in split[start:end]], start))
+        # A rule between the header and the rows ("---|---") is no row: it would stand out
+        # in every column.
+        rows = [index for index in range(start, end) if not _RULE.match(lines[index])]
+        if len(rows) >= _MIN_ROWS:
+            found.update(_in_table([split[index][1] for index in rows], rows))
         start = max(end, start + 1)
     return found
 
@@ -83,8 +87,9 @@ def _split(line: str) -> tuple[str, list[str]]:
     return (kind, cells) if len(cells) >= _MIN_CELLS else ("", [])
 
 
-def _in_table(table: list[list[str]], start: int) -> dict[int, Standout]:
-    """The rows of ``table`` (the lines from ``start`` on) that stand out, by line index."""
+def _in_table(table: list[list[str]], at: list[int]) -> dict[int, Standout]:
+    """The rows of ``table`` (the lines at the indexes ``at``) that stand out, by line
+    index."""
     widths = [len(cells) for cells in table]
     width = Counter(widths).most_common(1)[0][0]
     # The rows with the usual cells or more, by place, and their first ``width`` cells: one
@@ -135,10 +140,10 @@ def _in_table(table: list[list[str]], start: int) -> dict[int, Standout]:
             if widths[row] > width:
                 marks.setdefault(row, []).append(extra)
                 sameness[row] = max(sameness.get(row, 0.0), usual)
-    header = start if has_header else None
-    lines = range(start, start + len(table))
+    header = at[0] if has_header else None
+    lines = range(at[0], at[-1] + 1)
     return {
-        start + row: Standout(header, tuple(name for name in names if name), sameness[row], lines)
+        at[row]: Standout(header, tuple(name for name in names if name), sameness[row], lines)
         for row, names in marks.items()
     }
 

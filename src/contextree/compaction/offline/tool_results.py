@@ -99,8 +99,7 @@ def result_facts(name: str, text: str) -> list[str]:
         for index, sentence in enumerate(split_sentences(head))
         if ((asks := _ASKED.search(sentence) is not None) or has_specifics(sentence))
         and not _LABEL.match(sentence)
-        and (line := one_line(sentence)) not in standouts
-        and line not in plain_rows
+        and not _part_of(one_line(sentence), standouts, plain_rows)
     ]
     # A mail's header and greeting lines name values (an address, a date) but say little.
     found.sort(key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -item[2], item[0]))
@@ -108,6 +107,16 @@ def result_facts(name: str, text: str) -> list[str]:
     return [
         f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}" for s in [*standouts, *chosen]
     ]
+
+
+def _part_of(sentence: str, standouts: list[str], plain_rows: set[str]) -> bool:
+    """Whether ``sentence`` is a row already shown or left out, or a piece of one (a row with
+    a "?" in a cell is split there as a sentence is)."""
+    if sentence in plain_rows:
+        return True
+    return any(sentence in row for row in standouts) or (
+        "|" in sentence and any(sentence in row for row in plain_rows)
+    )
 
 
 def call_note(call: ToolCall) -> str:
