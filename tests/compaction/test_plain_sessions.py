@@ -105,6 +105,14 @@ def test_a_number_named_by_what_it_opens_counts_as_an_identifier() -> None:
     assert "code 4417" in summary
 
 
+def test_a_row_split_at_a_question_mark_is_not_noted_again_in_pieces() -> None:
+    rows = [f"Helper {n:<3} | desk, tea and cake  | yes | yes | brings urn {n}" for n in range(14)]
+    rows[6] = "Ian Fraser | welcome desk (NEW) | yes | ? | first time - shadow Rosa on 20 Sep"
+    table = "\n".join(["Name | Role | Sep 20 | Oct 18 | Notes", *rows])
+    summary = _one_call("Who can come?", "sheet_read", table)
+    assert summary.count("Ian Fraser") == 1
+
+
 def test_a_threads_message_headers_are_not_noted() -> None:
     chat = "A message about the day with nothing in it to keep, just chat and thanks."
     messages = [(f"[{n}] Sophie Turner, {n} Jun:", chat) for n in range(1, 7)]
@@ -264,17 +272,18 @@ def test_what_has_never_happened_is_a_fact_not_a_rule() -> None:
     assert "never driven on the left" in _section(summary, "## Key Facts")
 
 
-def test_an_acknowledgement_is_not_a_fact() -> None:
+@pytest.mark.parametrize("reply", ["sounds good to me, thanks!", "oh yeah go on then"])
+def test_an_acknowledgement_is_not_a_fact(reply: str) -> None:
     summary = _summary(
         [
             _user("Plan the garden."),
-            _say("Raised beds, then."),
-            _user("sounds good to me, thanks!"),
+            _say("Raised beds, then?"),
+            _user(reply),
             _say("Great."),
         ]
     )
     facts = _section(summary, "## Key Facts") if "## Key Facts" in summary else ""
-    assert "sounds good to me" not in facts
+    assert reply not in facts
 
 
 def test_a_search_that_finds_an_error_word_is_not_an_error() -> None:

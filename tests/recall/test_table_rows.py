@@ -85,3 +85,15 @@ def test_a_short_table_of_six_rows_shows_its_one_odd_status() -> None:
 def test_an_even_split_in_a_short_table_marks_no_row() -> None:
     lines = [f"Stall {n}   {'paid' if n % 2 else 'unpaid'}   {n * 3} m" for n in range(6)]
     assert standout_rows(lines) == {}
+
+
+def test_a_rule_under_the_header_is_no_row_and_the_header_is_still_found() -> None:
+    lines = [
+        "Name        | Role        | Sep 20    | Notes",
+        "------------|-------------|-----------|------",
+        *(f"Helper {n}    | desk        | yes       |" for n in range(8)),
+        "Dev Patel   | electronics | yes 10-12 | leaves at 12",
+    ]
+    found = standout_rows(lines)
+    assert list(found) == [10]
+    assert found[10].header == 0 and found[10].table == range(0, 11)

@@ -84,7 +84,8 @@ _ACKNOWLEDGEMENT: Final = re.compile(
     r"(?i)^(?:[\s,.!:;)(-]|ok(?:ay)?|yes|yeah|yep|yup|sure|sounds|looks|good|great|perfect|"
     r"cool|awesome|nice|fine|thanks?|thank|you|thx|ty|that|that's|thats|this|it|is|works?|"
     r"for|to|me|us|got|makes|sense|all|lgtm|wonderful|excellent|exactly|right|alright|"
-    r"agreed|much|so|very|really|a|lot|again|done|noted|understood|brilliant|amazing)+$"
+    r"agreed|much|so|very|really|a|lot|again|done|noted|understood|brilliant|amazing|"
+    r"oh|go|on|then|ahead|please|pls|do|brill|ace|lovely|ta|cheers)+$"
 )
 """A message made of nothing but thanks and agreement ("sounds good to me, thanks!")."""
 
