@@ -18,8 +18,12 @@ before in the session or one of the new lines' ids, or names one of those as its
 refusal and id checks, done by the worker on what it knew, stay true). When that does not hold
 nothing is written and the caller appends the locked way.
 
-The tables and their schema version do not change: an older contextree ignores the function,
-and this one creates it in a database that lacks it (``PostgresStore._has_append_function``).
+Sessions that share a process's pooled connections send the appends their threads make at
+the same moment in one statement (:data:`CREATE_MANY_FUNCTION`, one transaction: group commit,
+:mod:`contextree.store.postgres_group`); each is the call above, made for its session.
+
+The tables and their schema version do not change: an older contextree ignores the functions,
+and this one creates them in a database that lacks them (``PostgresStore._has_append_function``).
 A changed function gets a new name, so that workers of both versions can share a database while
 they are upgraded.
 """
@@ -30,7 +34,17 @@ from typing import Final
 
 from contextree.errors import SessionFileError
 
-__all__ = ["APPEND_FUNCTION", "CALL_APPEND", "CREATE_FUNCTION", "FUNCTION_EXISTS", "TakenIn"]
+__all__ = [
+    "APPEND_FUNCTION",
+    "BUSY",
+    "CALL_APPEND",
+    "CALL_MANY",
+    "CREATE_FUNCTION",
+    "CREATE_MANY_FUNCTION",
+    "FUNCTION_EXISTS",
+    "MANY_FUNCTION",
+    "TakenIn",
+]
 
 APPEND_FUNCTION: Final = "ct_append_v1"
 """The server-side function's name (a changed function gets a new one: ``_v2``)."""
@@ -39,7 +53,20 @@ _SIGNATURE: Final = (
     f"{APPEND_FUNCTION}(text, bigint, bigint, bigint, text, bytea[], text[], text[], text[], text)"
 )
 
-FUNCTION_EXISTS: Final = f"SELECT to_regprocedure('{_SIGNATURE}') IS NOT NULL"
+MANY_FUNCTION: Final = "ct_append_many_v1"
+"""The server-side function that makes several sessions' appends in one statement (a changed
+one gets a new name too)."""
+
+_MANY_SIGNATURE: Final = (
+    f"{MANY_FUNCTION}(text[], bigint[], bigint[], bigint[], text[], integer[], bytea[], text[], "
+    "text[], text[], text[])"
+)
+
+FUNCTION_EXISTS: Final = (
+    f"SELECT to_regprocedure('{_SIGNATURE}') IS NOT NULL "
+    f"AND to_regprocedure('{_MANY_SIGNATURE}') IS NOT NULL"
+)
+"""Whether the database has both functions."""
 
 CREATE_FUNCTION: Final = rf"""
 CREATE OR REPLACE FUNCTION {APPEND_FUNCTION}(
@@ -101,6 +128,49 @@ CALL_APPEND: Final = (
     f"SELECT o_before, o_offset, o_line FROM {APPEND_FUNCTION}"
     "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
+
+
+CREATE_MANY_FUNCTION: Final = rf"""
+CREATE OR REPLACE FUNCTION {MANY_FUNCTION}(
+  p_sessions text[], p_generations bigint[], p_known bigint[], p_seen bigint[],
+  p_lock_timeouts text[], p_ends integer[], p_lines bytea[], p_types text[], p_ids text[],
+  p_parents text[], p_writers text[])
+RETURNS TABLE (o_request integer, o_before bigint, o_offset bigint, o_line bytea)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_start integer := 1;
+BEGIN
+  FOR i IN 1 .. cardinality(p_sessions) LOOP
+    -- Never wait for a lock while holding another session's: no deadlock between two such
+    -- statements, and an append is not held up behind a session whose lock is busy.
+    IF pg_try_advisory_xact_lock(hashtextextended(p_sessions[i], 0)) THEN
+      RETURN QUERY SELECT i, a.o_before, a.o_offset, a.o_line
+        FROM {APPEND_FUNCTION}(p_sessions[i], p_generations[i], p_known[i], p_seen[i],
+          p_lock_timeouts[i], p_lines[v_start:p_ends[i]], p_types[v_start:p_ends[i]],
+          p_ids[v_start:p_ends[i]], p_parents[v_start:p_ends[i]], p_writers[i]) AS a;
+    ELSE
+      RETURN QUERY SELECT i, -1::bigint, NULL::bigint, NULL::bytea;
+    END IF;
+    v_start := p_ends[i] + 1;
+  END LOOP;
+END
+$fn$
+"""
+"""The appends of several sessions in one statement, so in one transaction and one commit:
+request ``i`` (1-based) appends the lines ``p_ends[i-1]+1 .. p_ends[i]`` of the flat arrays
+exactly as :data:`CREATE_FUNCTION` would alone. Its rows carry ``o_request = i``; it has none
+when that function wrote nothing, and one with ``o_before = -1`` (:data:`BUSY`) when another
+transaction held the session's lock: nothing was written for it, and it is appended alone,
+waiting for the lock there."""
+
+CALL_MANY: Final = (
+    f"SELECT o_request, o_before, o_offset, o_line FROM {MANY_FUNCTION}"
+    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+BUSY: Final = -1
+"""``o_before`` of a request whose session's lock another transaction held (see
+:data:`CREATE_MANY_FUNCTION`)."""
 
 
 class TakenIn:
