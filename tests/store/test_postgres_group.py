@@ -59,7 +59,8 @@ def _queued_then_sent(url: str, actions: list[Callable[[], None]]) -> list[threa
     with pool.connection():
         for thread in threads:
             thread.start()
-        _wait_until(lambda: len(group._waiting) == len(actions))
+        # One of them leads (it waits for the connection), the others wait for it.
+        _wait_until(lambda: len(group._waiting) == len(actions) - 1)
     return threads
 
 

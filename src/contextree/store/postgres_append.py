@@ -126,8 +126,11 @@ with each line from the one at ``p_seen`` to that end, or no row when it wrote n
 
 CALL_APPEND: Final = (
     f"SELECT o_before, o_offset, o_line FROM {APPEND_FUNCTION}"
-    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    "(%b::text, %b::bigint, %b::bigint, %b::bigint, %b::text, %b::bytea[], %b::text[], "
+    "%b::text[], %b::text[], %b::text)"
 )
+"""The call of :data:`CREATE_FUNCTION`. The parameters go in binary: psycopg spent more CPU
+escaping the lines for the text format than on the rest of the call."""
 
 
 CREATE_MANY_FUNCTION: Final = rf"""
@@ -165,8 +168,10 @@ waiting for the lock there."""
 
 CALL_MANY: Final = (
     f"SELECT o_request, o_before, o_offset, o_line FROM {MANY_FUNCTION}"
-    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    "(%b::text[], %b::bigint[], %b::bigint[], %b::bigint[], %b::text[], %b::integer[], "
+    "%b::bytea[], %b::text[], %b::text[], %b::text[], %b::text[])"
 )
+"""The call of :data:`CREATE_MANY_FUNCTION`, in binary as :data:`CALL_APPEND`."""
 
 BUSY: Final = -1
 """``o_before`` of a request whose session's lock another transaction held (see
