@@ -49,7 +49,7 @@ def _wait_until(condition: Callable[[], bool]) -> None:
         time.sleep(0.005)
 
 
-def _queued_then_sent(url: str, actions: list[Callable[[], None]]) -> list[threading.Thread]:
+def _queued_then_sent(url: str, actions: list[Callable[[], object]]) -> list[_Thread]:
     """Start ``actions`` (one append each) in threads while the pool's only connection is
     held, wait until every append waits in the group, then let them go. An error of an
     action fails the test when its thread is joined (:func:`_join`)."""
@@ -65,14 +65,15 @@ def _queued_then_sent(url: str, actions: list[Callable[[], None]]) -> list[threa
 
 
 class _Thread(threading.Thread):
-    def __init__(self, action: Callable[[], None]) -> None:
+    def __init__(self, action: Callable[[], object]) -> None:
         super().__init__()
         self._action = action
+        self.result: object = None
         self.error: BaseException | None = None
 
     def run(self) -> None:
         try:
-            self._action()
+            self.result = self._action()
         except BaseException as exc:  # raised by _join
             self.error = exc
 
@@ -190,3 +191,54 @@ def test_a_group_the_server_refuses_goes_again_one_by_one(
     assert len(_last_xmins(shared, sessions)) == 3
     for n, session in enumerate(sessions):
         assert _messages(shared, session) == ["first", "second", f"alone {n}"]
+
+
+def _raw_store(url: str, data: bytes) -> PostgresStore:
+    store = PostgresStore(url, uuid.uuid4().hex)
+    with store.transaction() as txn:
+        txn.append(data)
+    store.read()  # what this worker has seen
+    return store
+
+
+_HEADER = b'{"type":"session"}\n'
+_LINE_A = b'{"type":"message","id":"aaaa0001","parentId":null}\n'
+_LINE_B = b'{"type":"message","id":"bbbb0002","parentId":"aaaa0001"}\n'
+
+
+@pytest.mark.parametrize(
+    "foreign",
+    [
+        b'{"type":"message","id":"aaaa0001","parentId":null}\n',  # repeats an id it held
+        b'{"type":"message","id":"bbbb0002","parentId":"aaaa0001"}\n',  # takes our new id
+        b'{"type":"message","id":"cccc0003","parentId":"bbbb0002"}\n',  # names it as parent
+        b'{"type":"message","id":"cccc0003"',  # a torn last line
+    ],
+)
+def test_a_group_declines_what_the_lock_must_decide(shared: str, foreign: bytes) -> None:
+    """The checks of the one-round-trip append hold for each append of a group: the one
+    whose session another worker changed in a way the lock must decide writes nothing, the
+    one beside it is made and takes in what others appended before it."""
+    declined = _raw_store(shared, _HEADER + _LINE_A)
+    declined_size = len(declined.read())
+    made = _raw_store(shared, _HEADER + _LINE_A)
+    made_size = len(made.read())
+    for store, line in ((declined, foreign), (made, b'{"type":"message","id":"dddd0004"}\n')):
+        other = PostgresStore(shared, store.session)
+        with other.transaction() as txn:
+            txn.append(line)
+    after = PostgresStore(shared, declined.session).read()
+    threads = _queued_then_sent(
+        shared,
+        [
+            lambda: declined.append_at_end(declined_size, _LINE_B),
+            lambda: made.append_at_end(made_size, _LINE_B),
+        ],
+    )
+    _join(*threads)
+    assert threads[0].result is None
+    assert PostgresStore(shared, declined.session).read() == after  # nothing written
+    assert threads[1].result is not None
+    assert PostgresStore(shared, made.session).read() == (
+        _HEADER + _LINE_A + b'{"type":"message","id":"dddd0004"}\n' + _LINE_B
+    )

@@ -58,8 +58,8 @@ MANY_FUNCTION: Final = "ct_append_many_v1"
 one gets a new name too)."""
 
 _MANY_SIGNATURE: Final = (
-    f"{MANY_FUNCTION}(text[], bigint[], bigint[], bigint[], text[], integer[], bytea[], text[], "
-    "text[], text[], text[])"
+    f"{MANY_FUNCTION}(text[], bigint[], bigint[], bigint[], integer[], bytea[], text[], text[], "
+    "text[], text[])"
 )
 
 FUNCTION_EXISTS: Final = (
@@ -68,25 +68,17 @@ FUNCTION_EXISTS: Final = (
 )
 """Whether the database has both functions."""
 
-CREATE_FUNCTION: Final = rf"""
-CREATE OR REPLACE FUNCTION {APPEND_FUNCTION}(
-  p_session text, p_generation bigint, p_known bigint, p_seen bigint, p_lock_timeout text,
-  p_lines bytea[], p_types text[], p_ids text[], p_parents text[], p_writer text)
-RETURNS TABLE (o_before bigint, o_offset bigint, o_line bytea)
-LANGUAGE plpgsql SET plan_cache_mode = auto AS $fn$
-#variable_conflict use_column
-DECLARE
+_DECLARED: Final = """DECLARE
   v_generation bigint;
   v_size bigint;
   v_lines bigint;
   v_added bigint;
-BEGIN
-  PERFORM set_config('lock_timeout', p_lock_timeout, true);
-  PERFORM pg_advisory_xact_lock(hashtextextended(p_session, 0));
-  SELECT s.generation, s.size, s.lines INTO v_generation, v_size, v_lines
+"""
+
+_APPEND: Final = r"""  SELECT s.generation, s.size, s.lines INTO v_generation, v_size, v_lines
     FROM ct_sessions s WHERE s.session = p_session;
   IF NOT FOUND OR v_generation <> p_generation OR v_size < p_known THEN
-    RETURN;  -- gone, or rewritten since the worker read it
+    {decline};  -- gone, or rewritten since the worker read it
   END IF;
   IF NOT EXISTS (
       SELECT 1 FROM ct_lines l WHERE l.session = p_session AND l.byte_offset = p_seen
@@ -100,9 +92,9 @@ BEGIN
         AND (f.id = ANY(p_ids) OR f.parent_id = ANY(p_ids)
              OR EXISTS (SELECT 1 FROM ct_lines e WHERE e.session = p_session
                         AND e.id = f.id AND e.byte_offset < f.byte_offset))) THEN
-    RETURN;  -- the worker's view changed, a line is unfinished, or ids meet: take the lock
+    {decline};  -- the worker's view changed, a line is unfinished, or ids meet: take the lock
   END IF;
-  RETURN QUERY SELECT v_size, l.byte_offset, l.line FROM ct_lines l
+  RETURN QUERY SELECT {request}v_size, l.byte_offset, l.line FROM ct_lines l
     WHERE l.session = p_session AND l.byte_offset >= p_seen AND l.byte_offset < v_size
     ORDER BY l.byte_offset;
   INSERT INTO ct_lines (session, seq, byte_offset, line, type, id, parent_id)
@@ -116,9 +108,27 @@ BEGIN
   PERFORM pg_notify('contextree', json_build_object(
     'session', p_session, 'size', v_size + v_added, 'generation', v_generation,
     'writer', p_writer)::text);
-END
-$fn$
 """
+"""The body shared by the two functions, after the session's lock: the checks (``{decline}``
+when one fails: nothing written) and the append, reading the variables ``p_session``,
+``p_generation``, ``p_known``, ``p_seen``, ``p_lines``, ``p_types``, ``p_ids``, ``p_parents``
+and ``p_writer``; ``{request}`` goes in front of each row it returns."""
+
+CREATE_FUNCTION: Final = (
+    rf"""
+CREATE OR REPLACE FUNCTION {APPEND_FUNCTION}(
+  p_session text, p_generation bigint, p_known bigint, p_seen bigint, p_lock_timeout text,
+  p_lines bytea[], p_types text[], p_ids text[], p_parents text[], p_writer text)
+RETURNS TABLE (o_before bigint, o_offset bigint, o_line bytea)
+LANGUAGE plpgsql SET plan_cache_mode = auto AS $fn$
+#variable_conflict use_column
+{_DECLARED}BEGIN
+  PERFORM set_config('lock_timeout', p_lock_timeout, true);
+  PERFORM pg_advisory_xact_lock(hashtextextended(p_session, 0));
+"""
+    + _APPEND.format(decline="RETURN", request="")
+    + "END\n$fn$\n"
+)
 """Appends the lines after the session's current end when the checks of the module's
 docstring hold, in the statement's own transaction (lock wait limit, the session's lock, the
 lines, the new size and line count, the announcement); returns the size before the append
@@ -133,43 +143,59 @@ CALL_APPEND: Final = (
 escaping the lines for the text format than on the rest of the call."""
 
 
-CREATE_MANY_FUNCTION: Final = rf"""
+CREATE_MANY_FUNCTION: Final = (
+    rf"""
 CREATE OR REPLACE FUNCTION {MANY_FUNCTION}(
-  p_sessions text[], p_generations bigint[], p_known bigint[], p_seen bigint[],
-  p_lock_timeouts text[], p_ends integer[], p_lines bytea[], p_types text[], p_ids text[],
-  p_parents text[], p_writers text[])
+  a_sessions text[], a_generations bigint[], a_known bigint[], a_seen bigint[],
+  a_ends integer[], a_lines bytea[], a_types text[], a_ids text[], a_parents text[],
+  a_writers text[])
 RETURNS TABLE (o_request integer, o_before bigint, o_offset bigint, o_line bytea)
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_start integer := 1;
+LANGUAGE plpgsql SET plan_cache_mode = auto AS $fn$
+#variable_conflict use_column
+{_DECLARED}  v_start integer;
+  p_session text;
+  p_generation bigint;
+  p_known bigint;
+  p_seen bigint;
+  p_lines bytea[];
+  p_types text[];
+  p_ids text[];
+  p_parents text[];
+  p_writer text;
 BEGIN
-  FOR i IN 1 .. cardinality(p_sessions) LOOP
+  FOR i IN 1 .. cardinality(a_sessions) LOOP
+    v_start := CASE WHEN i = 1 THEN 1 ELSE a_ends[i - 1] + 1 END;
+    p_session := a_sessions[i];
+    p_generation := a_generations[i];
+    p_known := a_known[i];
+    p_seen := a_seen[i];
+    p_lines := a_lines[v_start:a_ends[i]];
+    p_types := a_types[v_start:a_ends[i]];
+    p_ids := a_ids[v_start:a_ends[i]];
+    p_parents := a_parents[v_start:a_ends[i]];
+    p_writer := a_writers[i];
     -- Never wait for a lock while holding another session's: no deadlock between two such
     -- statements, and an append is not held up behind a session whose lock is busy.
-    IF pg_try_advisory_xact_lock(hashtextextended(p_sessions[i], 0)) THEN
-      RETURN QUERY SELECT i, a.o_before, a.o_offset, a.o_line
-        FROM {APPEND_FUNCTION}(p_sessions[i], p_generations[i], p_known[i], p_seen[i],
-          p_lock_timeouts[i], p_lines[v_start:p_ends[i]], p_types[v_start:p_ends[i]],
-          p_ids[v_start:p_ends[i]], p_parents[v_start:p_ends[i]], p_writers[i]) AS a;
-    ELSE
+    IF NOT pg_try_advisory_xact_lock(hashtextextended(p_session, 0)) THEN
       RETURN QUERY SELECT i, -1::bigint, NULL::bigint, NULL::bytea;
+      CONTINUE;
     END IF;
-    v_start := p_ends[i] + 1;
-  END LOOP;
-END
-$fn$
 """
+    + _APPEND.format(decline="CONTINUE", request="i, ")
+    + "  END LOOP;\nEND\n$fn$\n"
+)
 """The appends of several sessions in one statement, so in one transaction and one commit:
-request ``i`` (1-based) appends the lines ``p_ends[i-1]+1 .. p_ends[i]`` of the flat arrays
-exactly as :data:`CREATE_FUNCTION` would alone. Its rows carry ``o_request = i``; it has none
-when that function wrote nothing, and one with ``o_before = -1`` (:data:`BUSY`) when another
-transaction held the session's lock: nothing was written for it, and it is appended alone,
-waiting for the lock there."""
+request ``i`` (1-based) appends the lines ``a_ends[i-1]+1 .. a_ends[i]`` of the flat arrays
+with the same checks and writes as :data:`CREATE_FUNCTION` (the same text, :data:`_APPEND`).
+Its rows carry ``o_request = i``; it has none when the checks declined it, and one with
+``o_before = -1`` (:data:`BUSY`) when another transaction held the session's lock: nothing was
+written for it, and it is appended alone, waiting for the lock there (so no lock wait limit
+is needed here)."""
 
 CALL_MANY: Final = (
     f"SELECT o_request, o_before, o_offset, o_line FROM {MANY_FUNCTION}"
-    "(%b::text[], %b::bigint[], %b::bigint[], %b::bigint[], %b::text[], %b::integer[], "
-    "%b::bytea[], %b::text[], %b::text[], %b::text[], %b::text[])"
+    "(%b::text[], %b::bigint[], %b::bigint[], %b::bigint[], %b::integer[], %b::bytea[], "
+    "%b::text[], %b::text[], %b::text[], %b::text[])"
 )
 """The call of :data:`CREATE_MANY_FUNCTION`, in binary as :data:`CALL_APPEND`."""
 

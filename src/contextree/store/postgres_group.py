@@ -213,17 +213,17 @@ def _together(conn: psycopg.Connection[Any], requests: list[_Request]) -> None:
 
 
 def _flat(requests: Sequence[_Request]) -> tuple[list[Any], ...]:
-    """The parameters of :data:`CALL_MANY`: one entry per append, its lines end to end."""
-    columns: tuple[list[Any], ...] = tuple([] for _ in range(11))
-    sessions, generations, known, seen, timeouts, ends = columns[:6]
-    lines, types, ids, parents, writers = columns[6:]
+    """The parameters of :data:`CALL_MANY`: one entry per append, its lines end to end (its
+    lock wait limit is not needed: the group only tries locks)."""
+    columns: tuple[list[Any], ...] = tuple([] for _ in range(10))
+    sessions, generations, known, seen, ends = columns[:5]
+    lines, types, ids, parents, writers = columns[5:]
     for request in requests:
-        session, generation, size, start, timeout, *its, writer = request.params
+        session, generation, size, start, _timeout, *its, writer = request.params
         sessions.append(session)
         generations.append(generation)
         known.append(size)
         seen.append(start)
-        timeouts.append(timeout)
         for column, values in zip((lines, types, ids, parents), its, strict=True):
             column.extend(values)
         ends.append(len(lines))
