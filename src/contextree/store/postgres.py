@@ -5,7 +5,9 @@ pi file survives). A write transaction first takes a transaction-scoped advisory
 the session (``pg_advisory_xact_lock``), so writers of one session take turns while writers of
 other sessions do not wait. The lock ends with the transaction, so a worker that dies releases
 it. An append is one round trip: a server-side function takes the lock, appends and returns what
-other workers appended meanwhile (:mod:`contextree.store.postgres_append`). Each
+other workers appended meanwhile (:mod:`contextree.store.postgres_append`); sessions sharing
+a pool send their threads' simultaneous appends together (:mod:`~contextree.store.postgres_group`).
+Each
 committed change sends ``NOTIFY contextree`` with the session, its size and generation as JSON,
 so another worker can wait for appends (:meth:`PostgresStore.wait_for_change`) instead of
 polling.
@@ -28,10 +30,11 @@ from contextree.store.masking import mask_passwords, passwords_in
 from contextree.store.postgres_append import (
     CALL_APPEND,
     CREATE_FUNCTION,
+    CREATE_MANY_FUNCTION,
     FUNCTION_EXISTS,
     TakenIn,
 )
-from contextree.store.postgres_pool import SESSION_SETTINGS, pool_for
+from contextree.store.postgres_pool import SESSION_SETTINGS, group_for, pool_for
 from contextree.store.rows import Row, rows_of
 from contextree.store.rowstore import (
     INSERT_LINE,
@@ -278,6 +281,7 @@ class PostgresStore(RowStore):
         try:
             with conn.transaction():  # a savepoint: a refusal leaves the tables' work intact
                 conn.execute(CREATE_FUNCTION)
+                conn.execute(CREATE_MANY_FUNCTION)
         except psycopg.errors.InsufficientPrivilege:
             return False
         return True
@@ -407,13 +411,30 @@ class PostgresStore(RowStore):
             [row.parent_id for row in rows],
             self._writer,
         )
-        with self._connection() as conn:
-            found = self._call_append(conn, params)
+        group = group_for(self.conninfo)
+        # Sessions sharing a pool append together when their threads append at once.
+        found = group.append(self, params) if group is not None else None
+        if found is None:  # alone, or the session's lock was busy for the group
+            with self._connection() as conn:
+                found = self._call_append(conn, params)
         if not found:
             return None
         size = int(found[0][0])
         self._seen_line_start = size + rows[-1].offset
         return TakenIn(self.name, size, seen, b"".join(bytes(row[2]) for row in found))
+
+    def _append_ready(self, conn: psycopg.Connection[Any]) -> bool:
+        """Whether appends can go through the server-side functions (made when missing)."""
+        import psycopg
+
+        try:
+            self._ensure_schema(conn)
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+        return self._append_function
+
+    def _function_gone(self) -> None:
+        self._schema_ready = self._append_function = False
 
     def _call_append(
         self, conn: psycopg.Connection[Any], params: tuple[Any, ...]
@@ -434,7 +455,7 @@ class PostgresStore(RowStore):
         except psycopg.errors.UndefinedFunction:
             # Dropped since we looked (a restore of an older dump, say): nothing was written;
             # this append takes the lock and the next write makes the function again.
-            self._schema_ready = self._append_function = False
+            self._function_gone()
             return []
         except psycopg.Error as exc:
             raise self._error(exc) from None

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
 
-__all__ = ["SESSION_SETTINGS", "pool_for", "share_connections", "stop_sharing"]
+    from contextree.store.postgres_group import AppendGroup
+
+__all__ = ["SESSION_SETTINGS", "group_for", "pool_for", "share_connections", "stop_sharing"]
 
 SESSION_SETTINGS: Final = (
     "SET plan_cache_mode = force_custom_plan; SET max_parallel_workers_per_gather = 0"
@@ -34,12 +36,14 @@ SESSION_SETTINGS: Final = (
 """What every connection of ours runs first (see ``PostgresStore._open`` for why)."""
 
 _pools: dict[str, ConnectionPool[Any]] = {}
+_groups: dict[str, AppendGroup] = {}
 _guard = threading.Lock()
 
 
 def _forget_in_child() -> None:
     global _guard
     _pools.clear()  # not closed: the connections are the parent's
+    _groups.clear()
     _guard = threading.Lock()
 
 
@@ -80,6 +84,9 @@ def share_connections(
                 open=True,
             )
             _pools[conninfo] = pool
+            from contextree.store.postgres_group import AppendGroup
+
+            _groups[conninfo] = AppendGroup(pool)
         return pool
 
 
@@ -88,11 +95,18 @@ def pool_for(conninfo: str) -> ConnectionPool[Any] | None:
     return _pools.get(conninfo)
 
 
+def group_for(conninfo: str) -> AppendGroup | None:
+    """The group commit of the appends through :func:`pool_for`'s pool, if any."""
+    return _groups.get(conninfo)
+
+
 def stop_sharing(conninfo: str | None = None) -> None:
     """Close the pool of ``conninfo`` (every pool: ``None``); its sessions go back to a
     connection each."""
     with _guard:
         keys = list(_pools) if conninfo is None else [conninfo]
         pools = [_pools.pop(key) for key in keys if key in _pools]
+        for key in keys:
+            _groups.pop(key, None)
     for pool in pools:
         pool.close()
