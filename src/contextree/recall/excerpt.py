@@ -16,6 +16,7 @@ import unicodedata
 from collections import Counter
 from typing import Final
 
+from contextree.recall.forms import same_word, term_forms
 from contextree.text.tables import standout_rows
 
 __all__ = ["excerpt"]
@@ -185,12 +186,19 @@ def _fold(text: str) -> str:
 def _search_words(terms: list[str]) -> re.Pattern[str] | None:
     """One pattern for the distinct words of ``terms`` (a quoted phrase's words one by one;
     the punctuation around a word dropped), matching a word's start in folded text; what it
-    matches is the word itself."""
+    matches is the word itself. The other written forms of a term ("jul" for "july") match
+    only as whole words: "fri" is no search for "fridge"."""
     words = dict.fromkeys(w for term in terms for w in _WORD.findall(_fold(term)))
+    forms = dict.fromkeys(
+        f"{re.escape(_fold(form))}(?!\\w)"
+        for term in terms
+        for form in term_forms(term)[1:]
+        if _fold(form) not in words
+    )
     if not words:
         return None
-    longest_first = sorted(words, key=len, reverse=True)
-    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, longest_first)) + ")")
+    longest_first = [re.escape(word) for word in sorted(words, key=len, reverse=True)]
+    return re.compile(r"(?<!\w)(?:" + "|".join([*longest_first, *forms]) + ")")
 
 
 def _held(segment: str, words: re.Pattern[str] | None) -> set[str]:
@@ -198,7 +206,7 @@ def _held(segment: str, words: re.Pattern[str] | None) -> set[str]:
     if words is None:
         return set()
     folded = segment.lower() if segment.isascii() else _fold(segment)
-    return set(words.findall(folded))
+    return {same_word(word) for word in words.findall(folded)}
 
 
 def _cut(text: str, start: int, room: int) -> str:

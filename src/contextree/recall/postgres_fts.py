@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 from contextree.errors import SessionFileError
 from contextree.recall.base import MARK_END, MARK_START, TIP_KEY, Hit, IndexState, marked_hit
 from contextree.recall.documents import Document
+from contextree.recall.forms import term_forms
 
 if TYPE_CHECKING:
     import psycopg
@@ -179,8 +180,13 @@ class PostgresFtsBackend:
         if not terms or limit <= 0:
             return []
         joiner = " || " if any_term else " && "
-        query = joiner.join(["phraseto_tsquery('simple', %s)"] * len(terms))
-        params: list[Any] = [_clean(t) for t in terms]
+        # A term matches in any of its written forms ("july" or "jul").
+        groups = [term_forms(t) for t in terms]
+        query = joiner.join(
+            "(" + " || ".join(["phraseto_tsquery('simple', %s)"] * len(forms)) + ")"
+            for forms in groups
+        )
+        params: list[Any] = [_clean(form) for forms in groups for form in forms]
         chosen: list[tuple[int, float]] = []
         with self._conn.cursor() as cur:
             cur.execute(

@@ -12,6 +12,7 @@ from typing import Final
 
 from contextree.recall.base import MARK_END, MARK_START, TIP_KEY, Hit, IndexState, marked_hit
 from contextree.recall.documents import Document
+from contextree.recall.forms import term_forms
 
 __all__ = ["ScanBackend", "snippet_around"]
 
@@ -95,7 +96,7 @@ class ScanBackend:
             if allowed is not None and document.entry_id not in allowed:
                 continue
             lower = document.text.lower()
-            counts = [lower.count(term) for term in wanted]
+            counts = [max(lower.count(form) for form in term_forms(term)) for term in wanted]
             if any(counts) if any_term else all(counts):
                 scored.append((-sum(counts), position, document))
         scored.sort(key=lambda item: (item[0], item[1]))

@@ -23,6 +23,7 @@ from typing import Final
 
 from contextree.recall.base import TIP_KEY, Hit, IndexState, marked_hit
 from contextree.recall.documents import Document
+from contextree.recall.forms import term_forms
 
 __all__ = ["TOKENIZER", "SqliteFtsBackend", "fts5_available", "fts_phrase"]
 
@@ -65,6 +66,14 @@ def fts5_available() -> bool:
 def fts_phrase(term: str) -> str:
     """``term`` as an FTS5 phrase (the tokenizer splits it as it split the documents)."""
     return '"' + term.replace('"', '""') + '"'
+
+
+def _any_form(term: str) -> str:
+    """``term`` or one of its other written forms (:func:`term_forms`), as FTS5 matches."""
+    forms = term_forms(term)
+    if len(forms) == 1:
+        return fts_phrase(term)
+    return "(" + " OR ".join(fts_phrase(form) for form in forms) + ")"
 
 
 class SqliteFtsBackend:
@@ -192,7 +201,7 @@ class SqliteFtsBackend:
     ) -> list[Hit]:
         if not terms or limit <= 0:
             return []
-        match = (" OR " if any_term else " AND ").join(fts_phrase(t) for t in terms)
+        match = (" OR " if any_term else " AND ").join(_any_form(t) for t in terms)
         # Rank first without snippets (cheap), keep the allowed ones, then cut snippets for
         # the few that are shown.
         cursor = self._conn.execute(
