@@ -21,7 +21,20 @@ pytestmark = pytest.mark.usefixtures("bench_importable")
 
 @pytest.mark.parametrize(
     "split",
-    ["dev", "test", "fresh", "fresh2", "fresh3", "dev2", "fresh4", "dev3", "dev4", "fresh5"],
+    [
+        "dev",
+        "test",
+        "fresh",
+        "fresh2",
+        "fresh3",
+        "dev2",
+        "fresh4",
+        "dev3",
+        "dev4",
+        "fresh5",
+        "dev5",
+        "fresh6",
+    ],
 )
 def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> None:
     from bench.blind.__main__ import problems, scripts
@@ -40,7 +53,7 @@ def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
     # A distinctive value: a number, an id, a name - not a shell's "No such file".
     values = {
         v
-        for split in ("test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
+        for split in ("test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
         for s in scripts(split)
         for p in s.probes
         for v in p.values
@@ -60,11 +73,11 @@ def test_lost_probes_are_listed_only_for_the_readable_splits(
 ) -> None:
     from bench.blind.__main__ import READABLE, SPLITS, main
 
-    assert set(READABLE) == {"dev", "dev2", "dev3", "dev4"}
+    assert set(READABLE) == {"dev", "dev2", "dev3", "dev4", "dev5"}
     for split in set(SPLITS) - set(READABLE):
         with pytest.raises(SystemExit):
             main(["--split", split, "--lost"])
-        assert "only for --split dev, dev2, dev3 or dev4" in capsys.readouterr().err
+        assert "only for --split dev, dev2, dev3, dev4 or dev5" in capsys.readouterr().err
 
 
 def test_a_bad_script_names_its_file_and_field(tmp_path: Path) -> None:
@@ -119,6 +132,7 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
     assert {"blind_dev2_recall", "blind_dev2_recall_20"} <= rows
     assert {"blind_fresh4_full", "blind_fresh4_20", "blind_fresh4_recall_20"} <= rows
     assert {"blind_fresh5_full", "blind_fresh5_20", "blind_fresh5_recall_20"} <= rows
+    assert {"blind_fresh6_full", "blind_fresh6_20", "blind_fresh6_recall_20"} <= rows
 
 
 def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:
