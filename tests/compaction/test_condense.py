@@ -168,6 +168,17 @@ def test_dot_leaders_do_not_end_a_sentence() -> None:
     )
 
 
+def test_no_before_a_number_does_not_end_a_sentence() -> None:
+    from contextree.compaction.offline.text import split_sentences
+
+    text = "Insured: the club (affiliation no. 4417). The answer is no. Then go."
+    assert split_sentences(text) == (
+        "Insured: the club (affiliation no. 4417).",
+        "The answer is no.",
+        "Then go.",
+    )
+
+
 def test_a_cut_line_splits_its_sentences_as_the_readers_do() -> None:
     line = "Amoxicillin BACKORDER at AAH - est. 19/06 for the 500mg caps from the Leyton depot."
     assert "est. 19/06" in condensed(line, 60)

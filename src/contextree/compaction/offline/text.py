@@ -30,7 +30,8 @@ SENTENCE_SPLIT: Final = re.compile(
     + "".join(rf"(?<!\b{re.escape(word)}\.)" for word in _ABBREVIATIONS)
     # An initial ("D. Hollis", "Dr S. Haddad") does not end a sentence either, nor do dot
     # leaders ("Labour (5.5 hrs) ........ £181.50") or an ellipsis.
-    + r"(?<!\b[A-Z]\.)(?<!\.\.)\s+(?=\S)|\n+"
+    # "no." before a number is the word for number ("club no. 4417").
+    + r"(?<!\b[A-Z]\.)(?<!\.\.)(?!(?<=\b[Nn]o\.)\s+\d)\s+(?=\S)|\n+"
 )
 """Where a sentence ends: :func:`split_sentences` and the cutting of long lines share it."""
 LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
