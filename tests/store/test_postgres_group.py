@@ -242,3 +242,124 @@ def test_a_group_declines_what_the_lock_must_decide(shared: str, foreign: bytes)
     assert PostgresStore(shared, made.session).read() == (
         _HEADER + _LINE_A + b'{"type":"message","id":"dddd0004"}\n' + _LINE_B
     )
+
+
+def test_a_thread_interrupted_while_it_waits_leaves_no_one_stuck(shared: str) -> None:
+    """Ctrl-C in a thread waiting for its turn: its append leaves the queue unsent, and the
+    appends after it still go (the turn was once handed to a thread that had left, and every
+    later append of the process waited forever)."""
+    interrupted, later = _opened(shared, 2)
+    pool, group = pool_for(shared), group_for(shared)
+    assert pool is not None and group is not None
+    leader = _Thread(lambda: later.append_message(_user("leads")))
+
+    def waits_then_interrupted() -> object:
+        request_made = threading.Event()
+        real = postgres_group._Request
+
+        class Interrupted(real):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any) -> None:
+                super().__init__(*args)
+                lock = self.wake
+
+                class Wake:
+                    def acquire(self) -> bool:
+                        request_made.set()
+                        raise KeyboardInterrupt
+
+                    def release(self) -> None:
+                        lock.release()
+
+                self.wake = Wake()
+
+        postgres_group._Request = Interrupted  # type: ignore[misc]
+        try:
+            return interrupted.append_message(_user("never sent"))
+        finally:
+            postgres_group._Request = real  # type: ignore[misc]
+
+    with pool.connection():
+        leader.start()
+        _wait_until(lambda: group._free == 0)
+        waiter = _Thread(waits_then_interrupted)
+        waiter.start()
+        waiter.join(60)
+    assert isinstance(waiter.error, KeyboardInterrupt) and group._waiting == []
+    _join(leader)
+    done = _Thread(lambda: later.append_message(_user("after it")))
+    done.start()
+    _join(done)
+    assert _messages(shared, _session(later))[-2:] == ["leads", "after it"]
+    assert _messages(shared, _session(interrupted)) == ["first", "second"]
+
+
+def test_a_large_append_goes_alone(shared: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A statement holds at most so many bytes of lines (the server drops a connection sent
+    more than 1 GB, failing every append of the group): the rest wait for the next."""
+    monkeypatch.setattr(postgres_group, "_MOST_BYTES", 4096)
+    trees = _opened(shared, 3)
+    big = "x" * 3000
+    actions = [
+        (lambda tree=tree, n=n: tree.append_message(_user(f"{n} {big}")))
+        for n, tree in enumerate(trees)
+    ]
+    _join(*_queued_then_sent(shared, actions))
+    sessions = [_session(tree) for tree in trees]
+    assert len(_last_xmins(shared, sessions)) == 3  # each in a statement of its own
+    for n, session in enumerate(sessions):
+        assert _messages(shared, session)[-1] == f"{n} {big}"
+
+
+def test_appends_waiting_for_a_connection_give_up_at_their_own_timeout(
+    postgres: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each append waits for a pooled connection no longer than a lone one would, from when
+    it was made: the ones queued behind a leader that waited the whole timeout do not each
+    wait it again (with 64 threads the last waited 64 timeouts)."""
+    url = str(postgres.url) + "?application_name=ct_group_timeout"
+    share_connections(url, max_size=1, timeout=1.0)
+    try:
+        trees = _opened(url, 3)
+        pool = pool_for(url)
+        assert pool is not None
+        real = pool.connection
+        asked: list[float] = []
+
+        def borrow(timeout: float | None = None) -> Any:
+            asked.append(timeout if timeout is not None else pool.timeout)
+            return real(timeout=timeout)
+
+        threads = [_Thread(lambda tree=tree: tree.append_message(_user("late"))) for tree in trees]
+        with real():  # the pool's one connection, held throughout
+            monkeypatch.setattr(pool, "connection", borrow)
+            started = time.monotonic()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(30)
+            took = time.monotonic() - started
+        for thread in threads:
+            assert thread.error is not None and "no pooled connection" in str(thread.error)
+        assert asked[0] > 0.9 and all(wait < 0.9 for wait in asked[1:])
+        assert took < 2.5  # one timeout and a little, not three (3 s)
+    finally:
+        stop_sharing(url)
+
+
+def test_appends_queued_when_the_pool_closes_fail_with_a_clear_error(postgres: Any) -> None:
+    from contextree.errors import SessionFileError
+
+    url = str(postgres.url) + "?application_name=ct_group_closed"
+    share_connections(url, max_size=1, timeout=30)
+    trees = _opened(url, 2)
+    pool, group = pool_for(url), group_for(url)
+    assert pool is not None and group is not None
+    threads = [_Thread(lambda tree=tree: tree.append_message(_user("late"))) for tree in trees]
+    with pool.connection():
+        for thread in threads:
+            thread.start()
+        _wait_until(lambda: len(group._waiting) == 1)
+        stop_sharing(url)
+    for thread in threads:
+        thread.join(30)
+    assert all(isinstance(thread.error, SessionFileError) for thread in threads)

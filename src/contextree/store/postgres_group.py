@@ -19,11 +19,19 @@ session does not hold up the others); that append then goes alone and waits for 
 When the server refuses the group's statement, nothing of it was committed and each append is
 sent alone, so that each gets its own outcome; when the connection broke, whether it was
 committed is unknown, and each append fails as a lone one would.
+
+A statement carries at most 64 appends and 64 MB of lines (a larger append goes alone: the
+server drops a connection sent more than 1 GB). An append waits for a pooled connection no
+longer than a lone one would, counted from when it was made, however many lead before it. A
+thread interrupted while it waits (Ctrl-C) takes its append off the queue, or hands on the
+turn it was given; one interrupted while it sends tells the others of its group that their
+outcome is unknown, as a lone append interrupted in its statement would be.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -38,6 +46,9 @@ __all__ = ["AppendGroup", "GroupedStore"]
 
 _MOST: Final = 64
 """Appends sent in one statement at most: a longer group holds its first sessions' locks longer."""
+_MOST_BYTES: Final = 64 * 1024 * 1024
+"""The lines of one statement at most: PostgreSQL drops a connection sent a message of more
+than 1 GB, which would fail every append of the group; a larger append goes alone."""
 
 Rows = list[tuple[Any, ...]]
 
@@ -68,12 +79,30 @@ class GroupedStore(Protocol):
 
 
 class _Request:
-    __slots__ = ("done", "error", "params", "rows", "store", "wake")
+    __slots__ = (
+        "deadline",
+        "done",
+        "error",
+        "params",
+        "rows",
+        "size",
+        "store",
+        "taken",
+        "turn",
+        "wake",
+    )
 
-    def __init__(self, store: GroupedStore, params: tuple[Any, ...]) -> None:
+    def __init__(self, store: GroupedStore, params: tuple[Any, ...], deadline: float) -> None:
         self.store = store
         self.params = params
+        self.size = sum(len(line) for line in params[5])
+        self.deadline = deadline
+        """When waiting for a pooled connection gives up (as a lone append's borrowing does)."""
         self.done = False
+        self.taken = False
+        """A leader's batch holds it: it is being sent."""
+        self.turn = False
+        """It was handed the turn to lead."""
         self.rows: Rows | None = None
         self.error: BaseException | None = None
         self.wake = threading.Lock()
@@ -106,7 +135,7 @@ class AppendGroup:
         :data:`~contextree.store.postgres_append.CALL_APPEND`), sent alone or with others
         that wait; ``None`` when its session's lock was busy and nothing was written (then
         send it alone)."""
-        request = _Request(store, params)
+        request = _Request(store, params, time.monotonic() + self._pool.timeout)
         with self._guard:
             leading = self._free > 0
             if leading:
@@ -114,26 +143,89 @@ class AppendGroup:
             else:
                 self._waiting.append(request)
         if not leading:
-            # Each thread waits on a lock of its own, woken only when it has something to
-            # do: a condition shared by all (notify_all) took a quarter of the client's CPU.
-            request.wake.acquire()
-            if request.done:
+            try:
+                # Each thread waits on a lock of its own, woken only when it has something to
+                # do: a condition shared by all (notify_all) took a quarter of the client's
+                # CPU.
+                request.wake.acquire()
+                done = request.done
+            except BaseException:
+                self._abandon(request)  # Ctrl-C while waiting: nobody may wait for this one
+                raise
+            if done:
                 return request.outcome()
         self._lead(request)
         return request.outcome()
+
+    def _abandon(self, request: _Request) -> None:
+        """``request``'s thread stops waiting (an exception, such as KeyboardInterrupt): a
+        queued append leaves the queue unsent; the turn it was handed goes on to the next; one
+        a leader already sends is sent (its outcome is unknown to its caller, as a lone
+        append's interrupted in its statement)."""
+        with self._guard:
+            if request in self._waiting:
+                self._waiting.remove(request)
+                return
+            if request.done or request.taken or not request.turn:
+                return
+            successor = self._next_turn()
+        if successor is not None:
+            successor.wake.release()
+
+    def _next_turn(self) -> _Request | None:
+        """The waiting append that leads next, or none (then one more may lead at once).
+        Called with the guard held."""
+        successor = self._waiting.pop(0) if self._waiting else None
+        if successor is None:
+            self._free += 1
+        else:
+            successor.turn = True
+        return successor
+
+    def _take_waiting(self, batch: list[_Request]) -> None:
+        """Add the appends that wait to ``batch``, oldest first, while the statement stays
+        within :data:`_MOST` appends and :data:`_MOST_BYTES` of lines. Guard held."""
+        size = sum(request.size for request in batch)
+        taken = 0
+        for waiting in self._waiting:
+            if len(batch) >= _MOST or size + waiting.size > _MOST_BYTES:
+                break
+            waiting.taken = True
+            batch.append(waiting)
+            size += waiting.size
+            taken += 1
+        del self._waiting[:taken]
+
+    def _expired(self) -> list[_Request]:
+        """The waiting appends whose time to get a connection is up, taken off the queue with
+        that error. Guard held."""
+        now = time.monotonic()
+        expired = [request for request in self._waiting if request.deadline <= now]
+        for request in expired:
+            self._waiting.remove(request)
+            request.error = SessionFileError(
+                request.store.name,
+                f"no pooled connection came free within {self._pool.timeout:g} s",
+            )
+            request.done = True
+        return expired
 
     def _lead(self, request: _Request) -> None:
         """Borrow a connection, then send ``request`` with what waits by then (the appends
         that arrive while the connection is awaited go too); then wake the threads of those
         appends, and hand the turn to the first append that waits."""
-        from psycopg_pool import PoolTimeout
+        from psycopg_pool import PoolClosed, PoolTimeout
 
         batch = [request]
+        expired: list[_Request] = []
         try:
-            with self._pool.connection() as conn:
+            # Borrowing waits no longer than this append's own time, which began when it
+            # was made: the appends behind one that waited the whole timeout do not each
+            # wait it again.
+            left = max(request.deadline - time.monotonic(), 0.001)
+            with self._pool.connection(timeout=left) as conn:
                 with self._guard:
-                    batch.extend(self._waiting[: _MOST - 1])
-                    del self._waiting[: _MOST - 1]
+                    self._take_waiting(batch)
                 _send(conn, batch)
         except PoolTimeout:
             # Only borrowing waits on the pool (the batch is this append alone then): the
@@ -142,19 +234,29 @@ class AppendGroup:
                 request.store.name,
                 f"no pooled connection came free within {self._pool.timeout:g} s",
             )
-        except BaseException as exc:
-            for taken in batch:
+            with self._guard:
+                expired = self._expired()
+        except PoolClosed:
+            request.error = SessionFileError(
+                request.store.name, "the pooled connections were closed (stop_sharing)"
+            )
+        except BaseException:
+            # This thread was interrupted (Ctrl-C) or the driver failed unexpectedly: the
+            # others' appends may or may not have been committed.
+            for taken in batch[1:]:
                 if taken.rows is None and taken.error is None:
-                    taken.error = exc
+                    taken.error = SessionFileError(
+                        taken.store.name,
+                        "the thread sending this append with others stopped: whether it was "
+                        "written is unknown (reopen the session to see)",
+                    )
             raise
         finally:
             with self._guard:
                 for taken in batch:
                     taken.done = True
-                successor = self._waiting.pop(0) if self._waiting else None
-                if successor is None:
-                    self._free += 1
-            for taken in batch[1:]:
+                successor = self._next_turn()
+            for taken in [*batch[1:], *expired]:
                 taken.wake.release()
             if successor is not None:
                 successor.wake.release()  # it leads next, in this one's place
