@@ -113,6 +113,26 @@ def test_a_row_split_at_a_question_mark_is_not_noted_again_in_pieces() -> None:
     assert summary.count("Ian Fraser") == 1
 
 
+def test_a_line_ending_in_a_colon_that_holds_a_value_is_noted() -> None:
+    lines = [f"The {n}th of the month is a Saturday as usual this year." for n in range(10, 28)]
+    lines.insert(5, "Your booking ref is QX7731, details below:")
+    summary = _one_call("Book the hall", "booking", "\n".join(lines))
+    assert "QX7731" in summary
+
+
+def test_a_sentence_past_where_a_flagged_line_is_cut_is_noted() -> None:
+    flagged = (
+        "Please note: the hall's side door sticks in wet weather and needs a firm shove. The "
+        "heating is on a timer that the caretaker sets on Friday afternoons. The kitchen urn "
+        "must be switched off at the wall after use. The alarm panel code is 9021."
+    )
+    lines = [f"Filler line {n} about the hall with nothing much to keep." for n in range(20)]
+    lines.insert(3, flagged)
+    summary = _one_call("Anything I should know?", "hall_info", "\n".join(lines))
+    assert "The alarm panel code is 9021." in summary
+    assert summary.count("side door sticks") == 1
+
+
 def test_a_threads_message_headers_are_not_noted() -> None:
     chat = "A message about the day with nothing in it to keep, just chat and thanks."
     messages = [(f"[{n}] Sophie Turner, {n} Jun:", chat) for n in range(1, 7)]

@@ -75,3 +75,13 @@ def test_an_excerpt_counts_a_short_form_only_when_it_stands_whole() -> None:
     assert shown.startswith("…Fri 25th: collection from the depot.")
     # Without a whole-word form nothing of the day is in front: the fridges are not it.
     assert "Fridge 0" not in excerpt(text, ["Friday"], 120)
+
+
+def test_a_plain_scan_takes_a_short_form_only_as_a_whole_word(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "fts5_available", lambda: False)
+    tree = SessionTree.open(tmp_path / "s.jsonl", cwd="/w")
+    tree.append_message({"role": "user", "content": "MOT booked at the doctor's", "timestamp": 1})
+    tree = fold_away(tree, "## Goal\nSort the van out.")
+    assert recall(tree, "MOT October").complete == 0  # "oct" in "doctor" is no October

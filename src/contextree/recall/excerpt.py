@@ -227,7 +227,7 @@ def _window(segment: str, words: re.Pattern[str] | None, room: int) -> str:
         folded = segment.lower()  # folding changed the length: positions would not hold
     numbers: dict[str, int] = {}
     found = [
-        (match.start(), match.end(), numbers.setdefault(match.group(0), len(numbers)))
+        (match.start(), match.end(), numbers.setdefault(same_word(match.group(0)), len(numbers)))
         for match in (words.finditer(folded) if words is not None else ())
     ]
     first, last = _densest(found, chars) if found else (0, 0)

@@ -40,6 +40,33 @@ def snippet_around(
     return ("…" if start else "") + " ".join(piece.split()) + ("…" if end < len(text) else "")
 
 
+def _form_pattern(form: str) -> re.Pattern[str]:
+    """Another written form of a term ("jul" for "july") as a whole word: "oct" is no search
+    for "doctor"."""
+    return re.compile(rf"(?<!\w){re.escape(form)}(?!\w)")
+
+
+def _count(lower: str, term: str) -> int:
+    """How often ``term`` (lower case) is in ``lower``, as text or, the most often of them, in
+    one of its other written forms."""
+    forms = term_forms(term)
+    found = lower.count(term)
+    for form in forms[1:]:
+        found = max(found, len(_form_pattern(form).findall(lower)))
+    return found
+
+
+def _needle(lower: str, term: str) -> str:
+    """What of ``term`` the snippet centres on: the term, or the first other form found."""
+    if term in lower:
+        return term
+    for form in term_forms(term)[1:]:
+        found = _form_pattern(form).search(lower)
+        if found is not None:
+            return found.group(0)
+    return term
+
+
 class ScanBackend:
     """Documents of one session in a list, searched term by term."""
 
@@ -96,14 +123,18 @@ class ScanBackend:
             if allowed is not None and document.entry_id not in allowed:
                 continue
             lower = document.text.lower()
-            counts = [max(lower.count(form) for form in term_forms(term)) for term in wanted]
+            counts = [_count(lower, term) for term in wanted]
             if any(counts) if any_term else all(counts):
                 scored.append((-sum(counts), position, document))
         scored.sort(key=lambda item: (item[0], item[1]))
         around = (MARK_START, MARK_END)
         return [
             marked_hit(
-                d.entry_id, d.role, d.timestamp, snippet_around(d.text, wanted[0], marks=around), -s
+                d.entry_id,
+                d.role,
+                d.timestamp,
+                snippet_around(d.text, _needle(d.text.lower(), wanted[0]), marks=around),
+                -s,
             )
             for s, _, d in scored[:limit]
         ]

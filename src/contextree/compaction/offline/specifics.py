@@ -29,7 +29,7 @@ _SHAPES: Final = (
     # a number named by what it opens or finds: "code 4417", "Pitch 17", "account no. 0177"
     re.compile(
         r"\b(?i:code|pin|passcode|password|ref(?:erence)?|number|no\.?|account|acc|id|pitch|"
-        r"room|gate|seat|bay|unit|plot|locker|stand|platform|extension|ext)\s*[:#]?\s*\d{2,}\b"
+        r"room|gate|seat|bay|unit|plot|locker|stand|platform|extension|ext)\s*(?:[:#]\s*)?\d{2,}\b"
     ),
 )
 

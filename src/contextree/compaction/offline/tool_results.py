@@ -33,6 +33,9 @@ _MAIL_FRAME: Final = re.compile(
 _LABEL: Final = re.compile(r"^[^.!?]{0,60}:$")
 """A line that only introduces what follows ("[5] Sophie Turner, 21 Jun:", "Totals:") is not
 noted: the name and date of a thread's message say who wrote, not what."""
+_VALUE_IN_LABEL: Final = re.compile(r"\d{3,}|[£$€¥%]|\b[A-Za-z]+\d|\d+[A-Za-z]{2,}")
+"""What makes a line ending in a colon more than a label: a number of three digits or more,
+money, a code ("Your booking ref is QX7731, details below:", "Door code 4417, from 9am:")."""
 _FLAGGED: Final = re.compile(
     r"(?i)^\W*(?:please note|note|nb|n\.b\.|important|warning|caution|attention|heads up|"
     r"reminder|please be aware)\b\W"
@@ -84,6 +87,10 @@ def result_facts(name: str, text: str) -> list[str]:
     ranked = sorted(rows, key=lambda i: (-len(rows[i].columns), -rows[i].sameness, i))
     standouts = [one_line(lines[index]) for index in sorted(ranked[:_STANDOUTS_PER_RESULT])]
     standouts = flagged + [row for row in standouts if row not in flagged]
+    # A sentence within what a standing-out line shows is not noted again; one past where the
+    # line is cut is.
+    shown = [clip(row, SENTENCE_CHARS) for row in standouts]
+    standout_lines = set(standouts)
     # The other rows of a table that has rows standing out are what those rows stand out
     # from: their many figures say less than any other line's.
     plain_rows = {
@@ -98,8 +105,9 @@ def result_facts(name: str, text: str) -> list[str]:
         (index, sentence, specific_count(sentence) + asks)
         for index, sentence in enumerate(split_sentences(head))
         if ((asks := _ASKED.search(sentence) is not None) or has_specifics(sentence))
-        and not _LABEL.match(sentence)
-        and not _part_of(one_line(sentence), standouts, plain_rows)
+        and not _labels(sentence)
+        and (line := one_line(sentence)) not in standout_lines
+        and not _part_of(line, shown, plain_rows)
     ]
     # A mail's header and greeting lines name values (an address, a date) but say little.
     found.sort(key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -item[2], item[0]))
@@ -117,6 +125,11 @@ def _part_of(sentence: str, standouts: list[str], plain_rows: set[str]) -> bool:
     return any(sentence in row for row in standouts) or (
         "|" in sentence and any(sentence in row for row in plain_rows)
     )
+
+
+def _labels(sentence: str) -> bool:
+    """Whether ``sentence`` only introduces what follows (see :data:`_LABEL`)."""
+    return _LABEL.match(sentence) is not None and _VALUE_IN_LABEL.search(sentence) is None
 
 
 def call_note(call: ToolCall) -> str:
