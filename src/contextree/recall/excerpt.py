@@ -16,7 +16,7 @@ import unicodedata
 from collections import Counter
 from typing import Final
 
-from contextree.recall.forms import same_word, term_forms
+from contextree.recall.forms import same_word, term_forms, whole_word
 from contextree.text.tables import standout_rows
 
 __all__ = ["excerpt"]
@@ -190,7 +190,7 @@ def _search_words(terms: list[str]) -> re.Pattern[str] | None:
     only as whole words: "fri" is no search for "fridge"."""
     words = dict.fromkeys(w for term in terms for w in _WORD.findall(_fold(term)))
     forms = dict.fromkeys(
-        f"{re.escape(_fold(form))}(?!\\w)"
+        whole_word(form)
         for term in terms
         for form in term_forms(term)[1:]
         if _fold(form) not in words

@@ -9,9 +9,10 @@ them, not the other way round.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
-__all__ = ["same_word", "term_forms"]
+__all__ = ["same_word", "term_forms", "whole_word"]
 
 _NAMES: Final = (
     ("january", "jan"),
@@ -50,13 +51,20 @@ def term_forms(term: str) -> tuple[str, ...]:
     """``term`` and the other forms it is written in (lower case), ``term`` first; a term
     that is not a month's or a weekday's name, or that has more than one word, is its only
     form."""
-    group = _FORMS.get(term.strip().lower().rstrip("."))
+    word = term.strip().lower().rstrip(".")
+    group = _FORMS.get(word)
     if group is None:
         return (term,)
-    return (term, *(form for form in group if form != term.strip().lower().rstrip(".")))
+    return (term, *(form for form in group if form != word))
 
 
 def same_word(form: str) -> str:
     """The one form that stands for all of ``form``'s (lower case): "jul" and "july" are one
     search word when an excerpt counts the words a line holds."""
     return _SAME.get(form, form)
+
+
+def whole_word(form: str) -> str:
+    """A pattern for ``form`` (one of a term's other forms) standing as a word of its own:
+    "oct" is no search for "doctor", nor "fri" for "fridge"."""
+    return rf"(?<!\w){re.escape(form)}(?!\w)"

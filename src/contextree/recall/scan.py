@@ -12,7 +12,7 @@ from typing import Final
 
 from contextree.recall.base import MARK_END, MARK_START, TIP_KEY, Hit, IndexState, marked_hit
 from contextree.recall.documents import Document
-from contextree.recall.forms import term_forms
+from contextree.recall.forms import term_forms, whole_word
 
 __all__ = ["ScanBackend", "snippet_around"]
 
@@ -40,19 +40,13 @@ def snippet_around(
     return ("…" if start else "") + " ".join(piece.split()) + ("…" if end < len(text) else "")
 
 
-def _form_pattern(form: str) -> re.Pattern[str]:
-    """Another written form of a term ("jul" for "july") as a whole word: "oct" is no search
-    for "doctor"."""
-    return re.compile(rf"(?<!\w){re.escape(form)}(?!\w)")
-
-
 def _count(lower: str, term: str) -> int:
     """How often ``term`` (lower case) is in ``lower``, as text or, the most often of them, in
     one of its other written forms."""
     forms = term_forms(term)
     found = lower.count(term)
     for form in forms[1:]:
-        found = max(found, len(_form_pattern(form).findall(lower)))
+        found = max(found, len(re.findall(whole_word(form), lower)))
     return found
 
 
@@ -61,7 +55,7 @@ def _needle(lower: str, term: str) -> str:
     if term in lower:
         return term
     for form in term_forms(term)[1:]:
-        found = _form_pattern(form).search(lower)
+        found = re.search(whole_word(form), lower)
         if found is not None:
             return found.group(0)
     return term
