@@ -34,6 +34,7 @@ from contextree.store.postgres_append import (
     FUNCTION_EXISTS,
     TakenIn,
 )
+from contextree.store.postgres_group import no_connection_came_free
 from contextree.store.postgres_pool import SESSION_SETTINGS, group_for, pool_for
 from contextree.store.rows import Row, rows_of
 from contextree.store.rowstore import (
@@ -204,9 +205,7 @@ class PostgresStore(RowStore):
                 yield conn
         except PoolTimeout:
             # Only borrowing waits on the pool: the transaction's own waits are lock timeouts.
-            raise SessionFileError(
-                self.name, f"no pooled connection came free within {pool.timeout:g} s"
-            ) from None
+            raise no_connection_came_free(self.name, pool) from None
 
     def close(self) -> None:
         """Close the connections (a later call opens new ones)."""

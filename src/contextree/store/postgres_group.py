@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
 
-__all__ = ["AppendGroup", "GroupedStore"]
+__all__ = ["AppendGroup", "GroupedStore", "no_connection_came_free"]
 
 _MOST: Final = 64
 """Appends sent in one statement at most: a longer group holds its first sessions' locks longer."""
@@ -51,6 +51,12 @@ _MOST_BYTES: Final = 64 * 1024 * 1024
 than 1 GB, which would fail every append of the group; a larger append goes alone."""
 
 Rows = list[tuple[Any, ...]]
+
+
+def no_connection_came_free(name: str, pool: ConnectionPool[Any]) -> SessionFileError:
+    """The error of a transaction of session ``name`` that waited for one of ``pool``'s
+    connections until its timeout (alone or in a group)."""
+    return SessionFileError(name, f"no pooled connection came free within {pool.timeout:g} s")
 
 
 class GroupedStore(Protocol):
@@ -203,10 +209,7 @@ class AppendGroup:
         expired = [request for request in self._waiting if request.deadline <= now]
         for request in expired:
             self._waiting.remove(request)
-            request.error = SessionFileError(
-                request.store.name,
-                f"no pooled connection came free within {self._pool.timeout:g} s",
-            )
+            request.error = no_connection_came_free(request.store.name, self._pool)
             request.done = True
         return expired
 
@@ -230,10 +233,7 @@ class AppendGroup:
         except PoolTimeout:
             # Only borrowing waits on the pool (the batch is this append alone then): the
             # statement's own waits are lock timeouts.
-            request.error = SessionFileError(
-                request.store.name,
-                f"no pooled connection came free within {self._pool.timeout:g} s",
-            )
+            request.error = no_connection_came_free(request.store.name, self._pool)
             with self._guard:
                 expired = self._expired()
         except PoolClosed:
