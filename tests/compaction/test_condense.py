@@ -83,11 +83,11 @@ def test_long_notes_of_the_work_are_cut_before_they_are_dropped() -> None:
     )
     messages: list[Message] = [_user("Check the crates for the loan.")]
     for n in range(12):
+        # Two tools in turn: a run of one tool's notes would share one label (next test).
+        tool = "crates" if n % 2 else "shelves"
         messages += [
-            _say("Looking.", _call("crates", crate=n)),
-            _result(
-                f"{filler}Crate CR-{5500 + n} measures {200 + n} x 168 x 42 cm.", tool="crates"
-            ),
+            _say("Looking.", _call(tool, crate=n)),
+            _result(f"{filler}Crate CR-{5500 + n} measures {200 + n} x 168 x 42 cm.", tool=tool),
             _say("Noted."),
         ]
     summary = _summary(messages, budget_tokens=500)
@@ -95,6 +95,34 @@ def test_long_notes_of_the_work_are_cut_before_they_are_dropped() -> None:
     # Whole, six of the notes fit; cut (their label kept), eight do.
     assert len(kept) >= 8, kept
     assert "- `crates` returned: […] Crate CR-5505 measures" in summary
+
+
+def test_a_run_of_one_tools_notes_shares_its_label_and_keeps_more() -> None:
+    from summary_messages import _call, _result
+
+    messages: list[Message] = [_user("Check the crates for the loan.")]
+    for n in range(12):
+        messages += [
+            _say("Looking.", _call("crates", crate=n)),
+            _result(f"Crate CR-{5500 + n} left the store on {10 + n} June.", tool="crates"),
+            _say("Noted."),
+        ]
+
+    def kept(budget: int) -> list[int]:
+        summary = _summary(messages, budget_tokens=budget)
+        return [n for n in range(12) if f"CR-{5500 + n} left the store on {10 + n}" in summary]
+
+    summary = _summary(messages, budget_tokens=2000)
+    assert "- `crates` returned:\n  - Crate CR-5500 left the store on 10 June.\n" in summary
+    assert summary.count("`crates` returned") == 1
+    # A budget that held 8 of them with the label on each line holds 11.
+    assert len(kept(200)) >= 10, kept(200)
+    # Read back by the next compaction, each is a note of its own again, with its label.
+    from contextree.compaction.offline.previous import digest_summary
+
+    noted = digest_summary(summary).noted
+    assert "`crates` returned: Crate CR-5503 left the store on 13 June." in noted
+    assert len([note for note in noted if "left the store" in note]) == 12
 
 
 def test_a_parent_heading_with_no_subsection_to_show_is_not_written() -> None:

@@ -114,10 +114,24 @@ def digest_summary(text: str) -> Digest:
                 noted = True  # the assistant's statements and tool outputs follow
             elif key == "facts" and _ITEM_MARKER.match(item):
                 fact = _ITEM_MARKER.sub("", item, count=1)
-                add_once(d.noted if noted else d.facts, fact)
+                for one in _notes_of_group(fact) if noted else [fact]:
+                    add_once(d.noted if noted else d.facts, one)
             else:
                 _read_item(d, key, item)
     return d
+
+
+_NOTE_GROUP = re.compile(r"^(`[^`\n]{1,80}` returned:)\n")
+
+
+def _notes_of_group(fact: str) -> list[str]:
+    """The notes of a "`tool` returned:" line with its results nested under it (render.py
+    writes a run of one tool's notes so), each with its label again; any other line whole."""
+    group = _NOTE_GROUP.match(fact)
+    if group is None:
+        return [fact]
+    nested = (_ITEM_MARKER.sub("", line.strip(), count=1) for line in fact.splitlines()[1:])
+    return [f"{group.group(1)} {line}" for line in nested if line]
 
 
 def _collect_tag(d: Digest, match: re.Match[str]) -> str:

@@ -175,6 +175,33 @@ def _cut_first(item: Item) -> bool:
     return (item.user or item.label == NOTED_LABEL) and len(item.text) > _SHORT_CHARS
 
 
+_NESTED: Final = "  - "
+"""The marker of a note written under its tool's "`tool` returned:" line."""
+
+
+def _note_groups(texts: list[str], style: str) -> list[int | None]:
+    """Per line, its place in a run of notes of one tool's results (0 for the first), or
+    ``None`` for a line written on its own. A run of two or more is written as one
+    "`tool` returned:" line with the results nested under it: the label, about seven tokens,
+    is then paid once instead of once a line, and the budget keeps more of what was noted."""
+    heads = [
+        label.group(0)
+        if style == "-" and "\n" not in text and (label := _NOTE_LABEL.match(text))
+        else None
+        for text in texts
+    ]
+    places: list[int | None] = []
+    for index, head in enumerate(heads):
+        previous = places[-1] if places else None
+        if head is not None and index and heads[index - 1] == head and previous is not None:
+            places.append(previous + 1)
+        elif head is not None and index + 1 < len(heads) and heads[index + 1] == head:
+            places.append(0)
+        else:
+            places.append(None)
+    return places
+
+
 def _render_layout(
     layout: Layout,
     items: dict[str, list[Item]],
@@ -199,17 +226,22 @@ def _render_layout(
         for key in keys:
             # Items that match the custom instructions come first in their section.
             ordered = sorted(items.get(key, []), key=lambda item: not item.focus)
-            for item in ordered:
-                if item.order in dropped:
-                    continue
+            kept = [item for item in ordered if item.order not in dropped]
+            texts = [clipped.get(item.order, item.text) for item in kept]
+            for item, text, grouped in zip(kept, texts, _note_groups(texts, style), strict=True):
                 if item.label and item.label != label:
                     lines.extend(["", item.label] if lines else [item.label])
                 label = item.label
-                text = clipped.get(item.order, item.text)
                 if item.plain:
                     # A paragraph each: the goal and the user's later words on it are read
                     # back as separate lines.
                     lines.extend(["", text] if lines else [text])
+                    continue
+                if grouped is not None:
+                    head = len(_NOTE_LABEL.match(text).group(0))  # type: ignore[union-attr]
+                    if grouped == 0:
+                        lines.append("- " + text[: head - 1])
+                    lines.append(_NESTED + text[head:])
                     continue
                 number += 1
                 marker = f"{number}. " if style == "1." else "- "
