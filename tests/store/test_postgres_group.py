@@ -363,3 +363,24 @@ def test_appends_queued_when_the_pool_closes_fail_with_a_clear_error(postgres: A
     for thread in threads:
         thread.join(30)
     assert all(isinstance(thread.error, SessionFileError) for thread in threads)
+
+
+def test_a_lone_transaction_waiting_when_the_pool_closes_fails_with_a_clear_error(
+    postgres: Any,
+) -> None:
+    from contextree.errors import SessionFileError
+
+    url = str(postgres.url) + "?application_name=ct_lone_closed"
+    share_connections(url, max_size=1, timeout=30)
+    name = f"{url}#{uuid.uuid4().hex}"
+    pool = pool_for(url)
+    assert pool is not None
+    # Opening a session reads it: a transaction of its own, not an append of the group.
+    reader = _Thread(lambda: SessionTree.open(name, cwd="/w"))
+    with pool.connection():
+        reader.start()
+        _wait_until(lambda: pool.get_stats().get("requests_waiting", 0) == 1)
+        stop_sharing(url)
+    reader.join(30)
+    assert isinstance(reader.error, SessionFileError), reader.error
+    assert "closed (stop_sharing)" in str(reader.error)

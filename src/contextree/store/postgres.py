@@ -34,7 +34,7 @@ from contextree.store.postgres_append import (
     FUNCTION_EXISTS,
     TakenIn,
 )
-from contextree.store.postgres_group import no_connection_came_free
+from contextree.store.postgres_group import no_connection_came_free, pool_was_closed
 from contextree.store.postgres_pool import SESSION_SETTINGS, group_for, pool_for
 from contextree.store.rows import Row, rows_of
 from contextree.store.rowstore import (
@@ -198,7 +198,7 @@ class PostgresStore(RowStore):
         if pool is None:
             yield self._connect()
             return
-        from psycopg_pool import PoolTimeout
+        from psycopg_pool import PoolClosed, PoolTimeout
 
         try:
             with pool.connection() as conn:
@@ -206,6 +206,9 @@ class PostgresStore(RowStore):
         except PoolTimeout:
             # Only borrowing waits on the pool: the transaction's own waits are lock timeouts.
             raise no_connection_came_free(self.name, pool) from None
+        except PoolClosed:
+            # stop_sharing closed the pool while this transaction waited to borrow.
+            raise pool_was_closed(self.name) from None
 
     def close(self) -> None:
         """Close the connections (a later call opens new ones)."""

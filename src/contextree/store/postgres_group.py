@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
 
-__all__ = ["AppendGroup", "GroupedStore", "no_connection_came_free"]
+__all__ = ["AppendGroup", "GroupedStore", "no_connection_came_free", "pool_was_closed"]
 
 _MOST: Final = 64
 """Appends sent in one statement at most: a longer group holds its first sessions' locks longer."""
@@ -57,6 +57,12 @@ def no_connection_came_free(name: str, pool: ConnectionPool[Any]) -> SessionFile
     """The error of a transaction of session ``name`` that waited for one of ``pool``'s
     connections until its timeout (alone or in a group)."""
     return SessionFileError(name, f"no pooled connection came free within {pool.timeout:g} s")
+
+
+def pool_was_closed(name: str) -> SessionFileError:
+    """The error of a transaction of session ``name`` whose pool was closed (by
+    :func:`~contextree.store.postgres_pool.stop_sharing`) while it waited for a connection."""
+    return SessionFileError(name, "the pooled connections were closed (stop_sharing)")
 
 
 class GroupedStore(Protocol):
@@ -237,9 +243,7 @@ class AppendGroup:
             with self._guard:
                 expired = self._expired()
         except PoolClosed:
-            request.error = SessionFileError(
-                request.store.name, "the pooled connections were closed (stop_sharing)"
-            )
+            request.error = pool_was_closed(request.store.name)
         except BaseException:
             # This thread was interrupted (Ctrl-C) or the driver failed unexpectedly: the
             # others' appends may or may not have been committed.
