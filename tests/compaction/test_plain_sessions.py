@@ -306,6 +306,33 @@ def test_an_acknowledgement_is_not_a_fact(reply: str) -> None:
     assert reply not in facts
 
 
+@pytest.mark.parametrize(
+    ("result", "noted"),
+    [
+        ("Sent 21:14 ✓✓", False),
+        ("Reply sent 10:31.", False),
+        ("Delivered 20:52", False),
+        ("Sent 20:52 ✓✓ delivered", False),
+        ("Sent 10:14 from becca.thornley@example.org", True),
+        ("Delivered 10:09. Ref SMS-881233.", True),
+        ("Booked for 14:30", True),
+    ],
+)
+def test_a_result_that_only_says_when_a_message_went_is_not_noted(
+    result: str, noted: bool
+) -> None:
+    summary = _summary(
+        [
+            _user("Text the plumber that we are in all day."),
+            _say("", _call("sms_send", to="plumber", text="We are in all day.")),
+            _result(result, tool="sms_send"),
+            _say("Done."),
+        ]
+    )
+    assert (f"`sms_send` returned: {result}" in summary) is noted
+    assert "Called `sms_send`" in summary  # the call itself is still listed as done
+
+
 def test_a_search_that_finds_an_error_word_is_not_an_error() -> None:
     for tool, first_line in (
         ("grep", "src/client/http.py:42:    timeout = 30"),

@@ -61,6 +61,16 @@ _FAILURE: Final = re.compile(
 tools' results, where no exit code tells, and never for a search's or a listing's."""
 
 
+_RECEIPT: Final = re.compile(
+    r"(?:(?:reply|email|message|sms) )?(?:sent|delivered|published|posted|saved)\.?(?: at)? "
+    r"\d{1,2}:\d{2}(?::\d{2})?\.?[\s✓.]*(?:delivered)?\.?$",
+    re.IGNORECASE,
+)
+"""A result that only says when the message went ("Sent 21:14 ✓✓", "Reply sent 10:31.",
+"Delivered 20:52"): the clock time is its only value, and the call itself is listed among
+the work done; noted, it took one of the places the newest notes keep whatever they say."""
+
+
 def tool_failed(first_line: str) -> bool:
     """Whether a tool's result starts by reporting a failure in a service's words."""
     return _FAILURE.search(first_line) is not None
@@ -73,7 +83,8 @@ def result_facts(name: str, text: str) -> list[str]:
     if not whole:
         return []
     if len(whole) <= _WHOLE_CHARS:
-        return [f"`{name}` returned: {whole}"] if has_specifics(whole) else []
+        noted = has_specifics(whole) and _RECEIPT.match(whole) is None
+        return [f"`{name}` returned: {whole}"] if noted else []
     head = text[:20_000]
     # A table's rows that stand out from their column (one MISSING among many ok, the one row
     # with a note) are what the table says; then the sentences that name the most values.
