@@ -31,7 +31,7 @@ def measure_retention() -> dict[str, float]:
 def measure_blind_retention() -> dict[str, float]:
     """Survival on the blind ``test`` sessions (written without sight of the summarizer): at
     the full budget and within 20%, each also with the recall tool's answer counted; and on
-    ``fresh2`` to ``fresh6``, the splits written last (``fresh4`` to ``fresh6`` within 20%
+    ``fresh2`` to ``fresh7``, the splits written last (``fresh4`` to ``fresh7`` within 20%
     with recall too); and on ``dev2`` (items inside long tool results) with the recall tool's
     answer counted."""
     from bench.blind.__main__ import blind_reports
@@ -43,6 +43,7 @@ def measure_blind_retention() -> dict[str, float]:
     fresh4 = dict(blind_reports("fresh4"))
     fresh5 = dict(blind_reports("fresh5"))
     fresh6 = dict(blind_reports("fresh6"))
+    fresh7 = dict(blind_reports("fresh7"))
     long_results = dict(blind_reports("dev2"))[" +recall"]
     return {
         "blind_full": visible.full.overall().survival,
@@ -62,6 +63,9 @@ def measure_blind_retention() -> dict[str, float]:
         "blind_fresh6_full": fresh6[""].full.overall().survival,
         "blind_fresh6_20": fresh6[""].budgets[1].overall().survival,
         "blind_fresh6_recall_20": fresh6[" +recall"].budgets[1].overall().survival,
+        "blind_fresh7_full": fresh7[""].full.overall().survival,
+        "blind_fresh7_20": fresh7[""].budgets[1].overall().survival,
+        "blind_fresh7_recall_20": fresh7[" +recall"].budgets[1].overall().survival,
         "blind_dev2_recall": long_results.full.overall().survival,
         "blind_dev2_recall_20": long_results.budgets[1].overall().survival,
     }

@@ -34,6 +34,7 @@ pytestmark = pytest.mark.usefixtures("bench_importable")
         "fresh5",
         "dev5",
         "fresh6",
+        "fresh7",
     ],
 )
 def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> None:
@@ -53,7 +54,7 @@ def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
     # A distinctive value: a number, an id, a name - not a shell's "No such file".
     values = {
         v
-        for split in ("test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
+        for split in ("test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7")
         for s in scripts(split)
         for p in s.probes
         for v in p.values
@@ -133,6 +134,7 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
     assert {"blind_fresh4_full", "blind_fresh4_20", "blind_fresh4_recall_20"} <= rows
     assert {"blind_fresh5_full", "blind_fresh5_20", "blind_fresh5_recall_20"} <= rows
     assert {"blind_fresh6_full", "blind_fresh6_20", "blind_fresh6_recall_20"} <= rows
+    assert {"blind_fresh7_full", "blind_fresh7_20", "blind_fresh7_recall_20"} <= rows
 
 
 def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:
