@@ -25,7 +25,7 @@ from operator import attrgetter
 from types import FrameType
 
 from contextree.entries.codec import replacements
-from contextree.store.byte_source import BufferBytes, ByteSource
+from contextree.store.byte_source import BufferBytes, ByteSource, ReadsAhead
 from contextree.store.index import (
     BadLine,
     LoadReport,
@@ -206,6 +206,7 @@ class RecordIndex:
             data, base = self._source.region(start, end)
         else:
             data, base, start = self._region()
+            self._read_ahead(start)
         with collector_paused(end - start > _PAUSE_GC_BYTES):
             last_step = start == self._floor
             chunk, count = parse_lines(
@@ -233,6 +234,15 @@ class RecordIndex:
                 self._pending = start
                 if last_step:
                     self._finish()
+
+    def _read_ahead(self, start: int) -> None:
+        """Have the source read the next step's bytes (before ``start``, twice this step's
+        size, as :meth:`_region` will ask) while this step decodes. Not on the first step: a
+        reader of the tail alone (the last megabyte) may be done after it; a lookup that needs
+        a second step most likely walks a path back to its root, near the file's start."""
+        source = self._source
+        if self._lines_seen and start > self._floor and isinstance(source, ReadsAhead):
+            source.read_ahead(max(self._floor, start - 2 * self._chunk), start)
 
     def _merge(self, chunk: list[Record | BadLine]) -> None:
         """Put an earlier chunk in front; ids already known belong to later lines and win."""
