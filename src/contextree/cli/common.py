@@ -157,6 +157,22 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def collector_paused_throughout(func: Callable[P, R]) -> Callable[P, R]:
+    """Run a command with the cyclic garbage collector paused (it resumes after): for a
+    command that holds a whole decoded path and what is built from it, hundreds of thousands
+    of containers that live until it ends, none in a cycle (``compact``: the collector's passes
+    over them took 0.06 s of compacting a 100k-entry session)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from contextree.store.index import collector_paused
+
+        with collector_paused():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
 def open_session(target: str | Path, *, leaf: bool = True) -> Any:
     """The session at ``target`` (a file or a store URL) for a command on an existing session.
     An empty file is refused as ``sessions`` lists it ("not a session file: the file is
