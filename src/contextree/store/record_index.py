@@ -21,6 +21,7 @@ import signal
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import filterfalse
 from operator import attrgetter
 from types import FrameType
 
@@ -367,13 +368,19 @@ class RecordIndex:
         report.duplicate_ids.clear()
         if len(with_id) != len(by_id):  # else every id is unique: skip the slow pass
             self._note_duplicates(with_id)
-        missing = set(map(_parents, records)) - by_id.keys()
+        # The parents not indexed, without a set of every parent first (19 ms against 7 ms
+        # of loading the 100k bench session).
+        missing = set(filterfalse(by_id.__contains__, map(_parents, records)))
         missing.discard(None)
-        report.orphans[:] = [
-            (record.id or "?", record.line, record.parent_id)
-            for record in records
-            if missing and record.parent_id is not None and record.parent_id in missing
-        ]
+        report.orphans[:] = (
+            [
+                (record.id or "?", record.line, record.parent_id)
+                for record in records
+                if record.parent_id is not None and record.parent_id in missing
+            ]
+            if missing
+            else []
+        )
         if replacements():
             self._replacements_seen = -1  # line numbers may have changed: gather them anew
         self._recount_due = False  # only now: an interrupted recount runs again when asked
