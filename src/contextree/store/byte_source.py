@@ -10,6 +10,7 @@ leaves that file as it was, and an append only adds after the size it was opened
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import BinaryIO, Final, Protocol, runtime_checkable
 
@@ -140,6 +141,10 @@ class FileBytes:
             handle.close()
 
     def __del__(self) -> None:
+        if sys.is_finalizing():
+            # No thread runs again now, so a read ahead would never be waited out: the file
+            # is closed under it, and what it read (or the error it gets) is dropped.
+            self._ahead = None
         self.close()
 
 
