@@ -142,11 +142,14 @@ class RecordIndex:
         it is first asked for)."""
         return self._pending <= self._floor
 
-    def get(self, entry_id: str) -> Record | None:
-        """The record of ``entry_id``, decoding further back until it is found or all is read."""
+    def get(self, entry_id: str, *, read_ahead: bool = False) -> Record | None:
+        """The record of ``entry_id``, decoding further back until it is found or all is read.
+
+        ``read_ahead``: the caller goes on back to the file's start (a walk to a path's root),
+        so each step back has the next one's bytes read while it decodes."""
         record = self.by_id.get(entry_id)
         while record is None and self._pending > self._floor:
-            self._step_back()
+            self._step_back(read_ahead=read_ahead)
             record = self.by_id.get(entry_id)
         return record
 
@@ -200,14 +203,15 @@ class RecordIndex:
                 return data, base, base + newline + 1
             size *= 2  # one line longer than the step: read further back
 
-    def _step_back(self, *, to_floor: bool = False) -> None:
+    def _step_back(self, *, to_floor: bool = False, read_ahead: bool = False) -> None:
         end = self._pending
         if to_floor:
             start = self._floor
             data, base = self._source.region(start, end)
         else:
             data, base, start = self._region()
-            self._read_ahead(start)
+            if read_ahead:
+                self._read_ahead(start)
         with collector_paused(end - start > _PAUSE_GC_BYTES):
             last_step = start == self._floor
             chunk, count = parse_lines(
@@ -238,11 +242,11 @@ class RecordIndex:
 
     def _read_ahead(self, start: int) -> None:
         """Have the source read the next step's bytes (before ``start``, twice this step's
-        size, as :meth:`_region` will ask) while this step decodes. Not on the first step: a
-        reader of the tail alone (the last megabyte) may be done after it; a lookup that needs
-        a second step most likely walks a path back to its root, near the file's start."""
+        size, as :meth:`_region` will ask) while this step decodes. Only for a caller that
+        goes back to the start (see :meth:`get`): a reader of the tail (``context`` reads a
+        few megabytes back) would read a chunk for nothing."""
         source = self._source
-        if self._lines_seen and start > self._floor and isinstance(source, ReadsAhead):
+        if start > self._floor and isinstance(source, ReadsAhead):
             source.read_ahead(max(self._floor, start - 2 * self._chunk), start)
 
     def _merge(self, chunk: list[Record | BadLine]) -> None:
