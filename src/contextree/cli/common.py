@@ -168,8 +168,8 @@ def collector_paused_throughout(func: Callable[P, R]) -> Callable[P, R]:
     whole decoded path and what is built from it, hundreds of thousands of containers that
     live until it ends, none in a cycle. It resumes when the command returns, unless the
     process then ends at once (:attr:`State.held_to_exit`): its first pass would go over
-    everything the command made, for nothing (``compact`` of a 100k-entry session: the
-    collector's passes took 0.14 s, that last one most of it)."""
+    everything the command made, for nothing (``compact`` of the 100k bench session: 79
+    passes took 0.027 s before; 0.003 s are left, in the imports before the command)."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
