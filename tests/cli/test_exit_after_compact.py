@@ -56,3 +56,24 @@ def test_a_new_command_line_holds_nothing(tmp_path: Path, monkeypatch: pytest.Mo
     assert state.held_to_exit
     ok("compact", path, "--dry-run")
     assert not state.held_to_exit
+
+
+def test_the_collector_runs_again_unless_the_process_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    path = copy("large-session.jsonl", tmp_path)
+    left: list[bool] = []
+    # At exit_now the collector is still paused (its pass would be wasted on a process that
+    # ends); when the process goes on after all (here, exit_now returns), main resumes it.
+    monkeypatch.setattr(entry, "exit_now", lambda: left.append(gc.isenabled()))
+    monkeypatch.setattr(sys, "argv", ["contextree", "compact", str(path), "--quiet"])
+    monkeypatch.setattr(app.app, "registered_commands", list(app.app.registered_commands))
+    with pytest.raises(SystemExit):
+        entry.main()
+    assert left == [False]
+    assert gc.isenabled()
+    assert not state.ends_process
+    ok("compact", path, "--quiet")  # run as a test's runner runs it: resumed when it returns
+    assert gc.isenabled()

@@ -22,7 +22,7 @@ from contextree.errors import SessionFileError
 from contextree.session import tree_state
 from contextree.session.tree import SessionTree
 from contextree.store import record_index
-from contextree.store.byte_source import BufferBytes
+from contextree.store.byte_source import BufferBytes, FileBytes
 from core_helpers import Chain, assistant, header, jsonl, user
 
 
@@ -141,6 +141,34 @@ def test_a_file_cut_short_in_place_is_a_clear_error(tmp_path: Path, lazy: None) 
         handle.truncate(600)
     with pytest.raises(SessionFileError, match="cut short by another program"):
         tree.get_entries()
+
+
+def test_a_range_read_ahead_is_the_range_read(tmp_path: Path) -> None:
+    path = tmp_path / "bytes"
+    data = bytes(range(256)) * 64
+    path.write_bytes(data)
+    source = FileBytes(path.open("rb"), str(path), len(data))
+    source.read_ahead(100, 4000)
+    assert source.region(100, 4000) == (data[100:4000], 100)
+    source.read_ahead(0, 50)
+    assert source.region(10, 50) == (data[10:50], 10)  # not the range read ahead: read as usual
+    assert source.region(0, 50) == (data[0:50], 0)
+    source.read_ahead(0, len(data))
+    source.close()  # waits for the read ahead before it closes the file
+    with pytest.raises(RuntimeError, match="closed"):
+        source.region(0, len(data))
+
+
+def test_a_read_ahead_past_a_cut_raises_where_the_bytes_are_taken(tmp_path: Path) -> None:
+    path = tmp_path / "bytes"
+    path.write_bytes(b"x" * 1000)
+    source = FileBytes(path.open("rb"), str(path), 1000)
+    with path.open("r+b") as handle:
+        handle.truncate(300)
+    source.read_ahead(200, 1000)  # no error here
+    with pytest.raises(SessionFileError, match="cut short by another program"):
+        source.region(200, 1000)
+    source.close()
 
 
 def _open_descriptors() -> int:

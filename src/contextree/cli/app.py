@@ -14,6 +14,7 @@ import typer
 import typer.core
 
 from contextree.cli.common import (
+    collector_paused_throughout,
     effective_settings,
     fail,
     handles_errors,
@@ -356,6 +357,7 @@ def _summarizer(
 
 @app.command()
 @handles_errors
+@collector_paused_throughout
 def compact(
     session: SessionArg,
     dry_run: CompactDryRunOpt = False,

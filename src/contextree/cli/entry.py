@@ -41,15 +41,23 @@ def main() -> None:
             exit_now()
             return
     from contextree.cli.app import main as run
+    from contextree.cli.common import state
 
+    state.ends_process = True
     try:
         run()
     except SystemExit as end:
-        from contextree.cli.common import state
-
         if state.held_to_exit and end.code in (0, None):
             exit_now()  # a command that wrote and is done (see State.held_to_exit)
         raise
+    finally:
+        # Still here (exit_now did not end the process): as after any command.
+        state.ends_process = False
+        if state.collector_held:
+            import gc
+
+            state.collector_held = False
+            gc.enable()
 
 
 def exit_now() -> None:

