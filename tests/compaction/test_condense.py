@@ -210,3 +210,33 @@ def test_no_before_a_number_does_not_end_a_sentence() -> None:
 def test_a_cut_line_splits_its_sentences_as_the_readers_do() -> None:
     line = "Amoxicillin BACKORDER at AAH - est. 19/06 for the 500mg caps from the Leyton depot."
     assert "est. 19/06" in condensed(line, 60)
+
+
+def test_grouped_notes_read_back_stay_as_they_were_over_rounds() -> None:
+    from contextree.compaction.offline.previous import digest_summary
+    from contextree.compaction.offline.render import render_digest
+
+    # A model's summary with tool lines among its facts, and our noted lines beside them.
+    text = (
+        "## Key Facts\n- `search` returned: BA117 leaves 10:40\n"
+        "- `search` returned: VS3 leaves 11:05\n\nNoted during the work:\n"
+        "- `search` returned: AA100 leaves 12:15\n- `search` returned: AA101 leaves 13:30\n"
+        "- `todo` returned: [x] Pay invoice 4411\n- `todo` returned: [ ] Post the forms\n"
+    )
+    rounds = []
+    for _ in range(3):
+        digest = digest_summary(text)
+        rounds.append((list(digest.facts), list(digest.noted)))
+        text = render_digest(digest, kind="full", budget_tokens=4000)
+    assert rounds[0] == rounds[1] == rounds[2]
+    facts, noted = rounds[0]
+    assert facts == ["`search` returned: BA117 leaves 10:40", "`search` returned: VS3 leaves 11:05"]
+    assert noted == [
+        "`search` returned: AA100 leaves 12:15",
+        "`search` returned: AA101 leaves 13:30",
+        "`todo` returned: [x] Pay invoice 4411",
+        "`todo` returned: [ ] Post the forms",
+    ]
+    # Only the noted lines share a label: the facts above them are the user's lines.
+    assert "Noted during the work:\n- `search` returned:\n  - AA100" in text
+    assert "- `search` returned: BA117 leaves 10:40\n- `search` returned: VS3" in text

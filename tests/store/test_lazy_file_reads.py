@@ -171,6 +171,61 @@ def test_a_read_ahead_past_a_cut_raises_where_the_bytes_are_taken(tmp_path: Path
     source.close()
 
 
+def test_a_read_ahead_that_cannot_start_a_thread_reads_as_usual(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    path = tmp_path / "bytes"
+    data = bytes(range(256)) * 16
+    path.write_bytes(data)
+    source = FileBytes(path.open("rb"), str(path), len(data))
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    source.read_ahead(0, 1000)
+    assert source.region(0, 1000) == (data[:1000], 0)
+    source.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_during_a_read_ahead_reads_the_bytes_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    from contextree.store import byte_source
+
+    path = tmp_path / "bytes"
+    data = bytes(range(256)) * 32
+    path.write_bytes(data)
+    started = threading.Event()
+    pread = byte_source._pread
+
+    def slow(*args: Any) -> bytes:
+        started.set()
+        time.sleep(0.5)  # still reading when the process forks
+        return pread(*args)
+
+    monkeypatch.setattr(byte_source, "_pread", slow)
+    source = FileBytes(path.open("rb"), str(path), len(data))
+    source.read_ahead(0, 4000)
+    assert started.wait(10)
+    child = os.fork()
+    if child == 0:  # the child: its copy of the reading thread never runs
+        try:
+            got, _ = source.region(0, 4000)
+            os._exit(0 if got == data[:4000] else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert source.region(0, 4000) == (data[:4000], 0)
+    source.close()
+
+
 def _open_descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
 

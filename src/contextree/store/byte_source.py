@@ -9,6 +9,7 @@ leaves that file as it was, and an append only adds after the size it was opened
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -104,13 +105,18 @@ class FileBytes:
         ahead = self._ahead
         if ahead is not None and (ahead.start, ahead.end) == (start, end):
             self._ahead = None
-            return ahead.result(), start
+            data = ahead.result()
+            if data is not None:
+                return data, start
         return self.read(start, end), start
 
     def read_ahead(self, start: int, end: int) -> None:
         self._wait_ahead()
         handle = self._handle
-        if handle is not None:  # (closed: region() raises as it would have)
+        if handle is None:
+            return  # (closed: region() raises as it would have)
+        # No thread can be started (a process limit): region() reads as before.
+        with contextlib.suppress(RuntimeError):
             self._ahead = _Reading(handle, self._name, start, end)
 
     def read(self, start: int, end: int) -> bytes:
@@ -172,7 +178,7 @@ class _Reading:
     def __init__(self, handle: BinaryIO, name: str, start: int, end: int) -> None:
         self.start = start
         self.end = end
-        self._data = b""
+        self._data: bytes | None = None
         self._error: BaseException | None = None
         # A daemon: a process that ends (os._exit after a command) does not wait for it.
         self._thread = threading.Thread(
@@ -187,11 +193,15 @@ class _Reading:
             self._error = exc
 
     def wait(self) -> None:
-        self._thread.join()
+        # (A collection that runs in this thread may drop the FileBytes: never wait on itself.)
+        if self._thread is not threading.current_thread():
+            self._thread.join()
 
-    def result(self) -> bytes:
-        """The bytes read, or the error the read raised."""
-        self._thread.join()
+    def result(self) -> bytes | None:
+        """The bytes read, the error the read raised, or ``None`` when the thread never read
+        them: in a child forked while it ran (the thread is not there), so the caller reads
+        them itself."""
+        self.wait()
         if self._error is not None:
             raise self._error
         return self._data

@@ -121,7 +121,8 @@ def digest_summary(text: str) -> Digest:
     return d
 
 
-_NOTE_GROUP = re.compile(r"^(`[^`\n]{1,80}` returned:)\n")
+_NOTE_GROUP = re.compile(r"^(`[^`\n]{1,80}` returned:)\n(?=  - )")
+_NESTED_MARKER = re.compile(r"^[-*•]\s+")
 
 
 def _notes_of_group(fact: str) -> list[str]:
@@ -130,7 +131,8 @@ def _notes_of_group(fact: str) -> list[str]:
     group = _NOTE_GROUP.match(fact)
     if group is None:
         return [fact]
-    nested = (_ITEM_MARKER.sub("", line.strip(), count=1) for line in fact.splitlines()[1:])
+    # Only the list marker goes: a result's own "[x]" is what it said.
+    nested = (_NESTED_MARKER.sub("", line.strip(), count=1) for line in fact.splitlines()[1:])
     return [f"{group.group(1)} {line}" for line in nested if line]
 
 

@@ -179,16 +179,20 @@ _NESTED: Final = "  - "
 """The marker of a note written under its tool's "`tool` returned:" line."""
 
 
-def _note_groups(texts: list[str], style: str) -> list[int | None]:
+def _note_groups(items: list[Item], texts: list[str], style: str) -> list[int | None]:
     """Per line, its place in a run of notes of one tool's results (0 for the first), or
     ``None`` for a line written on its own. A run of two or more is written as one
     "`tool` returned:" line with the results nested under it: the label, about seven tokens,
-    is then paid once instead of once a line, and the budget keeps more of what was noted."""
+    is then paid once instead of once a line, and the budget keeps more of what was noted.
+    Only lines under "Noted during the work:", which the next compaction splits again."""
     heads = [
         label.group(0)
-        if style == "-" and "\n" not in text and (label := _NOTE_LABEL.match(text))
+        if style == "-"
+        and item.label == NOTED_LABEL
+        and "\n" not in text
+        and (label := _NOTE_LABEL.match(text))
         else None
-        for text in texts
+        for item, text in zip(items, texts, strict=True)
     ]
     places: list[int | None] = []
     for index, head in enumerate(heads):
@@ -228,7 +232,8 @@ def _render_layout(
             ordered = sorted(items.get(key, []), key=lambda item: not item.focus)
             kept = [item for item in ordered if item.order not in dropped]
             texts = [clipped.get(item.order, item.text) for item in kept]
-            for item, text, grouped in zip(kept, texts, _note_groups(texts, style), strict=True):
+            groups = _note_groups(kept, texts, style)
+            for item, text, grouped in zip(kept, texts, groups, strict=True):
                 if item.label and item.label != label:
                     lines.extend(["", item.label] if lines else [item.label])
                 label = item.label

@@ -62,13 +62,14 @@ tools' results, where no exit code tells, and never for a search's or a listing'
 
 
 _RECEIPT: Final = re.compile(
-    r"(?:(?:reply|email|message|sms) )?(?:sent|delivered|published|posted|saved)\.?(?: at)? "
-    r"\d{1,2}:\d{2}(?::\d{2})?\.?[\s✓.]*(?:delivered)?\.?$",
+    r"(?:(?:reply|email|message|sms|text) )?sent\.?(?: at)? \d{1,2}:\d{2}\.?[\s✓.]*"
+    r"(?:delivered)?\.?$",
     re.IGNORECASE,
 )
-"""A result that only says when the message went ("Sent 21:14 ✓✓", "Reply sent 10:31.",
-"Delivered 20:52"): the clock time is its only value, and the call itself is listed among
-the work done; noted, it took one of the places the newest notes keep whatever they say."""
+"""A result that only says when the message went ("Sent 21:14 ✓✓", "Reply sent 10:31."): the
+clock time is its only value, and the call itself is listed among the work done; noted, it
+took one of the places the newest notes keep whatever they say. (A parcel's "Delivered 14:32"
+is what a lookup found: noted.)"""
 
 
 def tool_failed(first_line: str) -> bool:
