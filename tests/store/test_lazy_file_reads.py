@@ -159,6 +159,28 @@ def test_a_range_read_ahead_is_the_range_read(tmp_path: Path) -> None:
         source.region(0, len(data))
 
 
+def test_a_walk_to_the_root_takes_each_step_from_the_read_ahead(
+    tmp_path: Path, lazy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chain = Chain("r-")
+    lines = [jsonl(header())] + [jsonl(chain.msg(user(f"step {n}"))) for n in range(200)]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines))
+    tree = SessionTree.open(path)
+    reads: list[tuple[int, int]] = []
+    read = FileBytes.read
+
+    def counted(self: FileBytes, start: int, end: int) -> bytes:
+        reads.append((start, end))
+        return read(self, start, end)
+
+    monkeypatch.setattr(FileBytes, "read", counted)
+    assert [entry["id"] for entry in tree.get_branch()] == [e["id"] for e in chain.entries]
+    # Only the first step back is read where it is asked for: each later step's range is
+    # the one read ahead while the step before it decoded.
+    assert len(reads) == 1, reads
+
+
 def test_a_read_ahead_past_a_cut_raises_where_the_bytes_are_taken(tmp_path: Path) -> None:
     path = tmp_path / "bytes"
     path.write_bytes(b"x" * 1000)

@@ -192,7 +192,7 @@ class RecordIndex:
         of its first byte, and the content offset where those lines begin."""
         floor, end, size = self._floor, self._pending, self._chunk
         while True:
-            start = max(floor, end - size)
+            start = self._back(end, size)
             data, base = self._source.region(start, end)
             if start == floor:
                 return data, base, start
@@ -234,20 +234,28 @@ class RecordIndex:
                     # The count from the start is known: renumber what was counted from the end.
                     self._renumber(self._first_line + lines_seen)
                 self._merge(chunk)
-                self._chunk *= 2
+                self._chunk = self._next_chunk()
                 self._lines_seen = lines_seen
                 self._pending = start
                 if last_step:
                     self._finish()
 
+    def _back(self, end: int, size: int) -> int:
+        """Where a step of ``size`` bytes back from ``end`` begins (never before the floor)."""
+        return max(self._floor, end - size)
+
+    def _next_chunk(self) -> int:
+        """The size the next step back first tries: each step doubles."""
+        return self._chunk * 2
+
     def _read_ahead(self, start: int) -> None:
-        """Have the source read the next step's bytes (before ``start``, twice this step's
-        size, as :meth:`_region` will ask) while this step decodes. Only for a caller that
-        goes back to the start (see :meth:`get`): a reader of the tail (``context`` reads a
-        few megabytes back) would read a chunk for nothing."""
+        """Have the source read the next step's bytes (the range :meth:`_region` will ask for
+        first) while this step decodes. Only for a caller that goes back to the start (see
+        :meth:`get`): a reader of the tail (``context`` reads a few megabytes back) would read
+        a chunk for nothing."""
         source = self._source
         if start > self._floor and isinstance(source, ReadsAhead):
-            source.read_ahead(max(self._floor, start - 2 * self._chunk), start)
+            source.read_ahead(self._back(start, self._next_chunk()), start)
 
     def _merge(self, chunk: list[Record | BadLine]) -> None:
         """Put an earlier chunk in front; ids already known belong to later lines and win."""
