@@ -16,6 +16,8 @@ from contextree.compaction.offline.digest import (
     CONTEXT_LABEL,
     GENERATED_STEPS,
     GOAL_NOTE_CHARS,
+    NESTED_NOTE,
+    NOTE_HEAD,
     NOTED_LABEL,
     OUTPUT_LABEL,
     QUESTION_LABEL,
@@ -121,7 +123,7 @@ def digest_summary(text: str) -> Digest:
     return d
 
 
-_NOTE_GROUP = re.compile(r"^(`[^`\n]{1,80}` returned:)\n(?=  - )")
+_NOTE_GROUP = re.compile(rf"^({NOTE_HEAD})\n(?={re.escape(NESTED_NOTE)})")
 _NESTED_MARKER = re.compile(r"^[-*•]\s+")
 
 

@@ -12,7 +12,13 @@ from typing import Final
 
 from contextree.compaction.offline.commands import resolved_failures
 from contextree.compaction.offline.condense import condensed
-from contextree.compaction.offline.digest import LEFT_OUT, NOTED_LABEL, Digest
+from contextree.compaction.offline.digest import (
+    LEFT_OUT,
+    NESTED_NOTE,
+    NOTE_HEAD,
+    NOTED_LABEL,
+    Digest,
+)
 from contextree.compaction.offline.items import Item, build_items
 from contextree.compaction.offline.text import clip, estimate_tokens, plural
 from contextree.compaction.summary_request import SummaryKind
@@ -152,7 +158,7 @@ def fit_layout(
     return text
 
 
-_NOTE_LABEL: Final = re.compile(r"^`[^`\n]{1,80}` returned: ")
+_NOTE_LABEL: Final = re.compile(rf"^{NOTE_HEAD} ")
 """What a note of a tool's result starts with: kept whole when the rest is cut."""
 _NOTE_SHORT_CHARS: Final = 200
 """What a note of a tool's result is cut to: a result's sentences name more values than the
@@ -175,16 +181,12 @@ def _cut_first(item: Item) -> bool:
     return (item.user or item.label == NOTED_LABEL) and len(item.text) > _SHORT_CHARS
 
 
-_NESTED: Final = "  - "
-"""The marker of a note written under its tool's "`tool` returned:" line."""
-
-
-def _note_groups(items: list[Item], texts: list[str], style: str) -> list[int | None]:
-    """Per line, its place in a run of notes of one tool's results (0 for the first), or
-    ``None`` for a line written on its own. A run of two or more is written as one
-    "`tool` returned:" line with the results nested under it: the label, about seven tokens,
-    is then paid once instead of once a line, and the budget keeps more of what was noted.
-    Only lines under "Noted during the work:", which the next compaction splits again."""
+def _note_groups(items: list[Item], texts: list[str], style: str) -> list[str | None]:
+    """Per line, the "`tool` returned: " it shares with the lines next to it, or ``None`` for
+    a line written on its own. A run of two or more notes of one tool's results is written as
+    one "`tool` returned:" line with the results nested under it: the label, about seven
+    tokens, is then paid once instead of once a line, and the budget keeps more of what was
+    noted. Only lines under "Noted during the work:", which the next compaction splits again."""
     heads = [
         label.group(0)
         if style == "-"
@@ -194,16 +196,13 @@ def _note_groups(items: list[Item], texts: list[str], style: str) -> list[int | 
         else None
         for item, text in zip(items, texts, strict=True)
     ]
-    places: list[int | None] = []
-    for index, head in enumerate(heads):
-        previous = places[-1] if places else None
-        if head is not None and index and heads[index - 1] == head and previous is not None:
-            places.append(previous + 1)
-        elif head is not None and index + 1 < len(heads) and heads[index + 1] == head:
-            places.append(0)
-        else:
-            places.append(None)
-    return places
+    # Each line's neighbours (none before the first, none after the last).
+    before = [None, *heads][: len(heads)]
+    after = [*heads[1:], None][: len(heads)]
+    return [
+        head if head is not None and head in (previous, following) else None
+        for head, previous, following in zip(heads, before, after, strict=True)
+    ]
 
 
 def _render_layout(
@@ -233,20 +232,22 @@ def _render_layout(
             kept = [item for item in ordered if item.order not in dropped]
             texts = [clipped.get(item.order, item.text) for item in kept]
             groups = _note_groups(kept, texts, style)
+            shared: str | None = None  # the label of the run of notes being written
             for item, text, grouped in zip(kept, texts, groups, strict=True):
                 if item.label and item.label != label:
                     lines.extend(["", item.label] if lines else [item.label])
                 label = item.label
+                if grouped is not None:
+                    if grouped != shared:
+                        lines.append("- " + grouped.rstrip())
+                    shared = grouped
+                    lines.append(NESTED_NOTE + text[len(grouped) :])
+                    continue
+                shared = None
                 if item.plain:
                     # A paragraph each: the goal and the user's later words on it are read
                     # back as separate lines.
                     lines.extend(["", text] if lines else [text])
-                    continue
-                if grouped is not None:
-                    head = len(_NOTE_LABEL.match(text).group(0))  # type: ignore[union-attr]
-                    if grouped == 0:
-                        lines.append("- " + text[: head - 1])
-                    lines.append(_NESTED + text[head:])
                     continue
                 number += 1
                 marker = f"{number}. " if style == "1." else "- "
