@@ -40,22 +40,27 @@ def snippet_around(
     return ("…" if start else "") + " ".join(piece.split()) + ("…" if end < len(text) else "")
 
 
-def _count(lower: str, term: str) -> int:
+def _other_forms(term: str) -> list[re.Pattern[str]]:
+    """``term``'s other written forms, each as a whole word (made once a search, not once a
+    document)."""
+    return [re.compile(whole_word(form)) for form in term_forms(term)[1:]]
+
+
+def _count(lower: str, term: str, others: list[re.Pattern[str]]) -> int:
     """How often ``term`` (lower case) is in ``lower``, as text or, the most often of them, in
     one of its other written forms."""
-    forms = term_forms(term)
     found = lower.count(term)
-    for form in forms[1:]:
-        found = max(found, len(re.findall(whole_word(form), lower)))
+    for form in others:
+        found = max(found, len(form.findall(lower)))
     return found
 
 
-def _needle(lower: str, term: str) -> str:
+def _needle(lower: str, term: str, others: list[re.Pattern[str]]) -> str:
     """What of ``term`` the snippet centres on: the term, or the first other form found."""
     if term in lower:
         return term
-    for form in term_forms(term)[1:]:
-        found = re.search(whole_word(form), lower)
+    for form in others:
+        found = form.search(lower)
         if found is not None:
             return found.group(0)
     return term
@@ -112,12 +117,13 @@ class ScanBackend:
         wanted = [t.lower() for t in terms if t.strip()]
         if not wanted or limit <= 0:
             return []
+        searched = [(term, _other_forms(term)) for term in wanted]
         scored: list[tuple[int, int, Document]] = []
         for position, document in enumerate(self._documents):
             if allowed is not None and document.entry_id not in allowed:
                 continue
             lower = document.text.lower()
-            counts = [_count(lower, term) for term in wanted]
+            counts = [_count(lower, term, others) for term, others in searched]
             if any(counts) if any_term else all(counts):
                 scored.append((-sum(counts), position, document))
         scored.sort(key=lambda item: (item[0], item[1]))
@@ -127,7 +133,7 @@ class ScanBackend:
                 d.entry_id,
                 d.role,
                 d.timestamp,
-                snippet_around(d.text, _needle(d.text.lower(), wanted[0]), marks=around),
+                snippet_around(d.text, _needle(d.text.lower(), *searched[0]), marks=around),
                 -s,
             )
             for s, _, d in scored[:limit]
