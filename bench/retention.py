@@ -5,6 +5,7 @@ offline summarizer on the default corpus, and on the blind sessions of ``bench/b
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from bench.importable import ensure_importable
 
@@ -40,10 +41,6 @@ def measure_blind_retention() -> dict[str, float]:
     visible, recalled = reports[""], reports[" +recall"]
     fresh2 = dict(blind_reports("fresh2"))[""]
     fresh3 = dict(blind_reports("fresh3"))[""]
-    fresh4 = dict(blind_reports("fresh4"))
-    fresh5 = dict(blind_reports("fresh5"))
-    fresh6 = dict(blind_reports("fresh6"))
-    fresh7 = dict(blind_reports("fresh7"))
     long_results = dict(blind_reports("dev2"))[" +recall"]
     return {
         "blind_full": visible.full.overall().survival,
@@ -54,18 +51,21 @@ def measure_blind_retention() -> dict[str, float]:
         "blind_fresh2_20": fresh2.budgets[1].overall().survival,
         "blind_fresh3_full": fresh3.full.overall().survival,
         "blind_fresh3_20": fresh3.budgets[1].overall().survival,
-        "blind_fresh4_full": fresh4[""].full.overall().survival,
-        "blind_fresh4_20": fresh4[""].budgets[1].overall().survival,
-        "blind_fresh4_recall_20": fresh4[" +recall"].budgets[1].overall().survival,
-        "blind_fresh5_full": fresh5[""].full.overall().survival,
-        "blind_fresh5_20": fresh5[""].budgets[1].overall().survival,
-        "blind_fresh5_recall_20": fresh5[" +recall"].budgets[1].overall().survival,
-        "blind_fresh6_full": fresh6[""].full.overall().survival,
-        "blind_fresh6_20": fresh6[""].budgets[1].overall().survival,
-        "blind_fresh6_recall_20": fresh6[" +recall"].budgets[1].overall().survival,
-        "blind_fresh7_full": fresh7[""].full.overall().survival,
-        "blind_fresh7_20": fresh7[""].budgets[1].overall().survival,
-        "blind_fresh7_recall_20": fresh7[" +recall"].budgets[1].overall().survival,
+        **{
+            key: value
+            for split in ("fresh4", "fresh5", "fresh6", "fresh7")
+            for key, value in _with_recall_rows(split, dict(blind_reports(split))).items()
+        },
         "blind_dev2_recall": long_results.full.overall().survival,
         "blind_dev2_recall_20": long_results.budgets[1].overall().survival,
+    }
+
+
+def _with_recall_rows(split: str, reports: dict[str, Any]) -> dict[str, float]:
+    """A split's rows: survival at the full budget and within 20%, and within 20% with the
+    recall tool's answer counted."""
+    return {
+        f"blind_{split}_full": reports[""].full.overall().survival,
+        f"blind_{split}_20": reports[""].budgets[1].overall().survival,
+        f"blind_{split}_recall_20": reports[" +recall"].budgets[1].overall().survival,
     }
