@@ -262,6 +262,41 @@ def test_call_sizes_follow_the_reserve_and_reasoning_reaches_history_and_prefix(
     assert (history.reasoning, prefix.reasoning, short.reasoning) == ("high", "high", None)
 
 
+def _prefix_part(summary: str) -> str:
+    """The turn-prefix summary of a split turn's summary, without the file tags."""
+    return summary.split(SPLIT_TURN_SEPARATOR, 1)[1].split("\n\n<modified-files>", 1)[0]
+
+
+def test_an_offline_prefix_summary_leaves_what_it_does_not_use_to_the_history(
+    tree: SessionTree,
+) -> None:
+    prep = prepared(tree, KEEP_SPLIT, reserve_tokens=1000)
+    client = ByKind()
+    result = run_compact(prep, client, turn_prefix_summarizer=OfflineSummarizer())
+    prefix_text = _prefix_part(result.summary)
+    text_budget = 800 - text_tokens(TAGS) - 1
+    joint = text_tokens(SPLIT_TURN_SEPARATOR) + 1
+    # The prefix is summarized first (the offline summarizer answers at once, nothing is
+    # gained by asking both at once): the history gets the budget less what it took.
+    assert text_tokens(prefix_text) < text_budget // 4
+    (history,) = client.requests["history"]
+    assert history.max_tokens == text_budget - text_tokens(prefix_text) - joint
+    assert text_tokens(result.summary) <= 800
+
+
+def test_a_server_that_takes_one_request_at_a_time_gets_the_prefix_first(
+    tree: SessionTree,
+) -> None:
+    prep = prepared(tree, KEEP_SPLIT, reserve_tokens=1000)
+    client = ByKind(prefix="Short prefix summary.")
+    client.parallel_requests = False  # type: ignore[attr-defined]
+    run_compact(prep, client)
+    text_budget = 800 - text_tokens(TAGS) - 1
+    joint = text_tokens(SPLIT_TURN_SEPARATOR) + 1
+    (history,) = client.requests["history"]
+    assert history.max_tokens == text_budget - text_tokens("Short prefix summary.") - joint
+
+
 def test_no_short_summary_when_turned_off(tree: SessionTree) -> None:
     client = ByKind()
     result = run_compact(prepared(tree, KEEP_CLEAN), client, short_summary=False)

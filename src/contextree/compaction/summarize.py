@@ -3,7 +3,9 @@
 A model receives one user message: the serialized conversation in ``<conversation>``, the
 previous summary in ``<previous-summary>`` when there is one, hook context lines in
 ``<additional-context>``, then our initial or update prompt, then ``Additional focus: ...``.
-A split turn summarizes the history and the turn prefix concurrently and joins the two.
+A split turn summarizes the history and the turn prefix and joins the two: concurrently when
+both go to models that take two requests at once, else the prefix first, the history getting
+what the prefix's summary leaves of the budget.
 
 Beyond pi (docs/summaries.md):
 
@@ -226,12 +228,12 @@ class _Summarizing:
         prefix = prep.turn_prefix_messages
         split = prep.is_split_turn and bool(prefix)
         prefix_budget = max(budget // _PREFIX_SHARE, _MIN_PART_TOKENS) if split else 0
-        history_budget = budget - prefix_budget
-        if split:
-            history_budget -= text_tokens(SPLIT_TURN_SEPARATOR) + 1
-        history_budget = max(history_budget, _MIN_PART_TOKENS)
+        joint = text_tokens(SPLIT_TURN_SEPARATOR) + 1 if split else 0
 
-        async def history() -> str:
+        def history_budget(prefix_tokens: int) -> int:
+            return max(budget - prefix_tokens - joint, _MIN_PART_TOKENS)
+
+        async def history(budget: int) -> str:
             if not prep.messages_to_summarize:
                 # Decision 3: nothing new before the split turn keeps the previous summary.
                 return previous or NO_PRIOR_HISTORY
@@ -240,7 +242,7 @@ class _Summarizing:
                 prep.messages_to_summarize,
                 kind="update" if previous else "initial",
                 previous=previous,
-                budget=history_budget,
+                budget=budget,
                 # The kept turn starts with the user's next message: a summarizer that reads
                 # messages must not report a question as pending that this message answers,
                 # nor miss the request the work continues with.
@@ -248,18 +250,26 @@ class _Summarizing:
             )
 
         if not split:
-            return await history()
+            return await history(history_budget(0))
 
         def turn_prefix() -> Awaitable[str]:
             return self.part(
                 prefix_summarizer, prefix, kind="turn_prefix", previous=None, budget=prefix_budget
             )
 
-        if _takes_parallel_requests(history_summarizer, prefix_summarizer):
-            history_text, prefix_text = await asyncio.gather(history(), turn_prefix())
-        else:
-            history_text = await history()
+        if prefix_summarizer.method == "offline" or not _takes_parallel_requests(
+            history_summarizer, prefix_summarizer
+        ):
+            # When nothing is gained by asking at once (the offline summarizer answers at
+            # once; one server answers one request at a time), the prefix's summary comes
+            # first and the history's gets what it leaves of the budget: a short prefix
+            # summary no longer holds a quarter of the budget unused (docs/summaries.md).
             prefix_text = await turn_prefix()
+            history_text = await history(history_budget(text_tokens(prefix_text)))
+        else:
+            history_text, prefix_text = await asyncio.gather(
+                history(history_budget(prefix_budget)), turn_prefix()
+            )
         return history_text + SPLIT_TURN_SEPARATOR + prefix_text
 
 
