@@ -30,6 +30,7 @@ from contextree.compaction.summarize import (
     compact,
     text_tokens,
 )
+from contextree.compaction.summary_request import SummaryReply, SummaryRequest
 from contextree.context.convert import convert_to_llm
 from contextree.errors import CompactionError, ModelHTTPError, ModelResponseError
 from contextree.llm.anthropic import AnthropicClient
@@ -39,6 +40,7 @@ from contextree.llm.remote import RemoteSummaryClient
 from contextree.session.check import check_session
 from contextree.session.tree import SessionTree
 from contextree.tokens.estimate import estimate_tokens
+from core_helpers import assistant, user
 from fakes.fake_llm import FakeLLMServer
 from pi_fixtures import pi_fixture
 from sample_session import (
@@ -282,6 +284,46 @@ def test_an_offline_prefix_summary_leaves_what_it_does_not_use_to_the_history(
     (history,) = client.requests["history"]
     assert history.max_tokens == text_budget - text_tokens(prefix_text) - joint
     assert text_tokens(result.summary) <= 800
+
+
+class _RecordingOffline(OfflineSummarizer):
+    """The offline summarizer, recording the budget of each request it answers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.budgets: dict[str, int] = {}
+
+    async def write_summary(self, request: SummaryRequest) -> SummaryReply:
+        self.budgets[request.kind] = request.budget_tokens
+        return await super().write_summary(request)
+
+
+@pytest.mark.parametrize("earlier_turns", [0, 12])
+def test_an_offline_prefix_gets_at_most_its_share_of_what_is_summarized(
+    tmp_path: Path, earlier_turns: int
+) -> None:
+    tree = open_session(tmp_path / "session.jsonl")
+    for n in range(earlier_turns):
+        tree.append_message(user(f"Earlier question {n}: " + "what about the lexer? " * 40))
+        tree.append_message(assistant(f"Earlier answer {n}: " + "the lexer is fine. " * 40))
+    build_session(tree)
+    prep = prepared(tree, KEEP_SPLIT, reserve_tokens=1000)
+    assert prep.is_split_turn
+    offline = _RecordingOffline()
+    result = run_compact(prep, ByKind(), turn_prefix_summarizer=offline)
+    text_budget = 800 - text_tokens(TAGS) - 1
+    prefix = sum(map(estimate_tokens, prep.turn_prefix_messages))
+    history = sum(map(estimate_tokens, prep.messages_to_summarize))
+    share = text_budget * prefix // (prefix + history)
+    # A quarter at most; less when the prefix (the split turn's request and first calls) is
+    # a small part of what is summarized.
+    assert (share < text_budget // 4) == bool(earlier_turns)
+    assert offline.budgets["turn_prefix"] == max(min(share, text_budget // 4), 16)
+    assert _prefix_part(result.summary)
+    # A model's prefix keeps its quarter (a model writes what it sees fit below it).
+    client = ByKind()
+    run_compact(prep, client)
+    assert client.requests["prefix"][0].max_tokens == text_budget // 4
 
 
 def test_a_server_that_takes_one_request_at_a_time_gets_the_prefix_first(

@@ -51,7 +51,7 @@ from contextree.entries.types import StoredMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ModelError
 from contextree.llm.base import ModelClient
 from contextree.security.redact import Redactor
-from contextree.tokens.estimate import get_estimator
+from contextree.tokens.estimate import estimate_tokens, get_estimator
 
 if TYPE_CHECKING:
     from contextree.compaction.offline import OfflineSummarizer, RecordedFacts
@@ -216,6 +216,23 @@ class _Summarizing:
         reply = await summarizer.write_summary(request)
         return _accepted(reply, summarizer, "Short summary failed")
 
+    def prefix_budget(self, budget: int, prefix_summarizer: Summarizer) -> int:
+        """A split turn's prefix's share of ``budget``: a quarter; for the offline summarizer
+        at most the prefix's share of what the two parts summarize."""
+        quarter = max(budget // _PREFIX_SHARE, _MIN_PART_TOKENS)
+        if prefix_summarizer.method != "offline":
+            return quarter
+        # A model writes what it sees fit below its max_tokens; the offline summary fills
+        # what it is given, and the prefix (the split turn's start: its request, a few calls)
+        # is mostly a small part of what is summarized, whose request the history's summary
+        # repeats (it is read as the request the work continues with).
+        prep = self.preparation
+        prefix = sum(map(estimate_tokens, prep.turn_prefix_messages))
+        history = sum(map(estimate_tokens, prep.messages_to_summarize))
+        history += text_tokens(prep.previous_summary or "")
+        share = budget * prefix // max(prefix + history, 1)
+        return max(min(quarter, share), _MIN_PART_TOKENS)
+
     async def text(
         self,
         history_summarizer: Summarizer,
@@ -227,7 +244,7 @@ class _Summarizing:
         previous = prep.previous_summary
         prefix = prep.turn_prefix_messages
         split = prep.is_split_turn and bool(prefix)
-        prefix_budget = max(budget // _PREFIX_SHARE, _MIN_PART_TOKENS) if split else 0
+        prefix_budget = self.prefix_budget(budget, prefix_summarizer) if split else 0
         joint = text_tokens(SPLIT_TURN_SEPARATOR) + 1 if split else 0
 
         def history_budget(prefix_tokens: int) -> int:
