@@ -138,7 +138,12 @@ def measure_stores(path: Path, workdir: Path, repeat: int = 3) -> dict[str, floa
         results[f"{kind}_open_context"] = _open_context(target, repeat)
         results[f"{kind}_first_append"] = _first_append(target, repeat)
         results[f"{kind}_appends_1"] = _appends_per_second(target, 1, SOLO_APPENDS, workdir)
-        results[f"{kind}_appends_8"] = _appends_per_second(target, WORKERS, WORKER_APPENDS, workdir)
+        # Eight workers make their 2,400 appends to a file in about 0.1 s: one run is at the
+        # mercy of the scheduler (the 100k / 10k ratio read 0.68x in one whole-suite run and
+        # 0.85x alone right after), so the rate is the median of ``repeat`` runs.
+        results[f"{kind}_appends_8"] = statistics.median(
+            _appends_per_second(target, WORKERS, WORKER_APPENDS, workdir) for _ in range(repeat)
+        )
         if kind == "file":
             Path(target).unlink()
         if kind == "postgres":
