@@ -2,9 +2,10 @@
 
 Round ``r`` appends slice ``r`` of the session and compacts. "Full" keeps the summarizer's own
 budget; a ``ratio`` (0.2) asks the context after each compaction to fit in that share of the
-whole history so far: a quarter of it for recent messages kept verbatim, the rest for the
-summary. A probe is scored from the first round whose compaction folded its message away
-(before that, the model reads the message itself).
+whole history so far: a quarter of it for recent messages kept verbatim (at least: the cut
+falls where a message starts), the rest for the summary. A probe is scored from the first
+round whose compaction folded its message away (before that, the model reads the message
+itself).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contextree.compaction.options import SummaryOptions
+from contextree.compaction.prepare import CompactionPreparation, prepare_compaction
 from contextree.compaction.run import compact_session
-from contextree.context.convert import convert_to_llm
+from contextree.context.convert import compaction_summary_text, convert_to_llm
 from contextree.entries.types import StoredMessage, is_compaction_entry
 from contextree.eval.corpus import PlantedProbe
 from contextree.eval.score import KeptCheck
@@ -71,7 +73,9 @@ async def run_session(
                 where[planted.probe.id] = ids[planted.message]
         keep = int(history * (_FULL_KEEP_SHARE if ratio is None else ratio / 4))
         settings = CompactionSettings(keep_recent_tokens=max(keep, 1), reserve_tokens=16384)
-        summary_tokens = None if ratio is None else max(64, int(history * ratio) - keep)
+        summary_tokens = None
+        if ratio is not None:
+            summary_tokens = max(64, int(history * ratio) - _beside_summary(tree, settings))
         options = SummaryOptions(
             summary_tokens=summary_tokens,
             custom_instructions=instructions,
@@ -92,6 +96,19 @@ async def run_session(
             )
         )
     return SessionRun(name, tuple(results))
+
+
+def _beside_summary(tree: SessionTree, settings: CompactionSettings) -> int:
+    """Tokens the context will hold besides the summary's text: the messages the compaction
+    keeps verbatim (at least ``keep_recent_tokens``: the cut falls where a message starts, a
+    long one kept whole) and the words around the summary. Budgeting the summary with
+    ``keep_recent_tokens`` alone let the context pass its share once summaries filled
+    their budget."""
+    prep = prepare_compaction(tree.get_branch(), settings)
+    wrapper = (len(compaction_summary_text("")) + 3) // 4
+    if not isinstance(prep, CompactionPreparation):
+        return settings.keep_recent_tokens + wrapper
+    return sum(estimate_tokens(message) for message in prep.recent_messages) + wrapper
 
 
 def _folded(tree: SessionTree, where: dict[str, str]) -> set[str]:
