@@ -418,7 +418,12 @@ def compact(
     shown = dropped_render.outcome_view(
         outcome, session_tree, show_summary=not quiet, show_dropped=show_dropped
     )
-    _show(shown, compaction_json(outcome), format)
+    if format is OutputFormat.json:
+        _show(shown, compaction_json(outcome), format)
+    else:
+        # The JSON is built only to be printed: it copies the summary and the entry (15 ms
+        # at 100k entries).
+        state.console.print(shown)
     hold_to_exit(session_tree, outcome)
 
 
