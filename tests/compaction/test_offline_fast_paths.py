@@ -248,6 +248,22 @@ def test_a_request_redacts_like_each_message_alone() -> None:
     assert secret not in repr(alone)
 
 
+def test_redacted_copies_every_kind_of_value() -> None:
+    secret = "sk-proj-abcdefghijklmnopqrstuvwx"
+    value = {
+        "text": secret,
+        "again": secret,
+        "numbers": [1, 2.5, True, None, {"n": 0, "flag": False, "none": None}],
+        "nested": {"list": [secret, {"deep": f"x {secret}"}], "plain": "nothing here"},
+    }
+    copy = redacted(value, DEFAULT_REDACTOR)
+    assert secret not in repr(copy)
+    assert copy["numbers"] == [1, 2.5, True, None, {"n": 0, "flag": False, "none": None}]
+    assert copy["text"] == copy["again"] == copy["nested"]["list"][0] != secret
+    assert copy["nested"]["plain"] == "nothing here"
+    assert copy is not value and copy["numbers"][4] is not value["numbers"][4]
+
+
 def test_the_collector_waits_while_a_summary_is_read_and_resumes_after(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
