@@ -83,7 +83,7 @@ def test_grouping_follows_a_list_changed_behind_its_back() -> None:
 
 
 _SAYINGS = [
-    "I'm not a morning person",
+    "I'm not a beach person",
     "i am an evening person",
     "I'm useless before 10",
     "I'm actually red-green colorblind",
