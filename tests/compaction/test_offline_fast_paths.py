@@ -13,6 +13,7 @@ import pytest
 from contextree.compaction.offline import commands, prose, specifics
 from contextree.compaction.offline.text import (
     Gated,
+    GatedAlternatives,
     OnceList,
     add_grouped,
     add_once,
@@ -81,33 +82,99 @@ def test_grouping_follows_a_list_changed_behind_its_back() -> None:
     assert counts == {"deploy the service to staging now": 2}
 
 
-def _gates() -> dict[str, Gated]:
+_SAYINGS = [
+    "I'm not a beach person",
+    "i am an evening person",
+    "I'm useless before 10",
+    "I'm actually red-green colorblind",
+    "keep it short",
+    "Text them, not email",
+    "cash,\tnot",
+    "I really don't want to",
+]
+"""Whole phrases some patterns need (random words seldom make them)."""
+
+
+def _alternatives() -> dict[str, GatedAlternatives]:
     return {
+        f"{module.__name__}.{name}": value
+        for module in (prose, commands)
+        for name, value in vars(module).items()
+        if isinstance(value, GatedAlternatives)
+    }
+
+
+def _gates() -> dict[str, Gated]:
+    gates = {
         f"{module.__name__}.{name}": value
         for module in (prose, commands)
         for name, value in vars(module).items()
         if isinstance(value, Gated)
     }
+    for name, alternatives in _alternatives().items():
+        gates.update({f"{name}.parts[{at}]": part for at, part in enumerate(alternatives.parts)})
+    return gates
+
+
+def _texts(name: str, words: tuple[str, ...], pattern: str, count: int = 3000) -> list[str]:
+    """Random texts of the pattern's words, its gate's words and odd characters."""
+    rng = random.Random(name)
+    pieces = [*_ODD, *words, *_SAYINGS, "0", "12", "of", "step 3", "nothing here"]
+    for word in re.findall(r"[A-Za-z' ]{2,}", pattern):
+        pieces += [word, word.upper(), word.title(), word.replace("s", "\u017f")]
+        pieces += [word.replace("i", "\u0131"), word.replace("I", "\u0130")]
+    return [
+        "".join(rng.choice(pieces) + rng.choice(["", " ", ". "]) for _ in range(rng.randint(0, 8)))
+        for _ in range(count)
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(_gates()))
 def test_a_gated_pattern_finds_what_the_pattern_finds(name: str) -> None:
     gate = _gates()[name]
-    rng = random.Random(name)
-    pieces = [*_ODD, *gate.words, "0", "12", "of", "step 3", "nothing here"]
-    for word in re.findall(r"[A-Za-z' ]{2,}", gate.pattern.pattern):
-        pieces += [word, word.upper(), word.title(), word.replace("s", "\u017f")]
-        pieces += [word.replace("i", "\u0131"), word.replace("I", "\u0130")]
     found = 0
-    for _ in range(3000):
-        text = "".join(
-            rng.choice(pieces) + rng.choice(["", " ", ". "]) for _ in range(rng.randint(0, 8))
-        )
+    for text in _texts(name, gate.words, gate.pattern.pattern):
         expected = gate.pattern.search(text)
         got = gate.search(text)
         assert (got is None) == (expected is None), text
         found += expected is not None
     assert found > 0  # the texts did reach the pattern
+
+
+@pytest.mark.parametrize("name", sorted(_alternatives()))
+def test_alternatives_answer_as_one_gated_pattern_of_them_all(name: str) -> None:
+    alternatives = _alternatives()[name]
+    flags = {part.pattern.flags for part in alternatives.parts}
+    assert len(flags) == 1
+    whole = Gated(
+        re.compile("|".join(part.pattern.pattern for part in alternatives.parts), flags.pop()),
+        alternatives.words,
+    )
+    words = tuple({word for part in alternatives.parts for word in part.words})
+    found = 0
+    for text in _texts(name, words + alternatives.words, whole.pattern.pattern, 6000):
+        expected = whole.search(text) is not None
+        assert alternatives.found(text) == expected, text
+        found += expected
+    assert found > 0
+
+
+def test_a_preference_holds_a_word_of_the_whole_as_before() -> None:
+    # A part matches, but none of the words the one pattern was gated on is there: not a
+    # preference, as before the parts were split.
+    line = "cash,\tnot cheques"
+    assert any(part.pattern.search(line) for part in prose.PREFERENCE_LINE.parts)
+    assert not prose.PREFERENCE_LINE.found(line)
+    assert prose.PREFERENCE_LINE.found("cash, not cheques")
+
+
+def test_a_gate_added_later_is_asked_of_texts_already_scanned() -> None:
+    text = "a sentence about zebras and quokkas"
+    assert prose.STATUS.search(text) is None  # the text's answer is kept
+    late = Gated(re.compile(r"(?i)\bquokkas?\b"), ("quokka",))
+    assert late.search(text) is not None
+    assert late.search(text.upper()) is not None
+    assert late.search("zebras only") is None
 
 
 _ALL_SHAPES = re.compile("|".join(f"(?:{shape.pattern})" for shape in specifics._SHAPES))
@@ -179,6 +246,22 @@ def test_a_request_redacts_like_each_message_alone() -> None:
     alone = [redacted(message, DEFAULT_REDACTOR) for message in messages]
     assert request.redacted_messages() == alone
     assert secret not in repr(alone)
+
+
+def test_redacted_copies_every_kind_of_value() -> None:
+    secret = "sk-proj-abcdefghijklmnopqrstuvwx"
+    value = {
+        "text": secret,
+        "again": secret,
+        "numbers": [1, 2.5, True, None, {"n": 0, "flag": False, "none": None}],
+        "nested": {"list": [secret, {"deep": f"x {secret}"}], "plain": "nothing here"},
+    }
+    copy = redacted(value, DEFAULT_REDACTOR)
+    assert secret not in repr(copy)
+    assert copy["numbers"] == [1, 2.5, True, None, {"n": 0, "flag": False, "none": None}]
+    assert copy["text"] == copy["again"] == copy["nested"]["list"][0] != secret
+    assert copy["nested"]["plain"] == "nothing here"
+    assert copy is not value and copy["numbers"][4] is not value["numbers"][4]
 
 
 def test_the_collector_waits_while_a_summary_is_read_and_resumes_after(

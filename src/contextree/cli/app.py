@@ -169,6 +169,15 @@ def _show(shown: Any, payload: object, format: OutputFormat) -> None:
         state.console.print(shown)
 
 
+def _show_built(shown: Any, build: Callable[[], object], format: OutputFormat) -> None:
+    """:func:`_show`, with the library's dict built only when it is printed (the outcome of
+    ``compact`` copies the summary and the entry: 15 ms at 100k entries)."""
+    if format is OutputFormat.json:
+        print_json(build())
+    else:
+        state.console.print(shown)
+
+
 @app.command()
 @handles_errors
 def info(session: SessionArg, format: FormatOpt = OutputFormat.text) -> None:
@@ -418,7 +427,7 @@ def compact(
     shown = dropped_render.outcome_view(
         outcome, session_tree, show_summary=not quiet, show_dropped=show_dropped
     )
-    _show(shown, compaction_json(outcome), format)
+    _show_built(shown, lambda: compaction_json(outcome), format)
     hold_to_exit(session_tree, outcome)
 
 

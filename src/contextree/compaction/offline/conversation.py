@@ -327,7 +327,7 @@ class _ConversationReader:
             # A question ("why don't we ...?") asks, it does not set a rule.
             if states_rule(sentences):
                 add_once(d.constraints, self._clip(line, _USER_LINE_CHARS, rule=True))
-            elif PREFERENCE_LINE.search(line):
+            elif PREFERENCE_LINE.found(line):
                 firm = FIRM_PREFERENCE.search(line) is not None
                 add_once(d.constraints if firm else d.preferences, whole)
         for error in error_lines(FENCE.sub("", scanned), strict=True):
