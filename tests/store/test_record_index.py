@@ -227,6 +227,21 @@ def test_a_repeated_id_names_its_last_line_within_a_step_and_across_steps(
     assert tree.report.duplicate_ids == {"00000001": [2, 4], "00000002": [3, 6]}
 
 
+def test_a_walk_that_steps_back_reaches_the_root_or_stops_at_a_cycle(
+    chunk_bytes: Callable[[int], None],
+) -> None:
+    lines = [_HEADER, _entry_line("0000000a", "0000000b")]  # a and b: a cycle, apart
+    lines += [_entry_line(f"{n:08x}", f"{n - 1:08x}" if n > 1 else None) for n in range(1, 7)]
+    lines.append(_entry_line("0000000b", "0000000a"))
+    data = ("\n".join(lines) + "\n").encode()
+    chunk_bytes(1)  # one line a step: the walk steps back at every parent
+    chain = [f"{n:08x}" for n in range(1, 7)]
+    assert [e["id"] for e in SessionTree.in_memory(data).get_branch("00000006")] == chain
+    cycle = SessionTree.in_memory(data)
+    assert [e["id"] for e in cycle.get_branch("0000000b")] == ["0000000a", "0000000b"]
+    assert [e["id"] for e in cycle.get_branch("00000006")] == chain
+
+
 def test_parent_ids_and_types_share_the_strings_of_the_ids_and_types_they_name() -> None:
     # One string per id and per type in a large index: a child's parent id is its parent's
     # own id string (the entry before, or further back: a branch), a type one string.

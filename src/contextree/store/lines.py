@@ -248,10 +248,11 @@ def _place(
         if record.stored is not None or record.cached is not None or record.utf8_replaced:
             _scrub(record)  # (tested here first: a call per line costs 5% of the loop)
         key = record.id
-        if record.type and (key or not needs_id):
+        decoded = record.type
+        if decoded and (key or not needs_id):
             # One string per entry type, not one per line (5 MB of a 100k-entry index).
-            if record.type != kind:
-                kind = intern(record.type)
+            if decoded != kind:
+                kind = intern(decoded)
             record.type = kind
             record.line = number
             record.buf = data

@@ -272,20 +272,29 @@ class RecordIndex:
             for item in self.items:
                 if type(item) is Record and item.id in table:
                     by_id[item.id] = item
-        self.items = chunk + self.items if self.items else chunk
+        if self.items:
+            # In place: a new list would take and then drop a reference to every item so far
+            # (a write to each record's memory, 100,000 of them at a time late in a walk).
+            self.items[:0] = chunk
+        else:
+            self.items = chunk
 
     def _renumber(self, shift: int) -> None:
         # Only lines still counted from the end (negative) move: run again after an
         # interruption, it finishes what it began.
         items = self.items
-        for position, item in enumerate(items):
+        bad = False
+        for item in items:  # (a loop over records alone: a pass over every record of a walk)
             if type(item) is Record:
-                assert item.line is not None
-                if item.line < 0:
-                    item.line += shift
+                line = item.line
+                assert line is not None
+                if line < 0:
+                    item.line = line + shift
             else:
-                assert isinstance(item, BadLine)
-                if item.line < 0:
+                bad = True
+        if bad:
+            for position, item in enumerate(items):
+                if isinstance(item, BadLine) and item.line < 0:
                     items[position] = dataclasses.replace(item, line=item.line + shift)
 
     def _finish(self) -> None:
