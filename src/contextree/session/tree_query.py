@@ -54,7 +54,7 @@ class TreeQuery(TreeState):
         while current is not None:
             # Every record on the path is indexed, so a longer path than the index must loop:
             # only then pay for a seen-set. (The range counts the steps: two len() calls a step
-            # cost 4 ms of a 100k-entry path.)
+            # cost 2-4 ms of the 13-17 ms walk of a 95k-entry path, the index complete.)
             for _ in range(len(by_id) + 1 - len(path)):
                 append(current)
                 parent = current.parent_id
