@@ -2,9 +2,11 @@
 record given its line and its place in the buffer; lines that cannot be used become
 :class:`~contextree.store.index.BadLine` items, kept verbatim.
 
-A file whose every line holds one object (all that pi and contextree write) takes one pass over
-its lines after msgspec's decode; blank lines, torn or unreadable lines and lines that hold two
-objects or half of one take the line-by-line path, which reads each as pi does.
+A file whose every line holds one object (all that pi and contextree write) takes, after
+msgspec's decode, one pass over its lines' ends and one over the records (placing them, and
+entering them in an id table when one is asked for); blank lines, torn or unreadable lines and
+lines that hold two objects or half of one take the line-by-line path, which reads each as pi
+does.
 """
 
 from __future__ import annotations
