@@ -109,6 +109,12 @@ def test_a_lazy_index_answers_as_the_full_parse_does(
     assert lazy.report.messages() == eager.report.messages()
     assert lazy.report.partial_last_line == (torn and bool(lines))
     assert lazy.next_line == eager.next_line
+    # Every id (repeated ones too, within a step or across steps) names its last line's record.
+    assert {key: r.line for key, r in lazy.by_id.items()} == {
+        key: r.line for key, r in eager.by_id.items()
+    }
+    in_items = {id(item) for item in lazy.items}
+    assert all(id(r) in in_items for r in lazy.by_id.values())
 
 
 def _long_session(turns: int) -> tuple[bytes, Chain]:
@@ -191,6 +197,68 @@ def _entry_line(entry_id: str, parent: str | None) -> str:
 
 
 _HEADER = json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"})
+
+
+@pytest.mark.parametrize("step", [1, 1 << 20])
+def test_a_repeated_id_names_its_last_line_within_a_step_and_across_steps(
+    chunk_bytes: Callable[[int], None], step: int
+) -> None:
+    lines = [
+        _HEADER,
+        _entry_line("00000001", None),
+        _entry_line("00000002", "00000001"),
+        _entry_line("00000001", "00000002"),  # repeats the first id
+        _entry_line("00000003", "00000001"),
+        _entry_line("00000002", "00000003"),  # repeats the second id
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    chunk_bytes(step)  # one line a step, or the whole file in one
+    tree = SessionTree.in_memory(data)
+    index = tree._index
+    assert [entry["id"] for entry in tree.get_branch()] == ["00000001", "00000003", "00000002"]
+    index.complete_all()
+    assert {key: record.line for key, record in index.by_id.items()} == {
+        "00000001": 4,
+        "00000002": 6,
+        "00000003": 5,
+    }
+    in_items = {id(item) for item in index.items}
+    assert all(id(record) in in_items for record in index.by_id.values())
+    assert tree.report.duplicate_ids == {"00000001": [2, 4], "00000002": [3, 6]}
+
+
+def test_a_walk_that_steps_back_reaches_the_root_or_stops_at_a_cycle(
+    chunk_bytes: Callable[[int], None],
+) -> None:
+    lines = [_HEADER, _entry_line("0000000a", "0000000b")]  # a and b: a cycle, apart
+    lines += [_entry_line(f"{n:08x}", f"{n - 1:08x}" if n > 1 else None) for n in range(1, 7)]
+    lines.append(_entry_line("0000000b", "0000000a"))
+    data = ("\n".join(lines) + "\n").encode()
+    chunk_bytes(1)  # one line a step: the walk steps back at every parent
+    chain = [f"{n:08x}" for n in range(1, 7)]
+    assert [e["id"] for e in SessionTree.in_memory(data).get_branch("00000006")] == chain
+    cycle = SessionTree.in_memory(data)
+    assert [e["id"] for e in cycle.get_branch("0000000b")] == ["0000000a", "0000000b"]
+    assert [e["id"] for e in cycle.get_branch("00000006")] == chain
+
+
+def test_parent_ids_and_types_share_the_strings_of_the_ids_and_types_they_name() -> None:
+    # One string per id and per type in a large index: a child's parent id is its parent's
+    # own id string (the entry before, or further back: a branch), a type one string.
+    lines = [_HEADER, _entry_line("00000001", None)]
+    lines += [_entry_line(f"{n:08x}", f"{n - 1:08x}") for n in range(2, 6)]
+    lines.append(_entry_line("00000006", "00000002"))  # a branch from further back
+    lines.append(json.dumps({"type": "label", "id": "00000007", "parentId": "00000006"}))
+    lines.append(_entry_line("00000008", "00000007"))
+    data = ("\n".join(lines) + "\n").encode()
+    tree = SessionTree.in_memory(data)
+    index = tree._index.complete_all()
+    by_id = index.by_id
+    for record in by_id.values():
+        if record.parent_id is not None:
+            assert record.parent_id is by_id[record.parent_id].id
+    messages = [r for r in by_id.values() if r.type == "message"]
+    assert len(messages) == 7 and all(r.type is messages[0].type for r in messages)
 
 
 def test_two_objects_on_one_line_and_a_blank_line_shift_nothing() -> None:
@@ -324,9 +392,9 @@ def test_ctrl_c_while_a_step_back_is_merged_waits_until_the_step_is_done(
     if sender == "another-thread":
         killer.start()
 
-    def interrupted(self: RecordIndex, chunk: Any) -> None:
+    def interrupted(self: RecordIndex, *args: Any) -> None:
         merged["n"] += 1
-        real(self, chunk)
+        real(self, *args)
         if merged["n"] == 2:
             # A real Ctrl-C after the chunk is merged, before the step has noted where it
             # stopped: run again from there, the step would merge the chunk twice.

