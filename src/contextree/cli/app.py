@@ -163,10 +163,7 @@ def _root(
 
 def _show(shown: Any, payload: object, format: OutputFormat) -> None:
     """Print the rendered text, or with ``--format json`` the library's dict."""
-    if format is OutputFormat.json:
-        print_json(payload)
-    else:
-        state.console.print(shown)
+    _show_built(shown, lambda: payload, format)
 
 
 def _show_built(shown: Any, build: Callable[[], object], format: OutputFormat) -> None:

@@ -250,7 +250,7 @@ class _Summarizing:
         def history_budget(prefix_tokens: int) -> int:
             return max(budget - prefix_tokens - joint, _MIN_PART_TOKENS)
 
-        async def history(budget: int) -> str:
+        async def history(tokens: int) -> str:
             if not prep.messages_to_summarize:
                 # Decision 3: nothing new before the split turn keeps the previous summary.
                 return previous or NO_PRIOR_HISTORY
@@ -259,7 +259,7 @@ class _Summarizing:
                 prep.messages_to_summarize,
                 kind="update" if previous else "initial",
                 previous=previous,
-                budget=budget,
+                budget=tokens,
                 # The kept turn starts with the user's next message: a summarizer that reads
                 # messages must not report a question as pending that this message answers,
                 # nor miss the request the work continues with.

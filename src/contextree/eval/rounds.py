@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from contextree.compaction.options import SummaryOptions
 from contextree.compaction.prepare import CompactionPreparation, prepare_compaction
 from contextree.compaction.run import compact_session
+from contextree.compaction.summary_prompt import text_tokens
 from contextree.context.convert import compaction_summary_text, convert_to_llm
 from contextree.entries.types import StoredMessage, is_compaction_entry
 from contextree.eval.corpus import PlantedProbe
@@ -105,7 +106,7 @@ def _beside_summary(tree: SessionTree, settings: CompactionSettings) -> int:
     ``keep_recent_tokens`` alone let the context pass its share once summaries filled
     their budget."""
     prep = prepare_compaction(tree.get_branch(), settings)
-    wrapper = (len(compaction_summary_text("")) + 3) // 4
+    wrapper = text_tokens(compaction_summary_text(""))
     if not isinstance(prep, CompactionPreparation):
         return settings.keep_recent_tokens + wrapper
     return sum(estimate_tokens(message) for message in prep.recent_messages) + wrapper
