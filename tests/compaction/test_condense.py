@@ -82,19 +82,21 @@ def test_long_notes_of_the_work_are_cut_before_they_are_dropped() -> None:
         "so the rest of the shelf list is as it was when the last audit went through. "
     )
     messages: list[Message] = [_user("Check the crates for the loan.")]
+    # Crate numbers without letters: a code ("CR-5500") would also be listed under
+    # "## References" (test_references.py), and this is about the notes alone.
     for n in range(12):
         # Two tools in turn: a run of one tool's notes would share one label (next test).
         tool = "crates" if n % 2 else "shelves"
         messages += [
             _say("Looking.", _call(tool, crate=n)),
-            _result(f"{filler}Crate CR-{5500 + n} measures {200 + n} x 168 x 42 cm.", tool=tool),
+            _result(f"{filler}Crate no. {5500 + n} measures {200 + n} x 168 x 42 cm.", tool=tool),
             _say("Noted."),
         ]
     summary = _summary(messages, budget_tokens=500)
-    kept = [n for n in range(12) if f"CR-{5500 + n} measures {200 + n} x 168 x 42" in summary]
+    kept = [n for n in range(12) if f"no. {5500 + n} measures {200 + n} x 168 x 42" in summary]
     # Whole, six of the notes fit; cut (their label kept), eight do.
     assert len(kept) >= 8, kept
-    assert "- `crates` returned: […] Crate CR-5505 measures" in summary
+    assert "- `crates` returned: […] Crate no. 5505 measures" in summary
 
 
 def test_a_run_of_one_tools_notes_shares_its_label_and_keeps_more() -> None:

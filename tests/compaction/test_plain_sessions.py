@@ -659,6 +659,23 @@ def test_the_goal_sentence_of_a_long_first_message_outlasts_its_shortened_line()
     assert "before the AGM on 3 March" in summary
 
 
+def test_a_long_first_message_keeps_its_weightiest_sentence_not_its_greeting() -> None:
+    # No "the goal is" to find: the sentence that names what is wanted (a value) is kept
+    # and the greeting goes (cut at its head, the line was the greeting and the mood).
+    first = (
+        "hey. moving week and honestly everything is chaos. i'm on nights at the hospital "
+        "and this is my first move on my own. i want the 1,450 deposit back from the old "
+        "landlord and the utilities at the new flat on before the 1st"
+    )
+    messages: list[Message] = [_user(first), _say("Sure.")]
+    for n in range(8):
+        messages += [_user(f"note {n}: the hall's side door sticks in wet weather"), _say("Ok.")]
+    summary = _summary(messages, budget_tokens=60)
+    goal = _section(summary, "## Goal")
+    assert "1,450 deposit back" in goal and "before the 1st" in goal
+    assert "hey." not in goal
+
+
 def test_a_task_somebody_has_to_do_is_not_a_rule() -> None:
     line = "before the weekend somebody has to renew the venue insurance for the fair"
     summary = _summary([_user("Help me plan the craft fair."), _say("Sure."), _user(line)])

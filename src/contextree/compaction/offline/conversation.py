@@ -72,6 +72,7 @@ from contextree.compaction.offline.prose import (
     states_rule,
     user_correction,
 )
+from contextree.compaction.offline.references import add_references, latest_references
 from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import (
     FENCE,
@@ -233,6 +234,8 @@ class _ConversationReader:
 
     def feed(self, part: Part) -> None:
         self.digest.active = True
+        if part.role != "thinking":
+            add_references(self.digest.references, part.text)
         match part.role:
             case "user":
                 self._user(part.text.strip())
@@ -644,6 +647,7 @@ class _ConversationReader:
                     "Check whether the latest request is complete and finish it if not."
                 )
         d.focus_notes = d.focus_notes[-12:]
+        d.references = latest_references(d.references)
         merged = Digest()
         for body in self.embedded:
             merged = merge_digest(merged, digest_summary(body))

@@ -114,6 +114,9 @@ class Digest:
     """What the user (or a system message) stated with specific values, verbatim."""
     noted: list[str] = field(default_factory=list)
     """Specific statements of the assistant and short tool outputs, verbatim."""
+    references: dict[str, str] = field(default_factory=dict)
+    """Reference codes named anywhere (a ticket, a booking, a permit), each with the words
+    that introduced it (``references.py``), in the order first named."""
     status: str | None = None
     """The latest statement of where the work stands (the assistant's; latest wins)."""
     open_questions: list[str] = field(default_factory=list)

@@ -178,7 +178,10 @@ class RecordedFacts:
         items = build_items(self._digest)
         spoken = " ".join(said.split()).casefold()
         if spoken:
-            items = {k: [i for i in group if not _said(i, spoken)] for k, group in items.items()}
+            items = {
+                key: [i for i in group if not _said(i, spoken, code=key == "references")]
+                for key, group in items.items()
+            }
         room = budget_tokens - estimate_tokens(RECORDED_FACTS_HEADING) - 1
         body = fit_layout(self._layout, items, room, left_out=self._digest.left_out)
         if not body.strip():
@@ -204,6 +207,9 @@ def record_facts(
     return recorded.render(budget_tokens=budget_tokens, said=said)
 
 
-def _said(item: Item, spoken: str) -> bool:
+def _said(item: Item, spoken: str, *, code: bool) -> bool:
     text = " ".join(item.text.split()).casefold()
+    if code:
+        # A reference code is said when the model wrote the code (the label is ours).
+        return text.split(" ", 1)[0] in spoken
     return len(text) >= _SAID_MIN_CHARS and text in spoken

@@ -8,7 +8,7 @@ from typing import Final
 import ahocorasick_rs
 
 from contextree.compaction.offline.commands import command_family, resolved_failures
-from contextree.compaction.offline.condense import without_shortened_copies
+from contextree.compaction.offline.condense import condensed, without_shortened_copies
 from contextree.compaction.offline.digest import (
     ACTION_LABEL,
     ASKED,
@@ -27,6 +27,7 @@ from contextree.compaction.offline.digest import (
     FileChange,
 )
 from contextree.compaction.offline.prose import goal_clause
+from contextree.compaction.offline.references import reference_line
 from contextree.compaction.offline.specifics import specific_count
 from contextree.compaction.offline.text import (
     add_once,
@@ -43,6 +44,8 @@ essentials exceed the budget."""
 _PATHS_PER_LINE: Final = 10
 _RESPOND_CHARS: Final = 80
 """The latest request in the next step that answers it (shown whole under In Progress)."""
+_REFERENCE_PRIORITY: Final = 86
+"""A reference code's line: a few tokens that outlast the sentences naming the code."""
 _SHOWN_COMMANDS: Final = 10
 """Clean runs listed one per line (the most recent); older ones are counted by program."""
 
@@ -153,9 +156,11 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     texts = [_asked(request, d.request_counts.get(request, 1)) for request in d.requests]
     in_facts = _held_in([*texts, d.status] if d.status else texts, shown_facts, facts)
     if d.goal:
-        # The goal is cut at its head (where the request is), or to its head and the clause
-        # that says what the work is for; other lines keep their weightiest sentences.
-        short = _goal_short(d.goal) or clip(d.goal, GOAL_SHOWN_CHARS)
+        # The goal is cut to its head and the clause that says what the work is for, or to
+        # its weightiest sentences: a first message often opens with a greeting and a mood
+        # ("hi. tax time and i'm freaking out ...") that a head cut kept instead of the
+        # request said last (dev: +3 probes at a fifth of the history).
+        short = _goal_short(d.goal) or condensed(d.goal, GOAL_SHOWN_CHARS)
         b.add("goal", d.goal, 100, must=True, clip_to=GOAL_SHOWN_CHARS, plain=True, short=short)
     for note in d.goal_notes:
         b.add("goal", note, 100, must=True, clip_to=_GOAL_NOTE_SHOWN_CHARS, plain=True)
@@ -187,6 +192,8 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     for index, note in enumerate(d.noted):
         priority = 45 + 5 * min(specific_count(note), 3) + _recency(index, len(d.noted))
         b.add("facts", note, priority, label=NOTED_LABEL)
+    for code, label in d.references.items():
+        b.add("references", reference_line(code, label), _REFERENCE_PRIORITY)
     if d.pending_question:
         b.add("question", _question_text(d.pending_question), 100, must=True)
     for question in d.open_questions:

@@ -39,6 +39,11 @@ from contextree.compaction.offline.prose import (
     says_the_goal,
     states_fact,
 )
+from contextree.compaction.offline.references import (
+    add_references,
+    merged_references,
+    read_reference_line,
+)
 from contextree.compaction.offline.text import (
     add_grouped,
     add_once,
@@ -77,6 +82,7 @@ _SECTION_KEYS: Final = {
     "decisions": "decisions",
     "next steps": "next",
     "critical context": "critical",
+    "references": "references",
     "context for suffix": "suffix",
     "progress": "progress",
 }
@@ -104,6 +110,11 @@ def digest_summary(text: str) -> Digest:
     body = _TAG_BLOCK.sub(lambda match: _collect_tag(d, match), text)
     body = _TURN_CONTEXT.sub("\n", body)
     sections = _split_sections(body)
+    # The codes the summary's lines name, after those of its list (a line that holds one
+    # stood for it there, see render.py): they outlast the line.
+    found: dict[str, str] = {}
+    for line in body.splitlines():
+        add_references(found, line)
     for key, lines in sections:
         if key == _CARRIED:
             heading, text = lines[0], "\n".join(lines[1:]).strip()
@@ -120,6 +131,8 @@ def digest_summary(text: str) -> Digest:
                     add_once(d.noted if noted else d.facts, one)
             else:
                 _read_item(d, key, item)
+    for code, label in found.items():
+        d.references.setdefault(code, label)
     return d
 
 
@@ -308,6 +321,12 @@ def _read_item(d: Digest, key: str, item: str) -> None:
             add_once(d.next_steps, text)
         case "suffix":
             _read_suffix_item(d, item, text)
+        case "references":
+            reference = read_reference_line(text)
+            if reference is None:
+                add_once(d.critical, text)
+            elif reference[0] not in d.references:
+                d.references[reference[0]] = reference[1]
         case _:
             add_once(d.critical, text)
 
@@ -453,6 +472,7 @@ def merge_digest(old: Digest, new: Digest) -> Digest:
         preferences=union(old.preferences, new.preferences),
         facts=union(old.facts, new.facts),
         noted=union(old.noted, new.noted),
+        references=merged_references(old.references, new.references),
         # The latest statement of where the work stands wins.
         status=new.status or old.status,
         open_questions=union(

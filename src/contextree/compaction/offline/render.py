@@ -20,6 +20,7 @@ from contextree.compaction.offline.digest import (
     Digest,
 )
 from contextree.compaction.offline.items import Item, build_items
+from contextree.compaction.offline.references import REFERENCES_HEADING
 from contextree.compaction.offline.text import clip, estimate_tokens, plural
 from contextree.compaction.summary_request import SummaryKind
 
@@ -49,6 +50,7 @@ FULL_LAYOUT: Final[Layout] = (
     ("## Goal", "-", ("goal", "status", "requests")),
     ("## Constraints & Preferences", "-", ("constraints",)),
     ("## Key Facts", "-", ("facts",)),
+    (REFERENCES_HEADING, "-", ("references",)),
     ("## Open Questions", "-", ("question", "questions")),
     ("## Key Decisions", "-", ("decisions",)),
     ("## Next Steps", "1.", ("next",)),
@@ -63,6 +65,7 @@ _BRANCH_LAYOUT: Final[Layout] = (
     ("## Goal", "-", ("goal", "status", "requests")),
     ("## Constraints & Preferences", "-", ("constraints", "focus", "context")),
     ("## Key Facts", "-", ("facts",)),
+    (REFERENCES_HEADING, "-", ("references",)),
     ("## Progress", "", ()),
     ("### Done", "-", ("done", "state_done")),
     ("### In Progress", "-", ("in_progress", "state")),
@@ -77,6 +80,7 @@ _TURN_PREFIX_LAYOUT: Final[Layout] = (
     # Under a heading of their own, so that the next compaction reads the user's statements
     # back as facts (among the suffix's context lines they were read as notes).
     ("## Key Facts", "-", ("facts",)),
+    (REFERENCES_HEADING, "-", ("references",)),
     (
         "## Context for Suffix",
         "-",
@@ -114,12 +118,14 @@ def fit_layout(
     shown = [item for keys in layout for key in keys[2] for item in items.get(key, [])]
     dropped: set[int] = set()
     clipped: dict[int, str] = {}
+    references = items.get("references", [])
 
     def render() -> str:
         # The summary says how many of the user's statements the budget left out, so a
         # colleague knows to look for them (issue 25 item 1).
         n = left_out + sum(1 for item in shown if item.user and item.order in dropped)
-        return _render_layout(layout, items, dropped, clipped, left_out=n)
+        hidden = _held_references(shown, references, dropped, clipped) if references else dropped
+        return _render_layout(layout, items, hidden, clipped, left_out=n)
 
     text = render()
     candidates = sorted(
@@ -156,6 +162,24 @@ def fit_layout(
                 clipped[item.order] = item.short or condensed(item.text, item.clip_to)
         text = render()
     return text
+
+
+def _held_references(
+    shown: list[Item], references: list[Item], dropped: set[int], clipped: dict[int, str]
+) -> set[int]:
+    """``dropped`` and the reference lines whose code a line still shown holds: the list of
+    codes is for those the budget left without their sentence."""
+    codes = {item.order for item in references}
+    held = "\0".join(
+        clipped.get(item.order, item.text)
+        for item in shown
+        if item.order not in dropped and item.order not in codes
+    )
+    return dropped | {
+        item.order
+        for item in references
+        if item.order not in dropped and item.text.split(" ", 1)[0] in held
+    }
 
 
 _NOTE_LABEL: Final = re.compile(rf"^{NOTE_HEAD} ")
