@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextree.compaction.cut_points import CutPoint, find_cut_point
+from contextree.compaction.earlier import RECORDED_SUMMARIES, EarlierHistory, summary_method
 from contextree.compaction.file_ops import FileOps, extract_file_ops_from_message, seed_from_details
 from contextree.context.build import (
     RESET_BOUNDARY,
@@ -67,6 +68,9 @@ class CompactionPreparation:
     keep_recent_tokens: int
     """The keep budget actually used, after the measured-usage adjustment."""
     cut: CutPoint = field(repr=False)
+    earlier: EarlierHistory | None = field(default=None, repr=False)
+    """The messages before the context, when the previous compaction held the offline
+    summarizer's lines: it reads them again (earlier.py)."""
 
 
 def context_region(path: Sequence[StoredEntry]) -> tuple[int, int]:
@@ -234,6 +238,11 @@ def prepare_compaction(
         boundary_end=boundary_end,
         keep_recent_tokens=keep,
         cut=cut,
+        earlier=(
+            EarlierHistory(path, boundary_start, previous_index)
+            if previous is not None and summary_method(previous) in RECORDED_SUMMARIES
+            else None
+        ),
     )
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Unpack
 
+from contextree.compaction.earlier import OFFLINE_SUMMARIES, RECORDED_SUMMARIES
 from contextree.compaction.file_ops import compute_file_lists, upsert_file_tags
 from contextree.compaction.options import SummaryKeywords, SummaryOptions, resolve_options
 from contextree.compaction.prepare import CompactionPreparation
@@ -187,6 +188,7 @@ class _Summarizing:
         previous: str | None,
         budget: int,
         continued_by: StoredMessage | None = None,
+        earlier: Sequence[StoredMessage] = (),
     ) -> str:
         """One summary (history or turn prefix) by ``summarizer`` within ``budget`` tokens."""
         prefix = kind == "turn_prefix"
@@ -199,6 +201,7 @@ class _Summarizing:
             custom_instructions=self.custom_instructions,
             instructions=None if prefix else self.prompt_override,
             continued_by=continued_by,
+            earlier_messages=tuple(earlier),
             reasoning=self.reasoning,
         )
         reply = await summarizer.write_summary(request)
@@ -254,6 +257,11 @@ class _Summarizing:
             if not prep.messages_to_summarize:
                 # Decision 3: nothing new before the split turn keeps the previous summary.
                 return previous or NO_PRIOR_HISTORY
+            earlier = (
+                prep.earlier.messages(OFFLINE_SUMMARIES)
+                if prep.earlier is not None and history_summarizer.method == "offline"
+                else None
+            )
             return await self.part(
                 history_summarizer,
                 prep.messages_to_summarize,
@@ -264,6 +272,7 @@ class _Summarizing:
                 # messages must not report a question as pending that this message answers,
                 # nor miss the request the work continues with.
                 continued_by=prefix[0] if split else None,
+                earlier=earlier or (),
             )
 
         if not split:
@@ -363,8 +372,15 @@ def _recorded_facts(
     from contextree.compaction.offline import RecordedFacts
 
     redactor = job.redactor
-    read = list(messages) if redactor is None else redacted(list(messages), redactor)
-    return RecordedFacts(read, previous_summary=previous)
+    earlier = job.preparation.earlier
+    # Read again, like the offline summary, when every earlier summary held these lines.
+    before = earlier.messages(RECORDED_SUMMARIES) if earlier is not None else None
+    read, read_before = (
+        (list(messages), before or [])
+        if redactor is None
+        else (redacted(list(messages), redactor), redacted(before or [], redactor))
+    )
+    return RecordedFacts(read, previous_summary=previous, earlier=read_before)
 
 
 def _one_line(text: str, limit: int = 300) -> str:

@@ -100,6 +100,11 @@ class SummaryRequest:
     instructions: str | None = None
     """Replaces the built-in prompt of a history or branch summary (a hook's prompt, a
     branch summary's replacing instructions); summarizers without prompts ignore it."""
+    earlier_messages: tuple[StoredMessage, ...] = ()
+    """The messages earlier compactions summarized, when every one of them was the offline
+    summarizer's (``compaction/earlier.py``): it reads them again with :attr:`messages`
+    instead of updating its previous summary. Other summarizers ignore them (pi sends the
+    previous summary only)."""
     continued_by: StoredMessage | None = None
     """The message the kept part starts with (a split turn's first): read by a summarizer
     that tracks questions and requests, so it does not report as pending what it answers."""
@@ -120,6 +125,13 @@ class SummaryRequest:
             return list(self.messages)
         # One call for all: a string repeated across messages is redacted once.
         result: list[StoredMessage] = redacted(list(self.messages), self.redactor)
+        return result
+
+    def redacted_earlier(self) -> list[StoredMessage]:
+        """:attr:`earlier_messages` with every string redacted."""
+        if self.redactor is None:
+            return list(self.earlier_messages)
+        result: list[StoredMessage] = redacted(list(self.earlier_messages), self.redactor)
         return result
 
     def spent(self, usage: Mapping[str, Any]) -> None:

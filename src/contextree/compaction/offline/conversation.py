@@ -205,10 +205,16 @@ def _reports_finished(text: str) -> bool:
     return any(_FINISHED.search(sentence) for sentence in sentences[:3])
 
 
-def digest_conversation(text: str, *, focus: str | None) -> Digest:
+def digest_conversation(text: str, *, focus: str | None, earlier: str = "") -> Digest:
+    """The digest of ``earlier`` and ``text`` read as one conversation; its ``user_chars``
+    counts ``text``'s user messages only (the budget makes room for the new ones)."""
     reader = _ConversationReader(focus)
+    for part in split_parts(earlier) if earlier else ():
+        reader.feed(part)
+    earlier_chars = reader.digest.user_chars
     for part in split_parts(text):
         reader.feed(part)
+    reader.digest.user_chars -= earlier_chars
     return reader.finish()
 
 

@@ -22,7 +22,7 @@ from contextree.compaction.offline.digest import (
     Digest,
 )
 from contextree.compaction.offline.items import Item, build_items
-from contextree.compaction.offline.previous import digest_summary, merge_digest
+from contextree.compaction.offline.previous import digest_summary, merge_digest, reread_digest
 from contextree.compaction.offline.render import FULL_LAYOUT, Layout, fit_layout
 from contextree.compaction.offline.text import clip, estimate_tokens, fit_text
 from contextree.compaction.serialize import serialize_conversation
@@ -78,11 +78,21 @@ class HandoffFacts:
     """Earlier questions to the user that no later message took up."""
 
 
-def _digest(messages: Sequence[StoredMessage], previous_summary: str | None) -> Digest:
+def _digest(
+    messages: Sequence[StoredMessage],
+    previous_summary: str | None,
+    earlier: Sequence[StoredMessage] = (),
+) -> Digest:
     conversation = serialize_conversation(as_user(convert_to_llm(messages)), keep_tail=True)
-    digest = digest_conversation(conversation, focus=None)
+    before = (
+        serialize_conversation(as_user(convert_to_llm(earlier)), keep_tail=True)
+        if earlier
+        else ""
+    )
+    digest = digest_conversation(conversation, focus=None, earlier=before)
     if previous_summary and previous_summary.strip():
-        digest = merge_digest(digest_summary(previous_summary), digest)
+        old = digest_summary(previous_summary)
+        digest = reread_digest(old, digest) if before else merge_digest(old, digest)
     return digest
 
 
@@ -163,9 +173,15 @@ class RecordedFacts:
     heading: Final = RECORDED_FACTS_HEADING
 
     def __init__(
-        self, messages: Sequence[StoredMessage], *, previous_summary: str | None = None
+        self,
+        messages: Sequence[StoredMessage],
+        *,
+        previous_summary: str | None = None,
+        earlier: Sequence[StoredMessage] = (),
     ) -> None:
-        self._digest = _digest(messages, previous_summary)
+        """``earlier``: the messages the previous summary's recorded facts came from, read
+        again before ``messages`` (``compaction/earlier.py``)."""
+        self._digest = _digest(messages, previous_summary, earlier)
         self._layout = _RECORDED_LAYOUT + tuple(
             (heading, "", (f"carried:{heading}",)) for heading, _ in self._digest.carried
         )

@@ -533,6 +533,19 @@ def merge_digest(old: Digest, new: Digest) -> Digest:
     return merged
 
 
+def reread_digest(old: Digest, reread: Digest) -> Digest:
+    """``reread`` (the messages an earlier summary summarized and the new ones, read again)
+    with what only the earlier summary ``old`` holds: a hook's context lines, sections under
+    headings we do not write, the custom instructions it was written for."""
+    reread.extra_context = union(old.extra_context, reread.extra_context)
+    reread.carried = [
+        *old.carried,
+        *(c for c in reread.carried if c[0] not in {h for h, _ in old.carried}),
+    ]
+    reread.focus = reread.focus or old.focus
+    return reread
+
+
 def _add_work(merged: Digest, old: Digest, new: Digest) -> None:
     """Add up the edits, commands, tools and inspections of ``old`` and ``new`` in ``merged``
     (``new``'s commands run after all of ``old``'s)."""

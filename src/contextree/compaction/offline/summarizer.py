@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from contextree.compaction.offline.conversation import as_user, digest_conversation
-from contextree.compaction.offline.previous import digest_summary, merge_digest
+from contextree.compaction.offline.previous import digest_summary, merge_digest, reread_digest
 from contextree.compaction.offline.prompt import parse_summary_prompt
 from contextree.compaction.offline.render import render_digest, short_summary
 from contextree.compaction.offline.text import estimate_tokens, fit_text
@@ -85,6 +85,7 @@ class OfflineSummarizer:
                 extra_context=request.extra_context,
                 focus=request.custom_instructions,
                 budget_tokens=request.budget_tokens,
+                earlier=read.redacted_earlier(),
             )
         return SummaryReply(text)
 
@@ -126,15 +127,23 @@ class OfflineSummarizer:
         extra_context: Sequence[str] = (),
         focus: str | None = None,
         budget_tokens: int | None = None,
+        earlier: Sequence[StoredMessage] = (),
     ) -> str:
         """Summarize session messages (pi's AgentMessages, before ``convert_to_llm``).
 
         Unlike a model, the offline summarizer reads long tool results whole at both ends
         (the start and the last lines, where ``41 passed`` or an exit code is), so the state
         of a command is never lost to pi's 2,000-character cut. The result is at most
-        ``budget_tokens`` (chars/4). See :meth:`summarize` for the other arguments.
+        ``budget_tokens`` (chars/4). ``earlier``: the messages the previous summary (its
+        own) summarized, read again before ``messages`` (``compaction/earlier.py``). See
+        :meth:`summarize` for the other arguments.
         """
         conversation = serialize_conversation(as_user(convert_to_llm(messages)), keep_tail=True)
+        earlier_text = (
+            serialize_conversation(as_user(convert_to_llm(earlier)), keep_tail=True)
+            if earlier
+            else ""
+        )
         return self.summarize(
             conversation,
             kind=kind,
@@ -142,6 +151,7 @@ class OfflineSummarizer:
             extra_context=extra_context,
             focus=focus,
             budget_tokens=budget_tokens,
+            earlier_conversation=earlier_text,
         )
 
     def summarize(
@@ -153,6 +163,7 @@ class OfflineSummarizer:
         extra_context: Iterable[str] = (),
         focus: str | None = None,
         budget_tokens: int | None = None,
+        earlier_conversation: str = "",
     ) -> str:
         """Summarize a conversation serialized as in pi-behaviour.md §7.1.
 
@@ -164,6 +175,10 @@ class OfflineSummarizer:
             extra_context: lines a hook added; they go to Critical Context verbatim.
             focus: the user's custom instructions; shown and used to rank lines.
             budget_tokens: an upper bound on the summary size, e.g. the request's max_tokens.
+            earlier_conversation: what ``previous_summary`` summarized (serialized the same
+                way), read again before the conversation: the summary then chooses among
+                all of it, and takes from the previous summary only what no message holds
+                (a hook's context lines). The budget is the same as without it.
 
         Raises:
             ValueError: ``kind`` is not one of :data:`SUMMARY_KINDS`.
@@ -171,10 +186,16 @@ class OfflineSummarizer:
         if kind not in SUMMARY_KINDS:
             raise ValueError(f'unknown summary kind "{kind}"; expected one of: {SUMMARY_KINDS}')
         focus_text = focus.strip() if focus and focus.strip() else None
-        digest = digest_conversation(conversation_text, focus=focus_text)
+        digest = digest_conversation(
+            conversation_text, focus=focus_text, earlier=earlier_conversation
+        )
         user_tokens = digest.user_chars // 4
         if previous_summary and previous_summary.strip() and kind != "turn_prefix":
-            digest = merge_digest(digest_summary(previous_summary), digest)
+            old = digest_summary(previous_summary)
+            if earlier_conversation:
+                digest = reread_digest(old, digest)
+            else:
+                digest = merge_digest(old, digest)
         context = [line.strip() for line in extra_context if line.strip()]
         if context:
             # A hook gives its context for this call; older context lines are replaced.
