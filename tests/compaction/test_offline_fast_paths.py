@@ -159,13 +159,12 @@ def test_alternatives_answer_as_one_gated_pattern_of_them_all(name: str) -> None
     assert found > 0
 
 
-def test_a_preference_holds_a_word_of_the_whole_as_before() -> None:
-    # A part matches, but none of the words the one pattern was gated on is there: not a
-    # preference, as before the parts were split.
-    line = "cash,\tnot cheques"
-    assert any(part.pattern.search(line) for part in prose.PREFERENCE_LINE.parts)
-    assert not prose.PREFERENCE_LINE.found(line)
-    assert prose.PREFERENCE_LINE.found("cash, not cheques")
+def test_a_gate_word_of_two_words_is_found_across_a_tab_or_a_line_break() -> None:
+    # The pattern's \s matches a tab: its gate word (", not") must let the line through, as
+    # it does a space (before, "cash,<tab>not cheques" was not a preference).
+    for line in ("cash, not cheques", "cash,\tnot cheques", "cash,\nnot cheques"):
+        assert any(part.pattern.search(line) for part in prose.PREFERENCE_LINE.parts)
+        assert prose.PREFERENCE_LINE.found(line), line
 
 
 def test_a_gate_added_later_is_asked_of_texts_already_scanned() -> None:

@@ -163,11 +163,17 @@ class _Gates:
         found = self._digit if self._digit and _DIGIT.search(text) else 0
         # Overlapping: every word found, not only the first of those that overlap ("don",
         # "don't").
-        for index, _, _ in automaton.find_matches_as_indexes(text.lower(), overlapping=True):
+        lowered = text.lower()
+        if "\t" in lowered or "\n" in lowered or "\r" in lowered:
+            # A word of two ("instead of", ", not") is matched by a pattern's \s too: a tab
+            # or a line break between them is a space to the gate.
+            lowered = lowered.translate(_SPACED)
+        for index, _, _ in automaton.find_matches_as_indexes(lowered, overlapping=True):
             found |= bits_of[index]
         return found
 
 
+_SPACED: Final = str.maketrans("\t\n\r", "   ")
 _GATES: Final = _Gates()
 
 
