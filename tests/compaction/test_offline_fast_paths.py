@@ -204,6 +204,22 @@ def test_specific_values_are_found_as_all_the_shapes_find_them() -> None:
         "plain words",
         ".",
         "-",
+        # What the shapes' gates look for (two digits in a row, a dotted tail, a separator,
+        # a quote) alone or in parts: a gate must never skip a shape that matches.
+        "db-01.internal.net",
+        "a.b",
+        ".c",
+        "it's",
+        "O'Neil",
+        "a_b3",
+        "file #7",
+        "_",
+        "#",
+        "9",
+        "12-01",
+        "3/4",
+        "1.5",
+        "x/y",
     ]
     for _ in range(20000):
         text = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 5)))
