@@ -12,6 +12,9 @@ import pytest
 
 from contextree.compaction.offline import commands, prose, specifics
 from contextree.compaction.offline.text import (
+    _ABBREVIATIONS,
+    LIST_MARKER,
+    SENTENCE_SPLIT,
     Gated,
     GatedAlternatives,
     OnceList,
@@ -19,6 +22,7 @@ from contextree.compaction.offline.text import (
     add_once,
     may_hold,
     similar,
+    split_sentences,
     union,
 )
 from contextree.compaction.summary_request import SummaryRequest, redacted
@@ -226,6 +230,35 @@ def test_specific_values_are_found_as_all_the_shapes_find_them() -> None:
         assert specifics.has_specifics(text) == (_ALL_SHAPES.search(text) is not None), text
         expected = sum(1 for shape in specifics._SHAPES if shape.search(text))
         assert specifics.specific_count(text) == expected, text
+
+
+# Where a sentence ends, as the pattern said it before it was written to begin with the white
+# space character every split begins at.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])"
+    + "".join(rf"(?<!\b{re.escape(word)}\.)" for word in _ABBREVIATIONS)
+    + r"(?<!\b[A-Z]\.)(?<!\.\.)(?!(?<=\b[Nn]o\.)\s+\d)\s+(?=\S)|\n+"
+)
+
+
+def test_sentences_end_where_they_ended_before() -> None:
+    rng = random.Random(5)
+    pieces = [
+        *_ODD,
+        *(f"{word}." for word in _ABBREVIATIONS[:6]),
+        ".", "!", "?", "..", "...", " ", "  ", "\t", "\n", "\n\n", "\r\n", "\u00a0", "\u2003",
+        "No.", "no.", " 4", "5", "A.", "D. Hollis", "word", "x", "- item", "1. step", "2)",
+        "```code```", "•",
+    ]  # fmt: skip
+    for _ in range(30000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert SENTENCE_SPLIT.split(text) == _SENTENCE_END.split(text), repr(text)
+        split_sentences.cache_clear()
+        expected = [
+            LIST_MARKER.sub("", raw.strip()).strip()
+            for raw in _SENTENCE_END.split(re.sub(r"```.*?(?:```|\Z)", "\n", text, flags=re.S))
+        ]
+        assert split_sentences(text) == tuple(s for s in expected if len(s) >= 8), repr(text)
 
 
 def test_command_outputs_read_as_before_with_folded_letters() -> None:

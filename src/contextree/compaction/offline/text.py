@@ -24,17 +24,25 @@ _ABBREVIATIONS: Final = ("est", "approx", "incl", "inc", "excl", "etc", "vs", "e
                          "Incl", "Inc", "Excl", "Mr", "Mrs", "Ms", "Dr", "St", "Tel", "Ref")
 """Words a period follows without ending the sentence ("BACKORDER - est. 19/06", "Mr. Lowe")."""
 SENTENCE_SPLIT: Final = re.compile(
-    # The end mark is tested first: the 31 look-behinds after it run only after a period,
-    # not at every character (17x faster on a long conversation).
-    r"(?<=[.!?])"
-    + "".join(rf"(?<!\b{re.escape(word)}\.)" for word in _ABBREVIATIONS)
+    # Every split begins at a white space character, which the pattern takes first: the
+    # engine then skips to the next one in C instead of trying the pattern at every
+    # character (half the time over a long conversation). The look-behinds that follow look
+    # back past that character: the end mark before it, tested first so that the 31
+    # look-behinds after it run only after a period (17x faster than in the other order).
+    r"\s(?:(?<=[.!?]\s)"
+    + "".join(rf"(?<!\b{re.escape(word)}\.\s)" for word in _ABBREVIATIONS)
     # An initial ("D. Hollis", "Dr S. Haddad") does not end a sentence either, nor do dot
     # leaders ("Labour (5.5 hrs) ........ £181.50") or an ellipsis.
     # "no." before a number is the word for number ("club no. 4417").
-    + r"(?<!\b[A-Z]\.)(?<!\.\.)(?!(?<=\b[Nn]o\.)\s+\d)\s+(?=\S)|\n+"
+    + r"(?<!\b[A-Z]\.\s)(?<!\.\.\s)(?!(?<=\b[Nn]o\.\s)\s*\d)\s*(?=\S)"
+    # Or a run of newlines, wherever it is.
+    + r"|(?<=\n)\n*)"
 )
 """Where a sentence ends: :func:`split_sentences` and the cutting of long lines share it."""
 LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_MARKER_STARTS: Final = "-*•"
+"""What a list marker begins with after white space, other than a digit (``\\d``: what
+``str.isdecimal`` says)."""
 _FOCUS_WORD = re.compile(r"[a-z0-9_./-]{4,}")
 _STOPWORDS: Final = words_of(
     "the and for with that this from into about keep focus more less only also please "
@@ -48,7 +56,11 @@ def split_sentences(text: str) -> tuple[str, ...]:
     # Cached (a few recent texts): a message is split by several readers in turn.
     found: list[str] = []
     for raw in SENTENCE_SPLIT.split(FENCE.sub("\n", text)):
-        sentence = LIST_MARKER.sub("", raw.strip()).strip()
+        sentence = raw.strip()
+        # A list marker begins with one of these or a digit: other sentences are not
+        # searched for one (a call each was a fifth of the time).
+        if sentence[:1] in _MARKER_STARTS or sentence[:1].isdecimal():
+            sentence = LIST_MARKER.sub("", sentence).strip()
         if len(sentence) >= 8:
             found.append(sentence)
     return tuple(found)
