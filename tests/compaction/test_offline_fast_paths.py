@@ -261,6 +261,19 @@ def test_sentences_end_where_they_ended_before() -> None:
         assert split_sentences(text) == tuple(s for s in expected if len(s) >= 8), repr(text)
 
 
+def test_paths_are_found_line_by_line_as_in_the_whole_text() -> None:
+    rng = random.Random(11)
+    pieces = [
+        *_ODD,
+        "src/app.py", "~/x/y.md", "../a.ts", "/etc/hosts.conf", "`main.py`", "`a`", "`",
+        "docs/", "a/b", "x.y", "name.ext", "\n", "\n\n", " ", "\t", "@", ":", "-", ".",
+    ]  # fmt: skip
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        found = [(m.span(), m.groups()) for m in prose.paths_in(text)]
+        assert found == [(m.span(), m.groups()) for m in prose.PATH.finditer(text)], repr(text)
+
+
 def test_command_outputs_read_as_before_with_folded_letters() -> None:
     # "ı" and "ſ" match "i" and "s" case-insensitively, though lower() keeps them.
     assert may_hold("Command \u0131s done", "exit")

@@ -191,6 +191,15 @@ def may_hold(text: str, word: str) -> bool:
     return word in text.lower()
 
 
+def may_hold_any(text: str, words: tuple[str, ...]) -> bool:
+    """Whether a case-insensitive match of one of ``words`` (lower case ASCII) can be in
+    ``text`` (see :func:`may_hold`): the text is lowered once for all of them."""
+    if not text.isascii() and any(c in text for c in _FOLDS_ONTO_ASCII):
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in words)
+
+
 def focus_words_of(focus: str | None) -> tuple[str, ...]:
     if not focus:
         return ()
