@@ -312,6 +312,17 @@ def _word_set(text: str) -> frozenset[str]:
     return frozenset(_SIMILAR_WORD.findall(text.lower()))
 
 
+@functools.lru_cache(maxsize=8192)
+def _word_bits(text: str) -> int:
+    """One bit of 64 for each word of :func:`_word_set` (by the word's hash, so two words
+    may share one): a word whose bit another set lacks is not in that set (see
+    :meth:`_GroupIndex.near_duplicate`). Cached: a request is looked up, then indexed."""
+    bits = 0
+    for word in _word_set(text):
+        bits |= 1 << (hash(word) & 63)
+    return bits
+
+
 def similar(a: str, b: str, threshold: float = 0.85) -> bool:
     """Whether two lines say nearly the same (word sets overlap by ``threshold``, Jaccard)."""
     left, right = _word_set(a), _word_set(b)
@@ -357,6 +368,7 @@ class _GroupIndex:
         self.seen: list[str] = []
         self.words: list[frozenset[str]] = []
         self.sizes: list[int] = []
+        self.bits: list[int] = []
         self.postings: dict[str, list[int]] = {}
         self.plain: dict[str, str] = {}
 
@@ -382,6 +394,7 @@ class _GroupIndex:
         self.seen.append(item)
         self.words.append(words)
         self.sizes.append(len(words))
+        self.bits.append(_word_bits(item))
         for word in words:
             self.postings.setdefault(word, []).append(position)
         if not words:
@@ -400,12 +413,19 @@ class _GroupIndex:
             found.update(postings.get(word, ()))
         # similar()'s test for two non-empty word sets, the same float arithmetic (the union's
         # size counted, not built), in the loop: a call per item compared was a third of the
-        # time. A size too far off rules an item out before its words are compared.
+        # time. A size too far off rules an item out before its words are compared, and so
+        # do the words' bits: each bit of ours the other item lacks stands for at least one
+        # word of ours it lacks, so it shares at most our size less those, and a similar item
+        # shares at least ``overlap`` (a test of two numbers instead of two sets: most items
+        # found through one rare word share few others).
         size = len(mine)
-        sizes, words = self.sizes, self.words
+        sizes, words, bits = self.sizes, self.words, self.bits
+        ours = _word_bits(item)
         for position in sorted(found):
             other = sizes[position]
             if (other < 0.85 * size) if other < size else (size < 0.85 * other):
+                continue
+            if size - (ours & ~bits[position]).bit_count() < overlap:
                 continue
             shared = len(mine & words[position])
             if shared / (size + other - shared) >= 0.85:
