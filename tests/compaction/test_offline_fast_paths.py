@@ -20,6 +20,7 @@ from contextree.compaction.offline.text import (
     OnceList,
     add_grouped,
     add_once,
+    first_line,
     may_hold,
     similar,
     split_sentences,
@@ -272,6 +273,18 @@ def test_paths_are_found_line_by_line_as_in_the_whole_text() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         found = [(m.span(), m.groups()) for m in prose.paths_in(text)]
         assert found == [(m.span(), m.groups()) for m in prose.PATH.finditer(text)], repr(text)
+
+
+def test_the_first_line_is_the_first_of_the_split_lines() -> None:
+    rng = random.Random(13)
+    pieces = [
+        *_ODD, "a", "bc d", " ", "\t", "\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e",
+        "\x1f", "\x85", "\u2028", "\u2029", "\u00a0", "\u3000", "\u200b",
+    ]  # fmt: skip
+    for _ in range(30000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        expected = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        assert first_line(text) == expected, repr(text)
 
 
 def test_command_outputs_read_as_before_with_folded_letters() -> None:

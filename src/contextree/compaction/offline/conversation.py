@@ -81,6 +81,7 @@ from contextree.compaction.offline.text import (
     add_grouped,
     add_once,
     clip,
+    first_line as first_of,
     focus_words_of,
     may_hold_any,
     mentions,
@@ -542,7 +543,7 @@ class _ConversationReader:
         if not self.pending:
             return
         call, kind = self.pending.pop(0)
-        first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        first_line = first_of(text)
         if kind == "bash":
             self._finish_command(call_command(call), text)
             return

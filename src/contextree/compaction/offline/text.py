@@ -221,6 +221,24 @@ def mentions(text: str, words: tuple[str, ...]) -> bool:
     return any(word in lowered for word in words)
 
 
+_NOT_SPACE: Final = re.compile(r"\S")
+_LINE_BREAK: Final = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+"""Where ``str.splitlines`` breaks a line ("\\r\\n" breaks where its "\\r" is)."""
+
+
+def first_line(text: str) -> str:
+    """``text``'s first line that is not blank, stripped (``""`` when there is none):
+    ``next((line.strip() for line in text.splitlines() if line.strip()), "")`` without
+    splitting the rest of the text (a tool's output of thousands of lines is read for its
+    first line). Every line break is white space, so that line holds the first character
+    that is not."""
+    start = _NOT_SPACE.search(text)
+    if start is None:
+        return ""
+    end = _LINE_BREAK.search(text, start.start())
+    return text[start.start() : end.start() if end is not None else len(text)].rstrip()
+
+
 def one_line(text: str) -> str:
     return " ".join(text.split())
 
