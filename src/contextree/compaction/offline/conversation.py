@@ -81,13 +81,15 @@ from contextree.compaction.offline.text import (
     add_grouped,
     add_once,
     clip,
-    first_line as first_of,
     focus_words_of,
     may_hold_any,
     mentions,
     one_line,
     similar,
     split_sentences,
+)
+from contextree.compaction.offline.text import (
+    first_line as first_of,
 )
 from contextree.compaction.offline.tool_results import (
     READ_ONLY_TOOLS,
