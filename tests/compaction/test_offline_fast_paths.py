@@ -20,7 +20,7 @@ from contextree.compaction.offline.text import (
     OnceList,
     add_grouped,
     add_once,
-    first_line,
+    first_text_line,
     may_hold,
     similar,
     split_sentences,
@@ -284,7 +284,7 @@ def test_the_first_line_is_the_first_of_the_split_lines() -> None:
     for _ in range(30000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
         expected = next((line.strip() for line in text.splitlines() if line.strip()), "")
-        assert first_line(text) == expected, repr(text)
+        assert first_text_line(text) == expected, repr(text)
 
 
 def test_command_outputs_read_as_before_with_folded_letters() -> None:

@@ -81,15 +81,13 @@ from contextree.compaction.offline.text import (
     add_grouped,
     add_once,
     clip,
+    first_text_line,
     focus_words_of,
     may_hold_any,
     mentions,
     one_line,
     similar,
     split_sentences,
-)
-from contextree.compaction.offline.text import (
-    first_line as first_of,
 )
 from contextree.compaction.offline.tool_results import (
     READ_ONLY_TOOLS,
@@ -545,7 +543,7 @@ class _ConversationReader:
         if not self.pending:
             return
         call, kind = self.pending.pop(0)
-        first_line = first_of(text)
+        first_line = first_text_line(text)
         if kind == "bash":
             self._finish_command(call_command(call), text)
             return

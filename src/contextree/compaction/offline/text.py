@@ -226,7 +226,7 @@ _LINE_BREAK: Final = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 """Where ``str.splitlines`` breaks a line ("\\r\\n" breaks where its "\\r" is)."""
 
 
-def first_line(text: str) -> str:
+def first_text_line(text: str) -> str:
     """``text``'s first line that is not blank, stripped (``""`` when there is none):
     ``next((line.strip() for line in text.splitlines() if line.strip()), "")`` without
     splitting the rest of the text (a tool's output of thousands of lines is read for its
