@@ -194,7 +194,14 @@ def may_hold(text: str, word: str) -> bool:
     whole output is looked at once before its lines are searched one by one."""
     if not text.isascii() and any(c in text for c in _FOLDS_ONTO_ASCII):
         return True
-    return word in text.lower()
+    return word in _lowered(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _lowered(text: str) -> str:
+    """``text.lower()``, kept for the next few questions: a command's output is asked about
+    "exit", then "command", then "exit" again as its outcome and report are read."""
+    return text.lower()
 
 
 def may_hold_any(text: str, words: tuple[str, ...]) -> bool:
