@@ -12,13 +12,18 @@ import pytest
 
 from contextree.compaction.offline import commands, prose, specifics
 from contextree.compaction.offline.text import (
+    _ABBREVIATIONS,
+    LIST_MARKER,
+    SENTENCE_SPLIT,
     Gated,
     GatedAlternatives,
     OnceList,
     add_grouped,
     add_once,
+    first_text_line,
     may_hold,
     similar,
+    split_sentences,
     union,
 )
 from contextree.compaction.summary_request import SummaryRequest, redacted
@@ -203,12 +208,82 @@ def test_specific_values_are_found_as_all_the_shapes_find_them() -> None:
         "plain words",
         ".",
         "-",
+        # What the shapes' gates look for (two digits in a row, a dotted tail, a separator,
+        # a quote) alone or in parts: a gate must never skip a shape that matches.
+        "db-01.internal.net",
+        "a.b",
+        ".c",
+        "it's",
+        "O'Neil",
+        "a_b3",
+        "file #7",
+        "_",
+        "#",
+        "9",
+        "12-01",
+        "3/4",
+        "1.5",
+        "x/y",
     ]
     for _ in range(20000):
         text = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 5)))
         assert specifics.has_specifics(text) == (_ALL_SHAPES.search(text) is not None), text
         expected = sum(1 for shape in specifics._SHAPES if shape.search(text))
         assert specifics.specific_count(text) == expected, text
+
+
+# Where a sentence ends, as the pattern said it before it was written to begin with the white
+# space character every split begins at.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])"
+    + "".join(rf"(?<!\b{re.escape(word)}\.)" for word in _ABBREVIATIONS)
+    + r"(?<!\b[A-Z]\.)(?<!\.\.)(?!(?<=\b[Nn]o\.)\s+\d)\s+(?=\S)|\n+"
+)
+
+
+def test_sentences_end_where_they_ended_before() -> None:
+    rng = random.Random(5)
+    pieces = [
+        *_ODD,
+        *(f"{word}." for word in _ABBREVIATIONS[:6]),
+        ".", "!", "?", "..", "...", " ", "  ", "\t", "\n", "\n\n", "\r\n", "\u00a0", "\u2003",
+        "No.", "no.", " 4", "5", "A.", "D. Hollis", "word", "x", "- item", "1. step", "2)",
+        "```code```", "•",
+    ]  # fmt: skip
+    for _ in range(30000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert SENTENCE_SPLIT.split(text) == _SENTENCE_END.split(text), repr(text)
+        split_sentences.cache_clear()
+        expected = [
+            LIST_MARKER.sub("", raw.strip()).strip()
+            for raw in _SENTENCE_END.split(re.sub(r"```.*?(?:```|\Z)", "\n", text, flags=re.S))
+        ]
+        assert split_sentences(text) == tuple(s for s in expected if len(s) >= 8), repr(text)
+
+
+def test_paths_are_found_line_by_line_as_in_the_whole_text() -> None:
+    rng = random.Random(11)
+    pieces = [
+        *_ODD,
+        "src/app.py", "~/x/y.md", "../a.ts", "/etc/hosts.conf", "`main.py`", "`a`", "`",
+        "docs/", "a/b", "x.y", "name.ext", "\n", "\n\n", " ", "\t", "@", ":", "-", ".",
+    ]  # fmt: skip
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        found = [(m.span(), m.groups()) for m in prose.paths_in(text)]
+        assert found == [(m.span(), m.groups()) for m in prose.PATH.finditer(text)], repr(text)
+
+
+def test_the_first_line_is_the_first_of_the_split_lines() -> None:
+    rng = random.Random(13)
+    pieces = [
+        *_ODD, "a", "bc d", " ", "\t", "\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e",
+        "\x1f", "\x85", "\u2028", "\u2029", "\u00a0", "\u3000", "\u200b",
+    ]  # fmt: skip
+    for _ in range(30000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        expected = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        assert first_text_line(text) == expected, repr(text)
 
 
 def test_command_outputs_read_as_before_with_folded_letters() -> None:

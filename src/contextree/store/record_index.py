@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import filterfalse
-from operator import attrgetter
+from operator import attrgetter, countOf
 from types import FrameType
 
 from contextree.entries.codec import replacements
@@ -45,6 +45,7 @@ _PAUSE_GC_BYTES = 8 << 20
 """Decoding a chunk larger than this pauses the garbage collector (see collector_paused)."""
 
 _parents = attrgetter("parent_id")
+_ids = attrgetter("id")
 
 
 @contextmanager
@@ -375,13 +376,18 @@ class RecordIndex:
         """Gather the report's problems from the items afresh: the bad lines (after the
         ``leading`` ones before the header), repeated ids and missing parents."""
         assert self.complete, "complete the index first"
-        report, by_id = self._report, self.by_id
-        report.bad_lines[:] = [*leading, *(i for i in self.items if isinstance(i, BadLine))]
-        records = [item for item in self.items if type(item) is Record]
-        with_id = [record for record in records if record.id is not None]
+        report, by_id, items = self._report, self.by_id, self.items
+        records = [item for item in items if type(item) is Record]
+        # Every item is a record or a bad line: when all are records, no pass looks for the
+        # bad lines, and the ids are counted, not listed, until they turn out to repeat
+        # (two passes over a 100k-entry session's records, 10 ms of the 25 of this).
+        bad = (i for i in items if isinstance(i, BadLine)) if len(records) < len(items) else ()
+        report.bad_lines[:] = [*leading, *bad]
         report.duplicate_ids.clear()
-        if len(with_id) != len(by_id):  # else every id is unique: skip the slow pass
-            self._note_duplicates(with_id)
+        if len(records) - countOf(map(_ids, records), None) != len(by_id):
+            # Some id is on more than one line (else the ids indexed are as many as those
+            # of the records): the slow pass.
+            self._note_duplicates(record for record in records if record.id is not None)
         # The parents not indexed, without a set of every parent first (19 ms against 7 ms
         # of loading the 100k bench session).
         missing = set(filterfalse(by_id.__contains__, map(_parents, records)))

@@ -123,12 +123,12 @@ def result_line(text: str, *, counts_only: bool = False) -> str | None:
     exits = may_hold(text, "exit")
     marked = "more characters truncated]" in text
     lines = [
-        line.strip()
+        stripped
         for line in text.splitlines()
-        if line.strip()
+        if (stripped := line.strip())
         and not (exits and _EXIT_LINE.search(line))
         and not (marked and _TRUNCATED.search(line))
-        and line.strip() not in ("(no output)", "```")
+        and stripped not in ("(no output)", "```")
     ]
     for line in reversed(lines):
         if _COUNTS.search(line):

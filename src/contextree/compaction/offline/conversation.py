@@ -63,9 +63,10 @@ from contextree.compaction.offline.prose import (
     decision_in,
     listed_rules,
     noted_fact,
+    paths_in,
     pending_question_in,
     planned_steps,
-    question_asked,
+    questions_in,
     reports_done,
     says_the_goal,
     states_fact,
@@ -81,7 +82,9 @@ from contextree.compaction.offline.text import (
     add_grouped,
     add_once,
     clip,
+    first_text_line,
     focus_words_of,
+    may_hold_any,
     mentions,
     one_line,
     similar,
@@ -110,10 +113,15 @@ _PASTED = re.compile(
     r"^\s*(?:[{\[\]}\"<]|at\s|E\s|>>>|\$\s|#\s|File \"|Traceback|\d{4}-\d\d-\d\d[T ]\d|\d+:\d\d|"
     r"(?:INFO|DEBUG|WARN(?:ING)?|ERROR|TRACE)\b)"
 )
+_CHANGE_VERBS: Final = (
+    *("updated", "edited", "changed", "modified", "fixed", "rewrote", "rewritten", "created"),
+    *("added", "wrote", "written", "refactored", "renamed", "deleted", "removed", "extended"),
+    *("adjusted", "touched"),
+)
 _CHANGED_IN_PROSE = re.compile(
-    r"(?i)\b(?:I(?:'ve| have)?\s+(?:also\s+|now\s+|just\s+)?)(?:updated|edited|changed|modified|"
-    r"fixed|rewrote|rewritten|created|added|wrote|written|refactored|renamed|deleted|removed|"
-    r"extended|adjusted|touched)\s+(?:the\s+|a\s+|an\s+)?(?:file\s+|docs?\s+|tests?\s+in\s+)?"
+    r"(?i)\b(?:I(?:'ve| have)?\s+(?:also\s+|now\s+|just\s+)?)(?:"
+    + "|".join(_CHANGE_VERBS)
+    + r")\s+(?:the\s+|a\s+|an\s+)?(?:file\s+|docs?\s+|tests?\s+in\s+)?"
 )
 _TODO_CHARS: Final = 300
 _BOLD: Final = re.compile(r"(\*\*|__)(.+?)\1")
@@ -441,8 +449,9 @@ class _ConversationReader:
             return
         self.last_text = text
         self.last_role = "assistant"
-        self.question_open = pending_question_in(text) is not None
-        self.asked = question_asked(text)
+        tail = pending_question_in(text)
+        self.question_open = tail is not None
+        self.asked = questions_in(tail)
         d = self.digest
         status: list[str] = []
         noted = 0
@@ -496,6 +505,10 @@ class _ConversationReader:
         # "I updated `docs/api.md`": a file changed without a write/edit call (a shell
         # command, an earlier session, another tool).
         prose = FENCE.sub("", text)
+        # Every match names one of the verbs: a message with none is not searched (at every
+        # character, for the "I" the pattern begins with).
+        if not may_hold_any(prose, _CHANGE_VERBS):
+            return
         for match in _CHANGED_IN_PROSE.finditer(prose):
             path = PATH.match(prose, match.end()) or PATH.match(prose, match.end() + 1)
             if path:
@@ -539,7 +552,7 @@ class _ConversationReader:
         if not self.pending:
             return
         call, kind = self.pending.pop(0)
-        first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        first_line = first_text_line(text)
         if kind == "bash":
             self._finish_command(call_command(call), text)
             return
@@ -601,7 +614,7 @@ class _ConversationReader:
     def _notice(self, text: str) -> None:
         d = self.digest
         # Every path has a slash or backticks: the scan is skipped for text with neither.
-        found = PATH.finditer(FENCE.sub("", text)) if "/" in text or "`" in text else ()
+        found = paths_in(FENCE.sub("", text)) if "/" in text or "`" in text else ()
         for match in found:
             bare = match.group(1)
             # A bare `name.ext` in backticks is a file only with a file's extension, not

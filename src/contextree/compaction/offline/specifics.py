@@ -47,31 +47,88 @@ _PATH_SLASH: Final = re.compile(r"[\w.@-]/")
 """Where the paths shape matches: its prefix is optional and its tail may be empty, so it
 matches exactly where a name character precedes a slash. Its own search backtracks over every
 word and was the slowest of the shapes."""
-_NEEDS_DIGIT: Final = frozenset({2, 3, 4, 6, 7, 8, 13})
-"""The shapes that match only where a digit is (the numbers shape matches at any digit)."""
-_NEEDS: Final = {0: "://", 1: ".", 5: "/", 9: "`"}
-"""A string a shape's every match contains: without it the shape is not searched."""
-_SEARCHES: Final = tuple(_PATH_SLASH if i == 5 else shape for i, shape in enumerate(_SHAPES))
+_HOST_TAIL: Final = re.compile(r"\.[\w-]+\.[a-z]")
+"""What every match of the hosts shape holds: its last dotted part and the dot before its
+top-level name. Searched from each dot (a literal start the engine skips to), where the shape
+itself tries every word of a sentence that holds a dot, nearly all of them."""
+_TWO_DIGITS: Final = re.compile(r"\d\d")
+
+# What a text holds that a shape needs, as bits: each is looked for once per text, and a shape
+# is searched only in a text that holds all of its bits (every match of it holds them), so a
+# sentence is no longer searched for a date without a separator or for a named number
+# without two digits in a row.
+_HAS_DIGIT: Final = 1
+_HAS_TWO_DIGITS: Final = 2
+_HAS_SCHEME: Final = 4
+_HAS_HOST_TAIL: Final = 8
+_HAS_SLASH: Final = 16
+_HAS_BACKTICK: Final = 32
+_HAS_QUOTE: Final = 64
+_HAS_DASH_OR_UNDERSCORE: Final = 128
+_HAS_DASH_OR_SLASH: Final = 256
+_HAS_TICKET_MARK: Final = 512
+_HAS_DOT: Final = 1024
+
+_NEEDED: Final = (
+    _HAS_SCHEME,  # "://"
+    _HAS_HOST_TAIL,
+    _HAS_DIGIT | _HAS_DOT,  # versions: a digit, a dot and a digit
+    _HAS_TWO_DIGITS | _HAS_DASH_OR_SLASH,  # dates: four or two digits, "-" or "/"
+    _HAS_DIGIT,  # "March 14"
+    _HAS_SLASH,  # paths: a name character before a slash
+    _HAS_DIGIT | _HAS_TICKET_MARK,  # "JIRA-123", "#42"
+    _HAS_DIGIT | _HAS_DASH_OR_UNDERSCORE,  # "us-west-2"
+    _HAS_DIGIT,  # numbers
+    _HAS_BACKTICK,  # code
+    _HAS_QUOTE,  # quoted text
+    0,  # names mid-sentence
+    0,  # OAuth, PostgreSQL
+    _HAS_TWO_DIGITS,  # "code 4417": at least two digits in a row
+)
+"""Per shape, the bits a text must have for the shape to match it."""
+_NUMBERS: Final = 8
+"""The numbers shape: it matches at any digit, so a digit is its match."""
+_SEARCHES: Final = tuple(
+    (needed, _PATH_SLASH if index == 5 else shape)
+    for index, (needed, shape) in enumerate(zip(_NEEDED, _SHAPES, strict=True))
+    if index != _NUMBERS
+)
+
+
+def _holds(text: str) -> int:
+    """The bits of :data:`_NEEDED` that ``text`` has."""
+    held = 0
+    if _DIGIT.search(text):
+        held |= _HAS_DIGIT | (_HAS_TWO_DIGITS if _TWO_DIGITS.search(text) else 0)
+    if "." in text:
+        held |= _HAS_DOT | (_HAS_HOST_TAIL if _HOST_TAIL.search(text) else 0)
+    if "/" in text:
+        held |= _HAS_SLASH | _HAS_DASH_OR_SLASH | (_HAS_SCHEME if "://" in text else 0)
+    if "-" in text:
+        held |= _HAS_DASH_OR_UNDERSCORE | _HAS_DASH_OR_SLASH | _HAS_TICKET_MARK
+    if "_" in text:
+        held |= _HAS_DASH_OR_UNDERSCORE | _HAS_TICKET_MARK
+    if "#" in text:
+        held |= _HAS_TICKET_MARK
+    if "`" in text:
+        held |= _HAS_BACKTICK
+    if '"' in text or "'" in text:
+        held |= _HAS_QUOTE
+    return held
 
 
 def specific_count(text: str) -> int:
     """How many kinds of specific value ``text`` holds (0 for a generic statement)."""
-    digit = _DIGIT.search(text) is not None
-    count = 0
-    for index, search in enumerate(_SEARCHES):
-        if index in _NEEDS_DIGIT and not digit:
-            continue
-        if index in _NEEDS and _NEEDS[index] not in text:
-            continue
-        if search.search(text):
+    held = _holds(text)
+    count = 1 if held & _HAS_DIGIT else 0  # the numbers shape
+    for needed, search in _SEARCHES:
+        if needed & held == needed and search.search(text):
             count += 1
     return count
 
 
 _NO_DIGIT: Final = tuple(
-    (_NEEDS.get(index, ""), search)
-    for index, search in enumerate(_SEARCHES)
-    if index not in _NEEDS_DIGIT
+    (needed, search) for needed, search in _SEARCHES if not needed & (_HAS_DIGIT | _HAS_TWO_DIGITS)
 )
 
 
@@ -81,7 +138,8 @@ def has_specifics(text: str) -> bool:
     (one pattern of all the shapes cost 50 us a sentence)."""
     if _DIGIT.search(text):
         return True
-    return any(needed in text and search.search(text) for needed, search in _NO_DIGIT)
+    held = _holds(text)
+    return any(needed & held == needed and search.search(text) for needed, search in _NO_DIGIT)
 
 
 PLAIN_WORDS: Final = 4
