@@ -652,11 +652,16 @@ def test_the_goal_sentence_of_a_long_first_message_outlasts_its_shortened_line()
         "have to find a new one, compare prices and paper, and sort out delivery to the "
         "hall; getting issue 12 out before the AGM on 3 March, that's the main goal."
     )
-    messages: list[Message] = [_user(first), _say("Sure.")]
-    for n in range(6):
-        messages += [_user(f"note {n}: the hall's side door sticks in wet weather"), _say("Ok.")]
-    summary = _summary(messages, budget_tokens=70)
+    summary = _summary(_with_notes_after(first, 6), budget_tokens=70)
     assert "before the AGM on 3 March" in summary
+
+
+def _with_notes_after(first: str, notes: int) -> list[Message]:
+    """``first``, then ``notes`` short remarks that compete with it for the budget."""
+    messages: list[Message] = [_user(first), _say("Sure.")]
+    for n in range(notes):
+        messages += [_user(f"note {n}: the hall's side door sticks in wet weather"), _say("Ok.")]
+    return messages
 
 
 def test_a_long_first_message_keeps_its_weightiest_sentence_not_its_greeting() -> None:
@@ -667,10 +672,7 @@ def test_a_long_first_message_keeps_its_weightiest_sentence_not_its_greeting() -
         "and this is my first move on my own. i want the 1,450 deposit back from the old "
         "landlord and the utilities at the new flat on before the 1st"
     )
-    messages: list[Message] = [_user(first), _say("Sure.")]
-    for n in range(8):
-        messages += [_user(f"note {n}: the hall's side door sticks in wet weather"), _say("Ok.")]
-    summary = _summary(messages, budget_tokens=60)
+    summary = _summary(_with_notes_after(first, 8), budget_tokens=60)
     goal = _section(summary, "## Goal")
     assert "1,450 deposit back" in goal and "before the 1st" in goal
     assert "hey." not in goal
