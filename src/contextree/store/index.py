@@ -29,6 +29,7 @@ from contextree.entries.codec import (
     LineError,
     decode_object,
     decode_object_strict,
+    decode_objects_strict,
     decode_replacing,
     encode_line,
     header_problem,
@@ -225,7 +226,42 @@ def entries_of(records: Iterable[Record]) -> list[StoredEntry]:
     """The entries of ``records``, decoding those not decoded yet (in bulk without the GC)."""
     batch = records if isinstance(records, list) else list(records)
     with collector_paused(len(batch) >= BULK_ITEMS):
+        _decode_runs(batch)
         return [record.entry for record in batch]
+
+
+def _decode_runs(batch: list[Record]) -> None:
+    """Decode the records of ``batch`` that sit on consecutive lines of one buffer with one
+    call per such run (a path's records mostly do: a side branch breaks a run).
+
+    What this decodes is what ``entry`` would decode line by line; a run with a line that
+    strict decoding rejects is left to ``entry`` whole (which reads it as pi does, or says
+    why not). The call per line and its slice cost a fifth of decoding a context's entries
+    (1,800 entries of the 10k bench session: 6.0 -> 4.8 ms).
+    """
+    count = len(batch)
+    position = 0
+    while position < count:
+        first = batch[position]
+        buf = first.buf
+        after = position + 1
+        if buf is None or first.cached is not None or first.stored is not None:
+            position = after
+            continue
+        end = first.end
+        while after < count:
+            record = batch[after]
+            # (stored is None whenever buf is set: the raw setter clears buf.)
+            if record.buf is not buf or record.start != end + 1 or record.cached is not None:
+                break
+            end = record.end
+            after += 1
+        if after - position > 1:
+            values = decode_objects_strict(memoryview(buf)[first.start : end])
+            if values is not None and len(values) == after - position:
+                for record, value in zip(batch[position:after], values, strict=True):
+                    record.cached = value
+        position = after
 
 
 @dataclass(frozen=True, slots=True)
