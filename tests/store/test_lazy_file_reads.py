@@ -10,6 +10,7 @@ suite through this path.)
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import random
 import uuid
@@ -21,8 +22,8 @@ import pytest
 from contextree.errors import SessionFileError
 from contextree.session import tree_state
 from contextree.session.tree import SessionTree
-from contextree.store import record_index
-from contextree.store.byte_source import BufferBytes, FileBytes
+from contextree.store import byte_source, record_index
+from contextree.store.byte_source import Buffer, BufferBytes, FileBytes
 from core_helpers import Chain, assistant, header, jsonl, user
 
 
@@ -104,6 +105,36 @@ def test_a_lazily_read_file_reads_as_the_whole_file(
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_a_file_read_into_memory_of_its_own_reads_as_the_whole_file(
+    tmp_path: Path, seed: int, lazy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every range, however small, read into anonymous memory (huge pages where the kernel has
+    # them), as ranges of 2 MB and more are.
+    monkeypatch.setattr(byte_source, "_HUGE_PAGE_READ", 1)
+    path = tmp_path / "s.jsonl"
+    ids = _messy_session(path, seed)
+    assert _view(SessionTree.open(path), ids) == _view(_eager(path), ids)
+
+
+def test_a_large_range_is_read_into_memory_of_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "bytes"
+    data = random.Random(5).randbytes(3 << 20)
+    path.write_bytes(data)
+    source = FileBytes(path.open("rb"), str(path), len(data))
+    region, base = source.region(7, len(data))
+    assert (bytes(region), base) == (data[7:], 7)
+    assert isinstance(region, mmap.mmap) == hasattr(mmap, "MADV_HUGEPAGE")
+    source.read_ahead(0, len(data) - 1)
+    region, base = source.region(0, len(data) - 1)
+    assert (region[:], region[5], region.find(data[100:120])) == (data[:-1], data[5], 100)
+    with path.open("r+b") as handle:
+        handle.truncate(1 << 20)
+    with pytest.raises(SessionFileError, match="cut short by another program"):
+        source.region(0, len(data))
+    source.close()
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_line_numbers_are_the_files_before_the_whole_file_is_read(
     tmp_path: Path, seed: int, lazy: None
 ) -> None:
@@ -168,13 +199,13 @@ def test_a_walk_to_the_root_takes_each_step_from_the_read_ahead(
     path.write_bytes(b"".join(lines))
     tree = SessionTree.open(path)
     reads: list[tuple[int, int]] = []
-    read = FileBytes.read
+    read = FileBytes.read_region
 
-    def counted(self: FileBytes, start: int, end: int) -> bytes:
+    def counted(self: FileBytes, start: int, end: int) -> Buffer:
         reads.append((start, end))
         return read(self, start, end)
 
-    monkeypatch.setattr(FileBytes, "read", counted)
+    monkeypatch.setattr(FileBytes, "read_region", counted)
     assert [entry["id"] for entry in tree.get_branch()] == [e["id"] for e in chain.entries]
     # Only the first step back is read where it is asked for: each later step's range is
     # the one read ahead while the step before it decoded.

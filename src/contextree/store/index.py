@@ -36,6 +36,7 @@ from contextree.entries.codec import (
 )
 from contextree.entries.types import CURRENT_SESSION_VERSION, Header, StoredEntry
 from contextree.errors import SessionFileError, UnsupportedVersionError
+from contextree.store.byte_source import Buffer
 
 __all__ = [
     "BULK_ITEMS",
@@ -73,7 +74,9 @@ class Record(msgspec.Struct, gc=False):
     parent_id: str | None = msgspec.field(default=None, name="parentId")
     line: int | None = msgspec.field(default=None, name=_OWN + "line")
     stored: bytes | None = msgspec.field(default=None, name=_OWN + "stored")
-    buf: bytes | None = msgspec.field(default=None, name=_OWN + "buf")
+    buf: memoryview | None = msgspec.field(default=None, name=_OWN + "buf")
+    """A view of the buffer the line is in (bytes, or a region of a file in memory of its
+    own: see :mod:`contextree.store.byte_source`)."""
     start: int = msgspec.field(default=0, name=_OWN + "start")
     end: int = msgspec.field(default=0, name=_OWN + "end")
     cached: dict[str, Any] | None = msgspec.field(default=None, name=_OWN + "entry")
@@ -98,7 +101,7 @@ class Record(msgspec.Struct, gc=False):
         if self.stored is not None:
             return self.stored
         if self.buf is not None:
-            return self.buf[self.start : self.end]
+            return self.buf[self.start : self.end].tobytes()
         return None
 
     @raw.setter
@@ -120,7 +123,7 @@ class Record(msgspec.Struct, gc=False):
             return self.cached
         line: bytes | memoryview
         if self.buf is not None:
-            line = memoryview(self.buf)[self.start : self.end]
+            line = self.buf[self.start : self.end]
         else:
             assert self.stored is not None
             line = self.stored
@@ -257,7 +260,7 @@ def _decode_runs(batch: list[Record]) -> None:
             end = record.end
             after += 1
         if after - position > 1:
-            values = decode_objects_strict(memoryview(buf)[first.start : end])
+            values = decode_objects_strict(buf[first.start : end])
             if values is not None and len(values) == after - position:
                 for record, value in zip(batch[position:after], values, strict=True):
                     record.cached = value
@@ -333,7 +336,7 @@ class ParsedSession:
 _WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
 
 
-def is_blank_line(data: bytes, start: int, end: int) -> bool:
+def is_blank_line(data: Buffer, start: int, end: int) -> bool:
     """Whether ``data[start:end]`` is empty or all whitespace."""
     # Look at the first byte before slicing: nearly every line starts with "{".
     return start == end or (data[start] in _WHITESPACE and data[start:end].isspace())
