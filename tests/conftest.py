@@ -19,7 +19,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--small-reads",
         action="store_true",
         help="read every session file by range in tiny steps, as a large one is read (runs "
-        "the suite through the lazy file reader and the index's step-back code)",
+        "the suite through the lazy file reader, its anonymous-memory buffers and the index's "
+        "step-back code)",
     )
 
 
@@ -32,11 +33,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _small_reads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     if request.config.getoption("--small-reads"):
         from contextree.session import tree_state
-        from contextree.store import record_index
+        from contextree.store import byte_source, record_index
 
         monkeypatch.setattr(tree_state, "LAZY_READ_MIN_BYTES", 0)
         monkeypatch.setattr(tree_state, "_EDGE_BYTES", 4096)
         monkeypatch.setattr(record_index, "FIRST_CHUNK_BYTES", 200)
+        # Every range into anonymous memory, as a range of 2 MB or more is read.
+        monkeypatch.setattr(byte_source, "_HUGE_PAGE_READ", 1)
 
 _MODEL_ENV = (
     "OPENAI_API_KEY",

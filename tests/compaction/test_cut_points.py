@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from contextree.compaction import cut_points
 from contextree.compaction.cut_points import (
     CutPoint,
     find_cut_point,
@@ -254,3 +257,55 @@ def test_the_end_bound_is_respected() -> None:
     chain.msg(user(chars(10)))  # 2
     chain.msg(assistant(chars(1000)))  # 3: outside [0, 3)
     assert find_cut_point(chain.entries, 0, 3, keep_recent_tokens=10) == CutPoint(2, -1, False)
+
+
+
+def _cut_from_all_cut_points(
+    entries: list[dict[str, Any]], start: int, end: int, keep: int
+) -> CutPoint:
+    """find_cut_point as it was first written (every valid cut point listed up front): the
+    oracle for the version that looks for just the two it needs."""
+    place = cut_points._place
+    cuts = find_valid_cut_points(entries, start, end)
+    if not cuts:
+        return CutPoint(start, -1, False)
+    cut_index = cuts[0]
+    accumulated = 0
+    for i in range(end - 1, start - 1, -1):
+        if not place(entries[i]).message:
+            continue
+        message = entries[i].get("message")
+        if isinstance(message, dict):
+            accumulated += estimate_tokens(message)
+        if accumulated >= keep:
+            cut_index = next((cut for cut in cuts if cut >= i), cut_index)
+            break
+    while cut_index > start and not place(entries[cut_index - 1]).stops_pull:
+        cut_index -= 1
+    first = next((i for i in range(cut_index, end) if place(entries[i]).message_like), cut_index)
+    if first < end and place(entries[first]).turn_start:
+        return CutPoint(cut_index, -1, False)
+    turn_start = find_turn_start_index(entries, cut_index, start)
+    return CutPoint(cut_index, turn_start, turn_start != -1)
+
+
+_KINDS: list[Callable[[int], dict[str, Any]]] = [
+    lambda size: _message("user", content=chars(size)),
+    lambda size: _message("assistant", content=[{"type": "text", "text": chars(size)}]),
+    lambda size: _message("toolResult", content=[{"type": "text", "text": chars(size)}]),
+    lambda size: _entry("model_change"),
+    lambda size: _entry("compaction", summary="s"),
+    lambda size: _entry("branch_summary", summary="s"),
+    lambda size: _entry("no_such_type"),
+]
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_the_cut_is_the_one_all_valid_cut_points_give(seed: int) -> None:
+    rng = random.Random(seed)
+    entries = [rng.choice(_KINDS)(rng.randrange(0, 400)) for _ in range(rng.randrange(1, 30))]
+    start = rng.randrange(len(entries))
+    end = rng.randrange(start, len(entries)) + 1
+    keep = rng.choice([0, 1, 20, 100, 1000])
+    expected = _cut_from_all_cut_points(entries, start, end, keep)
+    assert find_cut_point(entries, start, end, keep_recent_tokens=keep) == expected

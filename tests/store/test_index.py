@@ -272,3 +272,36 @@ def test_envelope_errors_say_what_and_where(line: bytes, words: list[str]) -> No
     assert isinstance(bad, BadLine)
     for word in words:
         assert word in bad.reason
+
+
+def test_entries_decoded_a_run_at_a_time_are_what_each_line_decodes_to() -> None:
+    """entries_of decodes records on consecutive lines with one call; a line that strict
+    decoding rejects (invalid UTF-8, pi's lone surrogate escapes, an array where an object
+    was expected is not possible for a record) leaves its run to the line-by-line decode."""
+    chain = Chain()
+    for n in range(6):
+        chain.msg(user(f"u{n} \u00e9 \U0001f600"))
+    lines = [jsonl(entry) for entry in chain.entries]
+    lines.insert(3, b"\n")  # a blank line splits the runs
+    lines.insert(5, b'{"type":"message","id":"sur1","parentId":"e003","message":'
+                    b'{"role":"user","content":"cut \\ud83e"}}\n')
+    lines.append(b'{"type":"message","id":"bad8","parentId":"e006","message":'
+                 b'{"role":"user","content":"x \xff y"}}\n')
+    data = jsonl(header()) + b"".join(lines)
+
+    def fresh() -> list[Record]:
+        parsed = parse_session(data, "s.jsonl")
+        return [item for item in parsed.items if isinstance(item, Record)]
+
+    one_by_one = fresh()
+    expected = [record.entry for record in one_by_one]
+    records = fresh()
+    records[1].entry  # one decoded already: it stays what it was  # noqa: B018
+    assert entries_of(records) == expected
+    assert [r.utf8_replaced for r in records] == [r.utf8_replaced for r in one_by_one]
+    assert records[-1].utf8_replaced and expected[-1]["message"]["content"] == "x \ufffd y"
+    assert expected[4]["message"]["content"] == "cut \ufffd"
+    # A path with a side branch left out: the runs break where a line is skipped.
+    path = fresh()
+    path = [*path[:2], *path[3:]]
+    assert entries_of(path) == [*expected[:2], *expected[3:]]

@@ -10,6 +10,7 @@ suite through this path.)
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import random
 import uuid
@@ -21,8 +22,8 @@ import pytest
 from contextree.errors import SessionFileError
 from contextree.session import tree_state
 from contextree.session.tree import SessionTree
-from contextree.store import record_index
-from contextree.store.byte_source import BufferBytes, FileBytes
+from contextree.store import byte_source, record_index
+from contextree.store.byte_source import Buffer, BufferBytes, FileBytes
 from core_helpers import Chain, assistant, header, jsonl, user
 
 
@@ -104,6 +105,36 @@ def test_a_lazily_read_file_reads_as_the_whole_file(
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_a_file_read_into_memory_of_its_own_reads_as_the_whole_file(
+    tmp_path: Path, seed: int, lazy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every range, however small, read into anonymous memory (huge pages where the kernel has
+    # them), as ranges of 2 MB and more are.
+    monkeypatch.setattr(byte_source, "_HUGE_PAGE_READ", 1)
+    path = tmp_path / "s.jsonl"
+    ids = _messy_session(path, seed)
+    assert _view(SessionTree.open(path), ids) == _view(_eager(path), ids)
+
+
+def test_a_large_range_is_read_into_memory_of_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "bytes"
+    data = random.Random(5).randbytes(3 << 20)
+    path.write_bytes(data)
+    source = FileBytes(path.open("rb"), str(path), len(data))
+    region, base = source.region(7, len(data))
+    assert (bytes(region), base) == (data[7:], 7)
+    assert isinstance(region, mmap.mmap) == hasattr(mmap, "MADV_HUGEPAGE")
+    source.read_ahead(0, len(data) - 1)
+    region, base = source.region(0, len(data) - 1)
+    assert (region[:], region[5], region.find(data[100:120])) == (data[:-1], data[5], 100)
+    with path.open("r+b") as handle:
+        handle.truncate(1 << 20)
+    with pytest.raises(SessionFileError, match="cut short by another program"):
+        source.region(0, len(data))
+    source.close()
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_line_numbers_are_the_files_before_the_whole_file_is_read(
     tmp_path: Path, seed: int, lazy: None
 ) -> None:
@@ -143,16 +174,22 @@ def test_a_file_cut_short_in_place_is_a_clear_error(tmp_path: Path, lazy: None) 
         tree.get_entries()
 
 
+def _region(source: FileBytes, start: int, end: int) -> tuple[bytes, int]:
+    """``source.region`` as bytes (a region may be anonymous memory: see --small-reads)."""
+    found, base = source.region(start, end)
+    return bytes(found), base
+
+
 def test_a_range_read_ahead_is_the_range_read(tmp_path: Path) -> None:
     path = tmp_path / "bytes"
     data = bytes(range(256)) * 64
     path.write_bytes(data)
     source = FileBytes(path.open("rb"), str(path), len(data))
     source.read_ahead(100, 4000)
-    assert source.region(100, 4000) == (data[100:4000], 100)
+    assert _region(source, 100, 4000) == (data[100:4000], 100)
     source.read_ahead(0, 50)
-    assert source.region(10, 50) == (data[10:50], 10)  # not the range read ahead: read as usual
-    assert source.region(0, 50) == (data[0:50], 0)
+    assert _region(source, 10, 50) == (data[10:50], 10)  # not the range read ahead: as usual
+    assert _region(source, 0, 50) == (data[0:50], 0)
     source.read_ahead(0, len(data))
     source.close()  # waits for the read ahead before it closes the file
     with pytest.raises(RuntimeError, match="closed"):
@@ -168,13 +205,13 @@ def test_a_walk_to_the_root_takes_each_step_from_the_read_ahead(
     path.write_bytes(b"".join(lines))
     tree = SessionTree.open(path)
     reads: list[tuple[int, int]] = []
-    read = FileBytes.read
+    read = FileBytes.read_region
 
-    def counted(self: FileBytes, start: int, end: int) -> bytes:
+    def counted(self: FileBytes, start: int, end: int) -> Buffer:
         reads.append((start, end))
         return read(self, start, end)
 
-    monkeypatch.setattr(FileBytes, "read", counted)
+    monkeypatch.setattr(FileBytes, "read_region", counted)
     assert [entry["id"] for entry in tree.get_branch()] == [e["id"] for e in chain.entries]
     # Only the first step back is read where it is asked for: each later step's range is
     # the one read ahead while the step before it decoded.
@@ -207,7 +244,7 @@ def test_a_read_ahead_that_cannot_start_a_thread_reads_as_usual(
     source = FileBytes(path.open("rb"), str(path), len(data))
     monkeypatch.setattr(threading.Thread, "start", refuse)
     source.read_ahead(0, 1000)
-    assert source.region(0, 1000) == (data[:1000], 0)
+    assert _region(source, 0, 1000) == (data[:1000], 0)
     source.close()
 
 
@@ -224,27 +261,27 @@ def test_a_child_forked_during_a_read_ahead_reads_the_bytes_itself(
     data = bytes(range(256)) * 32
     path.write_bytes(data)
     started = threading.Event()
-    pread = byte_source._pread
+    read = byte_source._read_region
 
-    def slow(*args: Any) -> bytes:
+    def slow(*args: Any) -> Buffer:
         started.set()
         time.sleep(0.5)  # still reading when the process forks
-        return pread(*args)
+        return read(*args)
 
-    monkeypatch.setattr(byte_source, "_pread", slow)
+    monkeypatch.setattr(byte_source, "_read_region", slow)
     source = FileBytes(path.open("rb"), str(path), len(data))
     source.read_ahead(0, 4000)
     assert started.wait(10)
     child = os.fork()
     if child == 0:  # the child: its copy of the reading thread never runs
         try:
-            got, _ = source.region(0, 4000)
+            got, _ = _region(source, 0, 4000)
             os._exit(0 if got == data[:4000] else 1)
         except BaseException:
             os._exit(2)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert source.region(0, 4000) == (data[:4000], 0)
+    assert _region(source, 0, 4000) == (data[:4000], 0)
     source.close()
 
 

@@ -109,6 +109,11 @@ def find_valid_cut_points(entries: Sequence[StoredEntry], start: int, end: int) 
     return [i for i in range(start, end) if _place(entries[i]).cut]
 
 
+def _next_cut(entries: Sequence[StoredEntry], start: int, end: int) -> int | None:
+    """The first index in ``[start, end)`` where kept history may begin, or ``None``."""
+    return next((i for i in range(start, end) if _place(entries[i]).cut), None)
+
+
 def find_turn_start_index(entries: Sequence[StoredEntry], index: int, start: int) -> int:
     """The nearest turn start at or before ``index`` (down to ``start``), or -1."""
     for i in range(index, start - 1, -1):
@@ -126,11 +131,14 @@ def find_cut_point(
     estimator: TokenEstimator | None = None,
 ) -> CutPoint:
     """Choose the first kept entry so that about ``keep_recent_tokens`` stay verbatim."""
-    cuts = find_valid_cut_points(entries, start, end)
-    if not cuts:
+    # The valid cut points that matter are the first one and the first at or after where the
+    # walk back stops: each is looked for from there (listing all of them placed every entry
+    # of the context once more: a tenth of planning a compaction).
+    first_cut = _next_cut(entries, start, end)
+    if first_cut is None:
         return CutPoint(start, -1, False)
     estimate = (estimator or get_estimator("pi")).estimate
-    cut_index = cuts[0]
+    cut_index = first_cut
     accumulated = 0
     for i in range(end - 1, start - 1, -1):
         entry = entries[i]
@@ -141,10 +149,9 @@ def find_cut_point(
             accumulated += estimate(message)
         if accumulated >= keep_recent_tokens:
             # The first cut point at or after i; none means everything is kept.
-            for cut in cuts:
-                if cut >= i:
-                    cut_index = cut
-                    break
+            found = _next_cut(entries, i, end)
+            if found is not None:
+                cut_index = found
             break
     # Pull metadata entries just before the cut into the kept region (§5.3 step 4).
     while cut_index > start and not _place(entries[cut_index - 1]).stops_pull:

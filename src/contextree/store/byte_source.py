@@ -10,23 +10,41 @@ leaves that file as it was, and an append only adds after the size it was opened
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import sys
 import threading
-from typing import BinaryIO, Final, Protocol, runtime_checkable
+from typing import BinaryIO, Final, Protocol, TypeAlias, runtime_checkable
 
 from contextree.errors import SessionFileError
 
-__all__ = ["BufferBytes", "ByteSource", "FileBytes", "OpensBytes", "RangeBytes", "ReadsAhead"]
+__all__ = [
+    "Buffer",
+    "BufferBytes",
+    "ByteSource",
+    "FileBytes",
+    "OpensBytes",
+    "RangeBytes",
+    "ReadsAhead",
+]
 
 _COUNT_BLOCK: Final = 8 << 20
 """How much :meth:`FileBytes.count_newlines` reads at a time."""
+
+_HUGE_PAGE_READ: Final = 2 << 20
+"""A region of at least this many bytes is read into memory of its own in huge pages (see
+:func:`_read_region`); one huge page is 2 MB."""
+
+Buffer: TypeAlias = bytes | mmap.mmap
+"""Bytes of a session as a region holds them: ``bytes``, or (a large region of a file) an
+anonymous memory map, which reads like ``bytes`` (``find``, indexing, slices are ``bytes``);
+nothing writes to it once read."""
 
 
 class ByteSource(Protocol):
     """The bytes ``[0, size)`` of a session's stored content, by range."""
 
-    def region(self, start: int, end: int) -> tuple[bytes, int]:
+    def region(self, start: int, end: int) -> tuple[Buffer, int]:
         """A buffer holding the bytes ``[start, end)``, and the offset in the content of the
         buffer's first byte (positions in the buffer are content positions minus that)."""
         ...
@@ -76,7 +94,7 @@ class BufferBytes:
     def __init__(self, data: bytes) -> None:
         self._data = data
 
-    def region(self, start: int, end: int) -> tuple[bytes, int]:
+    def region(self, start: int, end: int) -> tuple[Buffer, int]:
         return self._data, 0
 
     def count_newlines(self, start: int, end: int) -> int:
@@ -101,14 +119,14 @@ class FileBytes:
         self.size = size
         self._ahead: _Reading | None = None
 
-    def region(self, start: int, end: int) -> tuple[bytes, int]:
+    def region(self, start: int, end: int) -> tuple[Buffer, int]:
         ahead = self._ahead
         if ahead is not None and (ahead.start, ahead.end) == (start, end):
             self._ahead = None
             data = ahead.result()
             if data is not None:
                 return data, start
-        return self.read(start, end), start
+        return self.read_region(start, end), start
 
     def read_ahead(self, start: int, end: int) -> None:
         self._wait_ahead()
@@ -126,6 +144,14 @@ class FileBytes:
         if handle is None:
             raise RuntimeError("the session file was closed")
         return _pread(handle, self._name, start, end)
+
+    def read_region(self, start: int, end: int) -> Buffer:
+        """The bytes ``[start, end)`` as :meth:`read` gives them, a large range in memory of its
+        own (see :func:`_read_region`): for a region, not for callers that need ``bytes``."""
+        handle = self._handle
+        if handle is None:
+            raise RuntimeError("the session file was closed")
+        return _read_region(handle, self._name, start, end)
 
     def count_newlines(self, start: int, end: int) -> int:
         count = 0
@@ -169,6 +195,49 @@ def _pread(handle: BinaryIO, name: str, start: int, end: int) -> bytes:
     return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
+def _huge_page_memory(size: int) -> mmap.mmap | None:
+    """``size`` bytes of anonymous memory the kernel is asked to back with huge pages, or
+    ``None`` where that cannot be asked (not Linux) or the memory cannot be had."""
+    if size < _HUGE_PAGE_READ or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return None
+    try:
+        memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except (OSError, ValueError):
+        return None
+    # Refused (no transparent huge pages in this kernel): still memory to read into.
+    with contextlib.suppress(OSError):
+        memory.madvise(mmap.MADV_HUGEPAGE)
+    return memory
+
+
+def _read_region(handle: BinaryIO, name: str, start: int, end: int) -> Buffer:
+    """The bytes ``[start, end)`` as :func:`_pread` reads them, a large range into huge pages.
+
+    A fresh ``bytes`` of several megabytes is memory the kernel maps one 4 kB page at a time
+    as the read fills it: half the time of reading 141 MB (90 ms, against 40 ms into memory
+    already mapped). Memory asked for in huge pages is mapped 2 MB at a time, and the read
+    costs what it does into memory already mapped (64 MB: 41 -> 17 ms). The memory is
+    private and anonymous (not a map of the file: a file cut short in place cannot fault it).
+    """
+    memory = _huge_page_memory(end - start)
+    if memory is None:
+        return _pread(handle, name, start, end)
+    fd = handle.fileno()
+    size = end - start
+    done = 0
+    with memoryview(memory) as view:
+        while done < size:
+            with view[done:] as rest:
+                read = os.preadv(fd, [rest], start + done)
+            if not read:
+                raise SessionFileError(
+                    name,
+                    "was cut short by another program while it was being read; open it again",
+                )
+            done += read
+    return memory
+
+
 class _Reading:
     """The bytes ``[start, end)`` of an open file, read in a thread of their own (holding
     the handle, not the :class:`FileBytes`: no cycle keeps that from closing when dropped)."""
@@ -178,7 +247,7 @@ class _Reading:
     def __init__(self, handle: BinaryIO, name: str, start: int, end: int) -> None:
         self.start = start
         self.end = end
-        self._data: bytes | None = None
+        self._data: Buffer | None = None
         self._error: BaseException | None = None
         # A daemon: a process that ends (os._exit after a command) does not wait for it.
         self._thread = threading.Thread(
@@ -188,7 +257,7 @@ class _Reading:
 
     def _run(self, handle: BinaryIO, name: str) -> None:
         try:
-            self._data = _pread(handle, name, self.start, self.end)
+            self._data = _read_region(handle, name, self.start, self.end)
         except BaseException as exc:  # raised where the bytes are taken, as a read there would
             self._error = exc
 
@@ -197,7 +266,7 @@ class _Reading:
         if self._thread is not threading.current_thread():
             self._thread.join()
 
-    def result(self) -> bytes | None:
+    def result(self) -> Buffer | None:
         """The bytes read, the error the read raised, or ``None`` when the thread never read
         them: in a child forked while it ran (the thread is not there), so the caller reads
         them itself."""

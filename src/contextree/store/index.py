@@ -29,12 +29,14 @@ from contextree.entries.codec import (
     LineError,
     decode_object,
     decode_object_strict,
+    decode_objects_strict,
     decode_replacing,
     encode_line,
     header_problem,
 )
 from contextree.entries.types import CURRENT_SESSION_VERSION, Header, StoredEntry
 from contextree.errors import SessionFileError, UnsupportedVersionError
+from contextree.store.byte_source import Buffer
 
 __all__ = [
     "BULK_ITEMS",
@@ -72,7 +74,9 @@ class Record(msgspec.Struct, gc=False):
     parent_id: str | None = msgspec.field(default=None, name="parentId")
     line: int | None = msgspec.field(default=None, name=_OWN + "line")
     stored: bytes | None = msgspec.field(default=None, name=_OWN + "stored")
-    buf: bytes | None = msgspec.field(default=None, name=_OWN + "buf")
+    buf: memoryview | None = msgspec.field(default=None, name=_OWN + "buf")
+    """A view of the buffer the line is in (bytes, or a region of a file in memory of its
+    own: see :mod:`contextree.store.byte_source`)."""
     start: int = msgspec.field(default=0, name=_OWN + "start")
     end: int = msgspec.field(default=0, name=_OWN + "end")
     cached: dict[str, Any] | None = msgspec.field(default=None, name=_OWN + "entry")
@@ -97,7 +101,7 @@ class Record(msgspec.Struct, gc=False):
         if self.stored is not None:
             return self.stored
         if self.buf is not None:
-            return self.buf[self.start : self.end]
+            return self.buf[self.start : self.end].tobytes()
         return None
 
     @raw.setter
@@ -119,7 +123,7 @@ class Record(msgspec.Struct, gc=False):
             return self.cached
         line: bytes | memoryview
         if self.buf is not None:
-            line = memoryview(self.buf)[self.start : self.end]
+            line = self.buf[self.start : self.end]
         else:
             assert self.stored is not None
             line = self.stored
@@ -225,7 +229,42 @@ def entries_of(records: Iterable[Record]) -> list[StoredEntry]:
     """The entries of ``records``, decoding those not decoded yet (in bulk without the GC)."""
     batch = records if isinstance(records, list) else list(records)
     with collector_paused(len(batch) >= BULK_ITEMS):
+        _decode_runs(batch)
         return [record.entry for record in batch]
+
+
+def _decode_runs(batch: list[Record]) -> None:
+    """Decode the records of ``batch`` that sit on consecutive lines of one buffer with one
+    call per such run (a path's records mostly do: a side branch breaks a run).
+
+    What this decodes is what ``entry`` would decode line by line; a run with a line that
+    strict decoding rejects is left to ``entry`` whole (which reads it as pi does, or says
+    why not). The call per line and its slice cost a fifth of decoding a context's entries
+    (1,800 entries of the 10k bench session: 6.0 -> 4.8 ms).
+    """
+    count = len(batch)
+    position = 0
+    while position < count:
+        first = batch[position]
+        buf = first.buf
+        after = position + 1
+        if buf is None or first.cached is not None or first.stored is not None:
+            position = after
+            continue
+        end = first.end
+        while after < count:
+            record = batch[after]
+            # (stored is None whenever buf is set: the raw setter clears buf.)
+            if record.buf is not buf or record.start != end + 1 or record.cached is not None:
+                break
+            end = record.end
+            after += 1
+        if after - position > 1:
+            values = decode_objects_strict(buf[first.start : end])
+            if values is not None and len(values) == after - position:
+                for record, value in zip(batch[position:after], values, strict=True):
+                    record.cached = value
+        position = after
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +336,7 @@ class ParsedSession:
 _WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
 
 
-def is_blank_line(data: bytes, start: int, end: int) -> bool:
+def is_blank_line(data: Buffer, start: int, end: int) -> bool:
     """Whether ``data[start:end]`` is empty or all whitespace."""
     # Look at the first byte before slicing: nearly every line starts with "{".
     return start == end or (data[start] in _WHITESPACE and data[start:end].isspace())

@@ -18,6 +18,7 @@ from typing import Final, cast
 import msgspec
 
 from contextree.entries.codec import LineError, decoding, replaced_text, surrogate_free
+from contextree.store.byte_source import Buffer
 from contextree.store.index import (
     BadLine,
     LoadReport,
@@ -39,7 +40,7 @@ __all__ = [
 _record_decoder = msgspec.json.Decoder(Record)
 
 
-def line_spans(data: bytes, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+def line_spans(data: Buffer, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """``(start, end)`` of every line of ``data[start:end]``, without the newline."""
     spans: list[tuple[int, int]] = []
     append = spans.append
@@ -74,7 +75,8 @@ def _scrub(record: Record) -> Record:
 
 def _placed(
     record: Record,
-    data: bytes,
+    data: Buffer,
+    view: memoryview,
     start: int,
     end: int,
     number: int,
@@ -83,7 +85,8 @@ def _placed(
     report: LoadReport,
 ) -> Record | BadLine:
     """Give a decoded record (its own fields scrubbed) its place in the buffer, or turn an
-    unusable one into a BadLine."""
+    unusable one into a BadLine. ``view`` is a view of all of ``data``, which the records of
+    one call share."""
     if not record.type:
         return _bad(number, data[start:end], 'entry has no string "type"', report)
     if needs_id and not record.id:
@@ -91,7 +94,7 @@ def _placed(
             number, data[start:end], 'entry has no "id" (expected 8 hex characters)', report
         )
     record.line = number
-    record.buf = data
+    record.buf = view
     record.start = start
     record.end = end
     return record
@@ -105,7 +108,7 @@ def _unreadable(raw: bytes, exc: LineError) -> str:
     return str(exc)
 
 
-def _object_lines(data: bytes, spans: list[tuple[int, int]]) -> bool:
+def _object_lines(data: Buffer, spans: list[tuple[int, int]]) -> bool:
     """Whether every line starts with ``{`` and ends with ``}``.
 
     msgspec's ``decode_lines`` also reads two objects on one line and one object spread over
@@ -145,7 +148,7 @@ def _decode_one(line: bytes | memoryview) -> Record:
 
 
 def parse_lines(
-    data: bytes,
+    data: Buffer,
     start: int = 0,
     end: int | None = None,
     *,
@@ -170,11 +173,14 @@ def parse_lines(
     if start >= end:
         return [], 0
     records: list[Record] | None
+    # The records point into this one view of the buffer (a record's line is decoded from
+    # it; a large region of a file is a memory map, not bytes: see byte_source).
+    view = memoryview(data)
     try:
         # msgspec decodes every envelope of the region, into records, in one call (skipping
         # blank lines).
         with decoding():
-            records = _record_decoder.decode_lines(memoryview(data)[start:end])
+            records = _record_decoder.decode_lines(view[start:end])
     except LineError:
         records = None
     if records is not None:
@@ -182,12 +188,13 @@ def parse_lines(
         first = first_line if first_line is not None else -(lines_after + count)
         ends = _object_line_ends(records, data, start, end)
         if ends is not None:
-            items = _place(records, ends, data, start, first, needs_id, report, index)
+            items = _place(records, ends, data, view, start, first, needs_id, report, index)
             return items, count
     spans = line_spans(data, start, end)
     count = len(spans)
     items = _parse_spans(
         data,
+        view,
         spans,
         records,
         first_line=first_line if first_line is not None else -(lines_after + count),
@@ -199,7 +206,9 @@ def parse_lines(
     return items, count
 
 
-def _object_line_ends(records: list[Record], data: bytes, start: int, end: int) -> list[int] | None:
+def _object_line_ends(
+    records: list[Record], data: Buffer, start: int, end: int
+) -> list[int] | None:
     """Where each line of ``data[start:end]`` ends, when the region has one line per record;
     ``None`` when a line is not shaped like one object (then they may not pair up: see
     :func:`_object_lines`) or there are more or fewer lines than records.
@@ -225,7 +234,8 @@ def _object_line_ends(records: list[Record], data: bytes, start: int, end: int) 
 def _place(
     records: list[Record],
     ends: list[int],
-    data: bytes,
+    data: Buffer,
+    view: memoryview,
     start: int,
     first_line: int,
     needs_id: bool,
@@ -257,7 +267,7 @@ def _place(
                 kind = intern(decoded)
             record.type = kind
             record.line = number
-            record.buf = data
+            record.buf = view
             record.start = position
             record.end = newline
             parent = record.parent_id
@@ -273,7 +283,7 @@ def _place(
                 last_id = key
         else:
             items[number - first_line] = _placed(
-                record, data, position, newline, number, needs_id=needs_id, report=report
+                record, data, view, position, newline, number, needs_id=needs_id, report=report
             )
         position = newline + 1
     return items
@@ -295,7 +305,8 @@ def _index_records(items: list[Record | BadLine], index: dict[str, Record]) -> N
 
 
 def _parse_spans(
-    data: bytes,
+    data: Buffer,
+    view: memoryview,
     spans: list[tuple[int, int]],
     records: list[Record] | None,
     *,
@@ -317,10 +328,11 @@ def _parse_spans(
         and _object_lines(data, [(start, end) for _, start, end in numbered])
     ):
         return [
-            _placed(_scrub(record), data, start, end, number, needs_id=needs_id, report=report)
+            _placed(
+                _scrub(record), data, view, start, end, number, needs_id=needs_id, report=report
+            )
             for record, (number, start, end) in zip(records, numbered, strict=True)
         ]
-    view = memoryview(data)
     items: list[Record | BadLine] = []
     for number, start, end in numbered:
         try:
@@ -329,7 +341,9 @@ def _parse_spans(
             raw = data[start:end]
             items.append(_bad(number, raw, _unreadable(raw, exc), report))
             continue
-        items.append(_placed(record, data, start, end, number, needs_id=needs_id, report=report))
+        items.append(
+            _placed(record, data, view, start, end, number, needs_id=needs_id, report=report)
+        )
     return items
 
 

@@ -26,7 +26,7 @@ from operator import attrgetter, countOf
 from types import FrameType
 
 from contextree.entries.codec import replacements
-from contextree.store.byte_source import BufferBytes, ByteSource, ReadsAhead
+from contextree.store.byte_source import Buffer, BufferBytes, ByteSource, ReadsAhead
 from contextree.store.index import (
     BadLine,
     LoadReport,
@@ -188,7 +188,7 @@ class RecordIndex:
             self._step_back(to_floor=True)
         return self
 
-    def _region(self) -> tuple[bytes, int, int]:
+    def _region(self) -> tuple[Buffer, int, int]:
         """The next whole lines back from where decoding stopped: a buffer, the content offset
         of its first byte, and the content offset where those lines begin."""
         floor, end, size = self._floor, self._pending, self._chunk
