@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
+import contextree.compaction.earlier as earlier_module
 from contextree.compaction import OfflineSummarizer
 from contextree.compaction.earlier import (
     OFFLINE_SUMMARIES,
@@ -70,14 +73,30 @@ def test_a_statement_a_small_first_summary_left_out_comes_back_in_a_larger_one()
     assert second.count("Help me organise the move.") == 1
 
 
-def test_the_budget_stays_the_summaries_own() -> None:
-    tree = _session()
-    _compact(tree, summary_tokens=40)
-    for n in range(6, 10):
-        for message in _talk(n):
-            tree.append_message(message)
-    second = _compact(tree, summary_tokens=120)
-    assert len(second) // 4 <= 120 + 60  # the budget, and the file tags pi appends
+class _Budgets(OfflineSummarizer):
+    """Records the budget of each summary it writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.budgets: list[int] = []
+
+    def _budget(self, *args: Any, **kwargs: Any) -> int:
+        budget = super()._budget(*args, **kwargs)
+        self.budgets.append(budget)
+        return budget
+
+
+def test_the_budget_is_the_updates_whatever_is_read_again() -> None:
+    summarizer = _Budgets()
+    earlier = [_user("Help me organise the move."), _say("Sure."), *_talk(0), *_talk(1)]
+    previous = summarizer.summarize_messages(earlier)
+    new = [*_talk(2), *_talk(3)]
+    summarizer.budgets.clear()
+    updated = summarizer.summarize_messages(new, previous_summary=previous)
+    reread = summarizer.summarize_messages(new, previous_summary=previous, earlier=earlier)
+    # The previous summary's size and the new messages' share: not the share of all of them.
+    assert summarizer.budgets[0] == summarizer.budgets[1]
+    assert len(reread) // 4 <= summarizer.budgets[1] and updated
 
 
 def _prepared(tree: SessionTree) -> CompactionPreparation:
@@ -124,7 +143,16 @@ def test_the_earlier_messages_start_after_a_clear_and_stop_at_a_model_summary() 
     assert any(_EARLY_FACT in text for text in texts)
     assert all(message.get("role") != "compactionSummary" for message in earlier)
     # Past the token limit, or with a model's compaction among them: none.
-    assert prep.earlier.messages(OFFLINE_SUMMARIES, max_tokens=50) is None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(earlier_module, "MAX_EARLIER_TOKENS", 50)
+        assert EarlierHistory(prep.earlier.path, 6, prep.earlier.previous).messages(
+            OFFLINE_SUMMARIES
+        ) is None
+        patch.setattr(earlier_module, "MAX_EARLIER_TOKENS", 10**6)
+        patch.setattr(earlier_module, "MAX_EARLIER_MESSAGES", 3)
+        assert EarlierHistory(prep.earlier.path, 6, prep.earlier.previous).messages(
+            OFFLINE_SUMMARIES
+        ) is None
     entries = list(tree.get_branch())
     latest = len(entries) - 3  # the compaction, then two messages
     model = {**entries[-4], "type": "compaction", "details": {"method": "model"}}
@@ -169,12 +197,19 @@ def test_secrets_in_the_messages_read_again_are_redacted() -> None:
         _user(f"the storage portal login is {secret}, unit 4417"),
         _say("Noted."),
         *_talk(0),
+        *_talk(1),
+        *_talk(2),
     ]:
         tree.append_message(message)
-    _compact(tree, summary_tokens=40)
-    for n in range(1, 4):
+    first = _compact(tree, summary_tokens=40)
+    assert "4417" not in first
+    for n in range(3, 6):
         for message in _talk(n):
             tree.append_message(message)
+    prep = _prepared(tree)
+    assert prep.earlier is not None
+    earlier = prep.earlier.messages(OFFLINE_SUMMARIES) or []
+    assert any(secret in str(message.get("content")) for message in earlier)  # read again ...
     second = _compact(tree, summary_tokens=600)
-    assert "unit 4417" in second  # read again ...
+    assert "unit 4417" in second
     assert "hunter2" not in second  # ... and redacted as the new messages are

@@ -164,10 +164,12 @@ def test_alternatives_answer_as_one_gated_pattern_of_them_all(name: str) -> None
     assert found > 0
 
 
-def test_a_gate_word_of_two_words_is_found_across_a_tab_or_a_line_break() -> None:
-    # The pattern's \s matches a tab: its gate word (", not") must let the line through, as
-    # it does a space (before, "cash,<tab>not cheques" was not a preference).
-    for line in ("cash, not cheques", "cash,\tnot cheques", "cash,\nnot cheques"):
+def test_a_gate_word_of_two_words_is_found_across_any_white_space() -> None:
+    # The pattern's \s+ matches a tab, a line break, two spaces or a no-break space: its gate
+    # word (", not") must let the line through, as it does one space (before,
+    # "cash,<tab>not cheques" was not a preference).
+    spaced = ("\t", "\n", "  ", "\xa0", "\u2003", " \r\n ")
+    for line in ["cash, not cheques", *(f"cash,{space}not cheques" for space in spaced)]:
         assert any(part.pattern.search(line) for part in prose.PREFERENCE_LINE.parts)
         assert prose.PREFERENCE_LINE.found(line), line
 

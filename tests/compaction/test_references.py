@@ -31,6 +31,8 @@ from summary_sections import section as _section
         ("Quote ref: Q-HW-44190 (valid 30 days)", [("Q-HW-44190", "Quote ref")]),
         ("héllo — permit RA-26-01873", [("RA-26-01873", "permit")]),
         ("PA-417 was the rejection", [("PA-417", "")]),
+        ("Booking #QH7T2X confirmed", [("QH7T2X", "Booking")]),
+        ("case number is #CS0042917", [("CS0042917", "case number")]),
     ],
 )
 def test_a_code_is_found_with_the_words_that_introduce_it(
@@ -68,15 +70,42 @@ def test_a_listing_of_many_codes_is_not_kept() -> None:
     assert found == {"WO-55825": "Works order", "TSK-4410": "task"}
 
 
-def test_a_code_keeps_its_first_label_and_only_the_latest_are_carried() -> None:
-    found = {"T-4471903": "Ticket"}
+def test_a_code_keeps_its_first_label_and_the_latest_named_are_carried() -> None:
+    found = {"T-4471903": "Ticket", "QH7T2X": "locator"}
     add_references(found, "about T-4471903 again")
-    assert found == {"T-4471903": "Ticket"}
+    assert list(found.items()) == [("QH7T2X", "locator"), ("T-4471903", "Ticket")]
     many = {f"WO-{n:05d}": "order" for n in range(MAX_REFERENCES + 5)}
-    merged = merged_references({"AB-1234": ""}, many)
+    merged = merged_references({"AB-1234": "", "CD-5678": "claim"}, many)
     assert len(merged) == MAX_REFERENCES
     assert "AB-1234" not in merged and f"WO-{MAX_REFERENCES + 4:05d}" in merged
     assert merged_references({"AB-1234": ""}, {"AB-1234": "booking"}) == {"AB-1234": "booking"}
+    # A code named again counts as named last: the claim asked about again stays.
+    again = merged_references({"CD-5678": "claim"}, {**many, "CD-5678": "asked again"})
+    assert list(again)[-1] == "CD-5678" and again["CD-5678"] == "claim"
+
+
+def test_a_code_inside_a_longer_one_is_not_shown_by_it() -> None:
+    messages: list[Message] = [_user("Help me chase the two invoices.")]
+    messages += [
+        _say("", _call("invoices.find", month="march")),
+        _result("Invoice INV-1001 is overdue by 12 days.", tool="invoices.find"),
+    ]
+    for n in range(10):
+        messages += [_talk(n), _say("Noted.")]
+    # A rule (never left out) that names a longer code.
+    messages += [_user("never pay INV-10012 before the 30th"), _say("Noted.")]
+    summary = _summary(messages, budget_tokens=170)
+    assert "INV-1001 is overdue" not in summary  # the March sentence went ...
+    assert "- INV-1001 (Invoice)" in _section(summary, REFERENCES_HEADING)  # ... its code not
+
+
+def test_a_models_own_references_section_is_carried_as_it_wrote_it() -> None:
+    previous = "## Goal\nShip it.\n\n## References\n- RFC 9110 (HTTP semantics)\n- docs/api.md\n"
+    digest = digest_summary(previous)
+    assert digest.carried == [(REFERENCES_HEADING, "- RFC 9110 (HTTP semantics)\n- docs/api.md")]
+    assert digest_summary("## References\n- T-4471903 (ticket)\n").references == {
+        "T-4471903": "ticket"
+    }
 
 
 def test_a_reference_line_reads_back() -> None:

@@ -10,14 +10,14 @@ they summarized again with the new ones, and chooses within the budget among all
 do the recorded facts appended to a model's summary when every earlier summary held them (the
 model still updates its own text from the previous summary). A model's summary alone, or a
 hook's, says things the messages do not: then the previous summary is updated as pi does.
-Past :data:`MAX_EARLIER_TOKENS` the previous summary is updated too, so that a compaction
-costs the same however long the session is.
+Past :data:`MAX_EARLIER_TOKENS` or :data:`MAX_EARLIER_MESSAGES` the previous summary is
+updated too, so that reading again never costs more than a fraction of a second.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from contextree.context.build import RESET_BOUNDARY, message_from_entry
@@ -26,6 +26,7 @@ from contextree.entries.types import StoredEntry, StoredMessage
 from contextree.tokens.estimate import estimate_tokens
 
 __all__ = [
+    "MAX_EARLIER_MESSAGES",
     "MAX_EARLIER_TOKENS",
     "OFFLINE_SUMMARIES",
     "RECORDED_SUMMARIES",
@@ -35,8 +36,11 @@ __all__ = [
 
 MAX_EARLIER_TOKENS: Final = 250_000
 """The most history (estimated tokens) read again: about a megabyte of text, 0.14 s more for
-the offline summarizer (1,091 messages of the 100k bench session, mostly tool output; a
-history past it costs 14 ms to find so)."""
+the offline summarizer (1,091 messages of the 100k bench session, mostly tool output)."""
+MAX_EARLIER_MESSAGES: Final = 2_000
+"""The most messages read again: grouping near-duplicate requests compares a request with
+the earlier ones that share its rarest words, which in plain talk with few words of its own
+is many (2,000 short messages of a 16-word vocabulary: 0.19 s more; 25,000: 12.9 s)."""
 OFFLINE_SUMMARIES: Final = frozenset({"offline", "offline-fallback"})
 """Compactions whose whole summary the offline summarizer wrote from the messages."""
 RECORDED_SUMMARIES: Final = OFFLINE_SUMMARIES | {"hybrid"}
@@ -54,7 +58,7 @@ def summary_method(entry: Mapping[str, object]) -> str | None:
     return method if isinstance(method, str) else None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EarlierHistory:
     """``path[:end]``, the messages before the current context (``end``: where it starts),
     read only when asked; ``previous``: the latest compaction's index."""
@@ -62,14 +66,21 @@ class EarlierHistory:
     path: Sequence[StoredEntry]
     end: int
     previous: int
+    _read: dict[frozenset[str], list[StoredMessage] | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
-    def messages(
-        self, methods: frozenset[str], max_tokens: int = MAX_EARLIER_TOKENS
-    ) -> list[StoredMessage] | None:
+    def messages(self, methods: frozenset[str]) -> list[StoredMessage] | None:
         """The messages since the session's start (or its latest ``/clear``) up to ``end``,
         compaction entries left out; ``None`` when a compaction since then (the latest
-        included) was not written by one of ``methods`` or the messages pass
-        ``max_tokens``."""
+        included) was not written by one of ``methods``, or the messages pass
+        :data:`MAX_EARLIER_MESSAGES` or :data:`MAX_EARLIER_TOKENS` (read once per
+        ``methods``: a model's recorded facts and then the offline fallback both ask)."""
+        if methods not in self._read:
+            self._read[methods] = self._messages(methods)
+        return self._read[methods]
+
+    def _messages(self, methods: frozenset[str]) -> list[StoredMessage] | None:
         type_of = type_reader(self.path)
         start = 0
         for index in range(self.end - 1, -1, -1):
@@ -78,19 +89,24 @@ class EarlierHistory:
                 break
         # Every compaction up to the latest: one kept messages from before another, whose
         # summary the next one then read, so the current context may hold one too.
+        compactions = 0
         for index in range(start, self.previous + 1):
-            if type_of(index) == "compaction" and summary_method(self.path[index]) not in methods:
-                return None
+            if type_of(index) == "compaction":
+                if summary_method(self.path[index]) not in methods:
+                    return None
+                compactions += index < self.end
+        if self.end - start - compactions > 2 * MAX_EARLIER_MESSAGES:
+            return None  # (known without decoding: most entries are messages)
         messages: list[StoredMessage] = []
         tokens = 0
-        for index in range(start, self.end):
-            if type_of(index) == "compaction":
+        for entry in self.path[start : self.end]:  # decoded in runs, not one by one
+            if entry.get("type") == "compaction":
                 continue
-            message = message_from_entry(self.path[index], for_context=False)
+            message = message_from_entry(entry, for_context=False)
             if message is None:
                 continue
             tokens += estimate_tokens(message)
-            if tokens > max_tokens:
-                return None
             messages.append(message)
+            if tokens > MAX_EARLIER_TOKENS or len(messages) > MAX_EARLIER_MESSAGES:
+                return None
         return messages

@@ -68,7 +68,7 @@ class CompactionPreparation:
     keep_recent_tokens: int
     """The keep budget actually used, after the measured-usage adjustment."""
     cut: CutPoint = field(repr=False)
-    earlier: EarlierHistory | None = field(default=None, repr=False)
+    earlier: EarlierHistory | None = field(default=None, repr=False, compare=False)
     """The messages before the context, when the previous compaction held the offline
     summarizer's lines: it reads them again (earlier.py)."""
 

@@ -23,6 +23,7 @@ from contextree.compaction.offline.digest import (
 )
 from contextree.compaction.offline.items import Item, build_items
 from contextree.compaction.offline.previous import digest_summary, merge_digest, reread_digest
+from contextree.compaction.offline.references import code_words
 from contextree.compaction.offline.render import FULL_LAYOUT, Layout, fit_layout
 from contextree.compaction.offline.text import clip, estimate_tokens, fit_text
 from contextree.compaction.serialize import serialize_conversation
@@ -194,8 +195,18 @@ class RecordedFacts:
         items = build_items(self._digest)
         spoken = " ".join(said.split()).casefold()
         if spoken:
+            # A reference code is said when the model wrote the code (the label is ours).
+            codes = code_words(said)
             items = {
-                key: [i for i in group if not _said(i, spoken, code=key == "references")]
+                key: [
+                    item
+                    for item in group
+                    if not (
+                        item.text.split(" ", 1)[0] in codes
+                        if key == "references"
+                        else _said(item, spoken)
+                    )
+                ]
                 for key, group in items.items()
             }
         room = budget_tokens - estimate_tokens(RECORDED_FACTS_HEADING) - 1
@@ -223,9 +234,6 @@ def record_facts(
     return recorded.render(budget_tokens=budget_tokens, said=said)
 
 
-def _said(item: Item, spoken: str, *, code: bool) -> bool:
+def _said(item: Item, spoken: str) -> bool:
     text = " ".join(item.text.split()).casefold()
-    if code:
-        # A reference code is said when the model wrote the code (the label is ours).
-        return text.split(" ", 1)[0] in spoken
     return len(text) >= _SAID_MIN_CHARS and text in spoken

@@ -40,6 +40,7 @@ from contextree.compaction.offline.prose import (
     states_fact,
 )
 from contextree.compaction.offline.references import (
+    REFERENCES_HEADING,
     add_references,
     merged_references,
     read_reference_line,
@@ -116,6 +117,9 @@ def digest_summary(text: str) -> Digest:
     for line in body.splitlines():
         add_references(found, line)
     for key, lines in sections:
+        if key == "references" and not _our_references(lines):
+            # A model's own "## References" (links, documents): carried as it wrote it.
+            key, lines = _CARRIED, [REFERENCES_HEADING, *lines]
         if key == _CARRIED:
             heading, text = lines[0], "\n".join(lines[1:]).strip()
             if text and heading not in (h for h, _ in d.carried):
@@ -134,6 +138,12 @@ def digest_summary(text: str) -> Digest:
     for code, label in found.items():
         d.references.setdefault(code, label)
     return d
+
+
+def _our_references(lines: list[str]) -> bool:
+    """Whether a "References" section is our list of codes: each of its items is one."""
+    items = [_ITEM_MARKER.sub("", item, count=1) for item in _group_items(lines)]
+    return all(read_reference_line(item) is not None for item in items)
 
 
 _NOTE_GROUP = re.compile(rf"^({NOTE_HEAD})\n(?={re.escape(NESTED_NOTE)})")

@@ -39,9 +39,10 @@ _TOKEN: Final = re.compile(r"[A-Za-z0-9_-]+")
 _UPPER: Final = re.compile(r"[A-Z]")
 _WITH_UNIT: Final = re.compile(r"\d+(?:\.\d+)?[A-Za-z]{1,3}")
 """A number with its unit ("120GB", "300ms", "4K"): a quantity, not a code."""
-_BEFORE_NOT: Final = frozenset("./@\\$€£#")
-"""A word right after one of these is part of a path, a host, an address, an amount or a
-colour ("#2E3440")."""
+_BEFORE_NOT: Final = frozenset("./@\\$€£")
+"""A word right after one of these is part of a path, a host, an address or an amount."""
+_COLOUR: Final = re.compile(r"[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8}")
+"""After a ``#``, a colour ("#2E3440"); any other word there is a number ("ticket #T-4471")."""
 _MIN_CHARS: Final = 5
 _MIN_DIGITS: Final = 2
 _LABEL_WORDS: Final = 3
@@ -57,8 +58,8 @@ _LISTING: Final = 6
 """A text that names more codes than this is a listing, not a reference to keep."""
 _TIMESTAMP: Final = re.compile(r"\d{4}-\d\d-\d\dT\d")
 MAX_REFERENCES: Final = 40
-"""At most this many codes are carried (the latest named): a session that names hundreds
-(a log) would spend its summary on them."""
+"""At most this many codes are carried (the latest named, a code named again counting as
+named last): a session that names hundreds (a log) would spend its summary on them."""
 
 
 def references_in(text: str) -> Iterator[tuple[str, str]]:
@@ -78,7 +79,7 @@ def references_in(text: str) -> Iterator[tuple[str, str]]:
             continue
         before = text[start - 1] if start else " "
         after = text[end : end + 2]
-        if before in _BEFORE_NOT:
+        if before in _BEFORE_NOT or (before == "#" and _COLOUR.fullmatch(code)):
             continue
         if after[:1] in ("/", "@", "\\") or (after[:1] == "." and after[1:2].isalnum()):
             continue  # a path, an address or a file name ("hr_clean_v1.csv")
@@ -104,14 +105,13 @@ def _label(before: str) -> str:
 
 
 def add_references(found: dict[str, str], text: str) -> None:
-    """Add to ``found`` the codes of ``text`` (a code seen before keeps its first label, or
-    takes this one when it had none)."""
+    """Add to ``found`` the codes of ``text``, last (a code seen before moves there and keeps
+    its first label, or takes this one when it had none)."""
     named = dict(references_in(text))
     if len(named) > _LISTING:
         return  # a listing (a table of contractors, a log): asked again when needed
     for code, label in named.items():
-        if not found.get(code):
-            found[code] = label
+        found[code] = found.pop(code, "") or label
 
 
 def reference_line(code: str, label: str) -> str:
@@ -134,10 +134,16 @@ def latest_references(found: dict[str, str]) -> dict[str, str]:
 
 
 def merged_references(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
-    """``old``'s codes, then those ``new`` adds (a code keeps the label it was first named
-    with), the latest :data:`MAX_REFERENCES` of them."""
+    """``old``'s codes, then ``new``'s (a code ``new`` names again moves there and keeps the
+    label it was first named with), the latest :data:`MAX_REFERENCES` of them."""
     merged = dict(old)
     for code, label in new.items():
-        if not merged.get(code):
-            merged[code] = label
+        merged[code] = merged.pop(code, "") or label
     return latest_references(merged)
+
+
+def code_words(text: str) -> set[str]:
+    """The words of ``text`` a code could be (letters, digits, ``-`` and ``_``): whether a
+    code is shown is whether it is one of them, not part of a longer one ("INV-1001" is not
+    shown by "INV-10012")."""
+    return {word.strip("-_") for word in _TOKEN.findall(text)}

@@ -20,7 +20,7 @@ from contextree.compaction.offline.digest import (
     Digest,
 )
 from contextree.compaction.offline.items import Item, build_items
-from contextree.compaction.offline.references import REFERENCES_HEADING
+from contextree.compaction.offline.references import REFERENCES_HEADING, code_words
 from contextree.compaction.offline.text import clip, estimate_tokens, plural
 from contextree.compaction.summary_request import SummaryKind
 
@@ -170,10 +170,12 @@ def _held_references(
     """``dropped`` and the reference lines whose code a line still shown holds: the list of
     codes is for those the budget left without their sentence."""
     codes = {item.order for item in references}
-    held = "\0".join(
-        clipped.get(item.order, item.text)
-        for item in shown
-        if item.order not in dropped and item.order not in codes
+    held = code_words(
+        "\0".join(
+            clipped.get(item.order, item.text)
+            for item in shown
+            if item.order not in dropped and item.order not in codes
+        )
     )
     return dropped | {
         item.order

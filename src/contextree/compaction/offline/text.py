@@ -182,16 +182,17 @@ class _Gates:
         # Overlapping: every word found, not only the first of those that overlap ("don",
         # "don't").
         lowered = text.lower()
-        if "\t" in lowered or "\n" in lowered or "\r" in lowered:
-            # A word of two ("instead of", ", not") is matched by a pattern's \s too: a tab
-            # or a line break between them is a space to the gate.
-            lowered = lowered.translate(_SPACED)
+        if not lowered.isascii() or _SPACING.search(lowered):
+            # A word of two ("instead of", ", not") is matched by a pattern's \s+ too: a tab,
+            # a line break, two spaces or a no-break space between them is one space to the
+            # gate (only which words are in the text matters, not where).
+            lowered = " ".join(lowered.split())
         for index, _, _ in automaton.find_matches_as_indexes(lowered, overlapping=True):
             found |= bits_of[index]
         return found
 
 
-_SPACED: Final = str.maketrans("\t\n\r", "   ")
+_SPACING: Final = re.compile(r"[\t\n\r\f\v]| {2}")
 _GATES: Final = _Gates()
 
 
