@@ -22,7 +22,7 @@ from typing import Final
 
 from contextree.context.build import RESET_BOUNDARY, message_from_entry
 from contextree.entries.sequence import type_reader
-from contextree.entries.types import StoredEntry, StoredMessage
+from contextree.entries.types import StoredEntry, StoredMessage, is_compaction_entry
 from contextree.tokens.estimate import estimate_tokens
 
 __all__ = [
@@ -100,7 +100,7 @@ class EarlierHistory:
         messages: list[StoredMessage] = []
         tokens = 0
         for entry in self.path[start : self.end]:  # decoded in runs, not one by one
-            if entry.get("type") == "compaction":
+            if is_compaction_entry(entry):
                 continue
             message = message_from_entry(entry, for_context=False)
             if message is None:
