@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from contextree.compaction.offline.commands import resolved_failures
-from contextree.compaction.offline.conversation import as_user, digest_conversation
 from contextree.compaction.offline.digest import (
     QUESTION_LABEL,
     STATUS_LABEL,
@@ -22,12 +21,10 @@ from contextree.compaction.offline.digest import (
     Digest,
 )
 from contextree.compaction.offline.items import Item, build_items
-from contextree.compaction.offline.previous import digest_summary, merge_digest, reread_digest
+from contextree.compaction.offline.reading import read_digest, serialized
 from contextree.compaction.offline.references import code_words
 from contextree.compaction.offline.render import FULL_LAYOUT, Layout, fit_layout
 from contextree.compaction.offline.text import clip, estimate_tokens, fit_text
-from contextree.compaction.serialize import serialize_conversation
-from contextree.context.convert import convert_to_llm
 from contextree.entries.types import StoredMessage
 
 __all__ = [
@@ -84,17 +81,9 @@ def _digest(
     previous_summary: str | None,
     earlier: Sequence[StoredMessage] = (),
 ) -> Digest:
-    conversation = serialize_conversation(as_user(convert_to_llm(messages)), keep_tail=True)
-    before = (
-        serialize_conversation(as_user(convert_to_llm(earlier)), keep_tail=True)
-        if earlier
-        else ""
+    return read_digest(
+        serialized(messages), previous_summary=previous_summary, earlier=serialized(earlier)
     )
-    digest = digest_conversation(conversation, focus=None, earlier=before)
-    if previous_summary and previous_summary.strip():
-        old = digest_summary(previous_summary)
-        digest = reread_digest(old, digest) if before else merge_digest(old, digest)
-    return digest
 
 
 def extract_facts(

@@ -8,12 +8,10 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from contextree.compaction.offline.conversation import as_user, digest_conversation
-from contextree.compaction.offline.previous import digest_summary, merge_digest, reread_digest
 from contextree.compaction.offline.prompt import parse_summary_prompt
+from contextree.compaction.offline.reading import read_digest, serialized
 from contextree.compaction.offline.render import render_digest, short_summary
 from contextree.compaction.offline.text import estimate_tokens, fit_text
-from contextree.compaction.serialize import serialize_conversation
 from contextree.compaction.summary_request import (
     SUMMARY_KINDS,
     SummaryKind,
@@ -21,7 +19,6 @@ from contextree.compaction.summary_request import (
     SummaryReply,
     SummaryRequest,
 )
-from contextree.context.convert import convert_to_llm
 from contextree.entries.types import StoredMessage, is_text_content
 from contextree.llm.base import Completion, CompletionRequest, make_usage
 from contextree.store.index import collector_paused
@@ -138,20 +135,14 @@ class OfflineSummarizer:
         own) summarized, read again before ``messages`` (``compaction/earlier.py``). See
         :meth:`summarize` for the other arguments.
         """
-        conversation = serialize_conversation(as_user(convert_to_llm(messages)), keep_tail=True)
-        earlier_text = (
-            serialize_conversation(as_user(convert_to_llm(earlier)), keep_tail=True)
-            if earlier
-            else ""
-        )
         return self.summarize(
-            conversation,
+            serialized(messages),
             kind=kind,
             previous_summary=previous_summary,
             extra_context=extra_context,
             focus=focus,
             budget_tokens=budget_tokens,
-            earlier_conversation=earlier_text,
+            earlier_conversation=serialized(earlier),
         )
 
     def summarize(
@@ -186,16 +177,14 @@ class OfflineSummarizer:
         if kind not in SUMMARY_KINDS:
             raise ValueError(f'unknown summary kind "{kind}"; expected one of: {SUMMARY_KINDS}')
         focus_text = focus.strip() if focus and focus.strip() else None
-        digest = digest_conversation(
-            conversation_text, focus=focus_text, earlier=earlier_conversation
+        digest = read_digest(
+            conversation_text,
+            # A turn prefix is summarized on its own; the history's summary merges the rest.
+            previous_summary=None if kind == "turn_prefix" else previous_summary,
+            focus=focus_text,
+            earlier=earlier_conversation,
         )
         user_tokens = digest.user_chars // 4
-        if previous_summary and previous_summary.strip() and kind != "turn_prefix":
-            old = digest_summary(previous_summary)
-            if earlier_conversation:
-                digest = reread_digest(old, digest)
-            else:
-                digest = merge_digest(old, digest)
         context = [line.strip() for line in extra_context if line.strip()]
         if context:
             # A hook gives its context for this call; older context lines are replaced.
