@@ -46,7 +46,7 @@ from contextree.compaction.summary_request import (
     SummaryMethod,
     SummaryReply,
     SummaryRequest,
-    redacted,
+    redacted_messages,
 )
 from contextree.entries.types import StoredMessage
 from contextree.errors import CompactionCancelledError, CompactionError, ModelError
@@ -371,16 +371,14 @@ def _recorded_facts(
 ) -> RecordedFacts:
     from contextree.compaction.offline import RecordedFacts
 
-    redactor = job.redactor
     earlier = job.preparation.earlier
     # Read again, like the offline summary, when every earlier summary held these lines.
-    before = earlier.messages(RECORDED_SUMMARIES) if earlier is not None else None
-    read, read_before = (
-        (list(messages), before or [])
-        if redactor is None
-        else (redacted(list(messages), redactor), redacted(before or [], redactor))
+    before = (earlier.messages(RECORDED_SUMMARIES) if earlier is not None else None) or []
+    return RecordedFacts(
+        redacted_messages(messages, job.redactor),
+        previous_summary=previous,
+        earlier=redacted_messages(before, job.redactor),
     )
-    return RecordedFacts(read, previous_summary=previous, earlier=read_before)
 
 
 def _one_line(text: str, limit: int = 300) -> str:

@@ -13,7 +13,7 @@ compaction never asks which class it holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol, get_args, runtime_checkable
@@ -29,6 +29,7 @@ __all__ = [
     "SummaryReply",
     "SummaryRequest",
     "redacted",
+    "redacted_messages",
 ]
 
 SummaryKind = Literal["initial", "update", "turn_prefix", "short", "branch"]
@@ -41,6 +42,17 @@ SummaryMethod = Literal["hybrid", "model", "offline", "offline-fallback", "hook"
 """Who wrote a summary: a model plus our recorded facts, a model alone, the offline
 summarizer (chosen, or after every model failed), a hook, or the provider's own compaction
 (``details.providerCompaction``)."""
+
+
+def redacted_messages(
+    messages: Sequence[StoredMessage], redactor: Redactor | None
+) -> list[StoredMessage]:
+    """``messages`` with every string redacted by ``redactor`` (as they are for ``None``)."""
+    if redactor is None:
+        return list(messages)
+    # One call for all: a string repeated across messages is redacted once.
+    result: list[StoredMessage] = redacted(list(messages), redactor)
+    return result
 
 
 def redacted(value: Any, redactor: Redactor) -> Any:
@@ -121,18 +133,11 @@ class SummaryRequest:
 
     def redacted_messages(self) -> list[StoredMessage]:
         """:attr:`messages` with every string redacted (for summarizers that read them)."""
-        if self.redactor is None:
-            return list(self.messages)
-        # One call for all: a string repeated across messages is redacted once.
-        result: list[StoredMessage] = redacted(list(self.messages), self.redactor)
-        return result
+        return redacted_messages(self.messages, self.redactor)
 
     def redacted_earlier(self) -> list[StoredMessage]:
         """:attr:`earlier_messages` with every string redacted."""
-        if self.redactor is None:
-            return list(self.earlier_messages)
-        result: list[StoredMessage] = redacted(list(self.earlier_messages), self.redactor)
-        return result
+        return redacted_messages(self.earlier_messages, self.redactor)
 
     def spent(self, usage: Mapping[str, Any]) -> None:
         """Report ``usage`` to :attr:`on_usage`, if anyone listens."""
