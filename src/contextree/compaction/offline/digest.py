@@ -116,7 +116,7 @@ class Digest:
     """Specific statements of the assistant and short tool outputs, verbatim."""
     references: dict[str, str] = field(default_factory=dict)
     """Reference codes named anywhere (a ticket, a booking, a permit), each with the words
-    that introduced it (``references.py``), in the order first named."""
+    that introduced it (``references.py``), in the order last named."""
     status: str | None = None
     """The latest statement of where the work stands (the assistant's; latest wins)."""
     open_questions: list[str] = field(default_factory=list)

@@ -22,7 +22,7 @@ from contextree.compaction.offline.digest import (
 )
 from contextree.compaction.offline.items import Item, build_items
 from contextree.compaction.offline.reading import read_digest, serialized
-from contextree.compaction.offline.references import code_words
+from contextree.compaction.offline.references import code_words, line_code
 from contextree.compaction.offline.render import FULL_LAYOUT, Layout, fit_layout
 from contextree.compaction.offline.text import clip, estimate_tokens, fit_text
 from contextree.entries.types import StoredMessage
@@ -186,18 +186,13 @@ class RecordedFacts:
         if spoken:
             # A reference code is said when the model wrote the code (the label is ours).
             codes = code_words(said)
-            items = {
-                key: [
-                    item
-                    for item in group
-                    if not (
-                        item.text.split(" ", 1)[0] in codes
-                        if key == "references"
-                        else _said(item, spoken)
-                    )
-                ]
-                for key, group in items.items()
-            }
+
+            def unsaid(key: str, item: Item) -> bool:
+                if key == "references":
+                    return line_code(item.text) not in codes
+                return not _said(item, spoken)
+
+            items = {key: [i for i in group if unsaid(key, i)] for key, group in items.items()}
         room = budget_tokens - estimate_tokens(RECORDED_FACTS_HEADING) - 1
         body = fit_layout(self._layout, items, room, left_out=self._digest.left_out)
         if not body.strip():

@@ -110,12 +110,16 @@ def add_references(found: dict[str, str], text: str) -> None:
     named = dict(references_in(text))
     if len(named) > _LISTING:
         return  # a listing (a table of contractors, a log): asked again when needed
-    for code, label in named.items():
-        found[code] = found.pop(code, "") or label
+    _name(found, named)
 
 
 def reference_line(code: str, label: str) -> str:
     return f"{code} ({label})" if label else code
+
+
+def line_code(line: str) -> str:
+    """The code of a line :func:`reference_line` wrote."""
+    return line.split(" ", 1)[0]
 
 
 def read_reference_line(text: str) -> tuple[str, str] | None:
@@ -137,9 +141,15 @@ def merged_references(old: dict[str, str], new: dict[str, str]) -> dict[str, str
     """``old``'s codes, then ``new``'s (a code ``new`` names again moves there and keeps the
     label it was first named with), the latest :data:`MAX_REFERENCES` of them."""
     merged = dict(old)
-    for code, label in new.items():
-        merged[code] = merged.pop(code, "") or label
+    _name(merged, new)
     return latest_references(merged)
+
+
+def _name(found: dict[str, str], named: dict[str, str]) -> None:
+    """Each code of ``named`` moved to the end of ``found`` (named last), with the label it
+    had there, else ``named``'s."""
+    for code, label in named.items():
+        found[code] = found.pop(code, "") or label
 
 
 def code_words(text: str) -> set[str]:

@@ -20,7 +20,11 @@ from contextree.compaction.offline.digest import (
     Digest,
 )
 from contextree.compaction.offline.items import Item, build_items
-from contextree.compaction.offline.references import REFERENCES_HEADING, code_words
+from contextree.compaction.offline.references import (
+    REFERENCES_HEADING,
+    code_words,
+    line_code,
+)
 from contextree.compaction.offline.text import clip, estimate_tokens, plural
 from contextree.compaction.summary_request import SummaryKind
 
@@ -180,7 +184,7 @@ def _held_references(
     return dropped | {
         item.order
         for item in references
-        if item.order not in dropped and item.text.split(" ", 1)[0] in held
+        if item.order not in dropped and line_code(item.text) in held
     }
 
 
