@@ -414,7 +414,6 @@ PATH = re.compile(
 )
 
 
-
 def paths_in(text: str) -> Iterator[re.Match[str]]:
     """``PATH.finditer(text)``, searched only in the lines that hold a slash or a backtick.
 

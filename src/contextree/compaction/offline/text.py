@@ -216,8 +216,7 @@ def may_hold_any(text: str, words: tuple[str, ...]) -> bool:
     ``text`` (see :func:`may_hold`): the text is lowered once for all of them."""
     if not text.isascii() and any(c in text for c in _FOLDS_ONTO_ASCII):
         return True
-    lowered = text.lower()
-    return any(word in lowered for word in words)
+    return mentions(text, words)
 
 
 def focus_words_of(focus: str | None) -> tuple[str, ...]:
