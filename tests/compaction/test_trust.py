@@ -266,6 +266,42 @@ def test_a_short_answer_or_a_value_in_the_questions_terms_closes_the_question(
 
 
 @pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        # A yes or a no anywhere in the first sentence answers a question that asks for one.
+        ("Did you move?", "oh for gods sake yes we moved in august, its NN12 8XT now"),
+        ("Shall I send?", "pat's a bloke, no kiss for pat lol. rest fine"),
+        (
+            "Before I add the line, do you want to change any prices?",
+            "oh yeah put the restyle up, £42",
+        ),
+        ("Want me to reply with a polite no?", "ugh its good money but no, i mean it"),
+        # A reply that takes up the question's words: "price" takes up "prices".
+        ("Should I change the prices?", "the price changes went out last week"),
+    ],
+)
+def test_a_yes_or_no_in_the_first_sentence_closes_a_yes_no_question(
+    question: str, reply: str
+) -> None:
+    summary = _asked_and_answered(question, reply)
+    assert "Unanswered question" not in summary
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        # "not sure" puts it off; "A or B?" wants more than a yes; a reply about another thing.
+        ("Were runs 1 and 2 from the same clutch?", "not sure, i'd have to check my notebook"),
+        ("Do you want it on the card or as store credit?", "ugh, whatever is fine, no rush"),
+        ("Shall I book it?", "2 boxes left to pack, then bed"),
+    ],
+)
+def test_a_yes_no_question_stays_open_without_a_plain_yes_or_no(question: str, reply: str) -> None:
+    summary = _asked_and_answered(question, reply)
+    assert "Unanswered question" in summary
+
+
+@pytest.mark.parametrize(
     "reply",
     [
         "not sure, I'd have to look at the invoice",

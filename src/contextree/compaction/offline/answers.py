@@ -71,6 +71,8 @@ def answers_question(reply: str, question: str, *, next_message: bool = True) ->
     take up what the question is about (two of its words, or its only one)."""
     if next_message and _ANSWER_START.match(reply.strip()):
         return True
+    if next_message and _says_yes_or_no(reply, question):
+        return True
     wanted = {w for w in stems(question) if not w[:1].isdigit()} - _QUESTION_STOPWORDS
     wanted |= {w for w in WORD.findall(question) if any(c.isdigit() for c in w)}
     if not wanted:
@@ -80,7 +82,43 @@ def answers_question(reply: str, question: str, *, next_message: bool = True) ->
     ):
         return True
     said = stems(reply) | set(WORD.findall(reply))
-    return len(wanted & said) >= min(2, len(wanted))
+    # "moved" takes up "move", "prices" "price": the stems compared without an ending.
+    return len(_roots(wanted) & _roots(said)) >= min(2, len(wanted))
+
+
+_ENDING: Final = re.compile(r"(?:ing|ed|es|e|s|d)$")
+
+
+def _roots(words: set[str]) -> set[str]:
+    return {_ENDING.sub("", word) if len(word) > 4 else word for word in words}
+
+
+_YES_NO_QUESTION: Final = re.compile(
+    r"(?i)^(?:[^,?]{0,60},\s*)?(?:do|does|did|is|are|was|were|shall|should|can|could|would|"
+    r"will|may|have|has|want|ok(?:ay)? (?:to|if))\b"
+)
+"""A question a yes or a no answers ("Did you move?", "Shall I send?", "Before I add the line,
+do you want to change any prices?"); not one that offers a choice (see :func:`_says_yes_or_no`)."""
+_YES_OR_NO: Final = re.compile(
+    r"(?i)\b(?:yes|yeah|yep|yup|no|nope|nah|fine|ok(?:ay)?|sure|go ahead|do it|send it|"
+    r"please do|don'?t)\b"
+)
+
+
+def _says_yes_or_no(reply: str, question: str) -> bool:
+    """Whether ``reply`` gives a yes or a no, somewhere in its first sentence ("oh for gods
+    sake yes we moved in august", "pat's a bloke, no kiss for pat. rest fine", "ugh its good
+    money but no"), to a question that asks for one and offers no choice ("A or B?"), and
+    neither asks back nor puts the question off."""
+    if "?" in reply or " or " in question or not _YES_NO_QUESTION.match(question):
+        return False
+    first = _FIRST_SENTENCE.match(reply.strip())
+    if first is None or _puts_off(first.group(0), question):
+        return False  # "not sure, i'd have to check": no "sure"
+    return _YES_OR_NO.search(first.group(0)) is not None
+
+
+_FIRST_SENTENCE: Final = re.compile(r"[^\n]+?(?=[.!;](?:\s|$)|\n|$)")
 
 
 def _opens_with_answer(reply: str, question: str, wanted: set[str]) -> bool:
