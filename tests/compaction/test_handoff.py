@@ -87,6 +87,48 @@ def test_a_users_correction_is_a_decision_in_their_words(correction: str) -> Non
 
 
 @pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("Saturday 9-1 or 1-5 for the engineer?", "saturday 1-5 then, im on nights friday"),
+        ("Which of the three quotes would you like to accept?", "the second one, they start sooner"),
+        ("What would you prefer for the deposit?", "bank transfer, cheques take ages to clear"),
+    ],
+)
+def test_a_reply_to_an_offer_of_options_is_a_decision(question: str, reply: str) -> None:
+    messages = [_user("Sort out the engineer visit."), _say(question), _user(reply)]
+    for n in range(40):
+        messages += [_user(f"Now also check item number {n} on the list, please."), _say("OK.")]
+    summary = _summary(messages, budget_tokens=600)
+    assert f"- User: {reply}" in _section(summary, "## Key Decisions")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "oh god yeah the insurance. ok scrap that, give the wash to the other firm instead",
+        "hmm fine, we'll take the later train then, the early one is too tight",
+        "the hall is booked already so put the quiz on the friday instead",
+    ],
+)
+def test_a_choice_made_within_a_line_is_a_decision(line: str) -> None:
+    messages = [_user("Plan the weekend."), _say("Here are the options."), _user(line)]
+    summary = _summary(messages)
+    assert f"- User: {line}" in _section(summary, "## Key Decisions")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "should we do the friday instead?",  # a question
+        "she usually goes with her sister to the market",  # "goes with" is no choice
+    ],
+)
+def test_a_question_or_a_plain_statement_is_not_a_choice(line: str) -> None:
+    summary = _summary([_user("Plan the weekend."), _say("Here are the options."), _user(line)])
+    assert "## Key Decisions" not in summary or f"User: {line}" not in summary
+
+
+@pytest.mark.parametrize(
     "reply",
     [
         "no, thanks",

@@ -35,6 +35,7 @@ pytestmark = pytest.mark.usefixtures("bench_importable")
         "dev5",
         "fresh6",
         "fresh7",
+        "fresh8",
     ],
 )
 def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> None:
@@ -54,7 +55,17 @@ def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
     # A distinctive value: a number, an id, a name - not a shell's "No such file".
     values = {
         v
-        for split in ("test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7")
+        for split in (
+            "test",
+            "fresh",
+            "fresh2",
+            "fresh3",
+            "fresh4",
+            "fresh5",
+            "fresh6",
+            "fresh7",
+            "fresh8",
+        )
         for s in scripts(split)
         for p in s.probes
         for v in p.values
@@ -135,6 +146,7 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
     assert {"blind_fresh5_full", "blind_fresh5_20", "blind_fresh5_recall_20"} <= rows
     assert {"blind_fresh6_full", "blind_fresh6_20", "blind_fresh6_recall_20"} <= rows
     assert {"blind_fresh7_full", "blind_fresh7_20", "blind_fresh7_recall_20"} <= rows
+    assert {"blind_fresh8_full", "blind_fresh8_20", "blind_fresh8_recall_20"} <= rows
 
 
 def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Final
 from contextree.compaction.offline.prose import WORD, stems
 from contextree.compaction.offline.specifics import has_specifics
 
-__all__ = ["answers_question"]
+__all__ = ["answers_question", "offers_choice"]
 
 _ANSWER_START = re.compile(r"(?i)^(?:yes|yeah|yep|no|nope|nah|sure|ok(?:ay)?|fine|correct)\b")
 _QUESTION_STOPWORDS = frozenset(
@@ -170,3 +170,15 @@ def _puts_off(clause: str, question: str) -> bool:
     ("tomorrow" to "today or tomorrow?", "maybe" to "yes, no or maybe?")."""
     asked = question.lower()
     return any(m.group(0).lower() not in asked for m in _PUTS_OFF.finditer(clause))
+
+
+_CHOICE: Final = re.compile(
+    r"(?i)\b(?:which|prefer|would you (?:like|rather)|what would you|either|or)\b"
+)
+"""A question that offers options ("Hire or Gary?", "Which of these would you consider?",
+"What would you prefer?", "Would you like either or both?")."""
+
+
+def offers_choice(question: str) -> bool:
+    """Whether ``question`` puts options to the user (its answer is a choice)."""
+    return _CHOICE.search(question) is not None

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Final, cast
 
-from contextree.compaction.offline.answers import answers_question
+from contextree.compaction.offline.answers import answers_question, offers_choice
 from contextree.compaction.offline.code_writes import (
     CODE_ARGUMENTS,
     code_written_paths,
@@ -59,6 +59,7 @@ from contextree.compaction.offline.prose import (
     RULE_START,
     STATUS,
     TODO_STATEMENT,
+    USER_CHOICE_WITHIN,
     USER_DECISION,
     decision_in,
     listed_rules,
@@ -244,6 +245,7 @@ class _ConversationReader:
         self.question_open = False
         self.embedded: list[str] = []
         self.asked: list[str] = []
+        self.choosing = False
         self.seq = 0
 
     def feed(self, part: Part) -> None:
@@ -292,6 +294,12 @@ class _ConversationReader:
         self.latest_request = request
         self.last_role = "user"
         self.question_open = False
+        # The reply to an offer of options ("Hire or Gary?", "Which would you prefer?") is the
+        # user's choice, whatever its words: a decision, like a line that says "go with".
+        self.choosing = any(
+            offers_choice(question) and answers_question(text, question)
+            for question in self.asked
+        )
         self._statements(text, rules)
         self._user_status(scanned)
         self._answered(text)
@@ -335,7 +343,12 @@ class _ConversationReader:
                 continue  # introduces something pasted, or quotes an error message
             if user and self._goal_statement(line, sentences, whole):
                 continue
-            chose = USER_DECISION.match(line) and len(line.split()) >= _MIN_REQUEST_WORDS
+            chose = bool(USER_DECISION.match(line)) and len(line.split()) >= _MIN_REQUEST_WORDS
+            if user and not line.endswith("?"):
+                # A choice made within a line ("ok scrap that, give the wash to tidewell
+                # instead"), or the first line of a reply to an offer of options.
+                chose = chose or self.choosing or USER_CHOICE_WITHIN.search(line) is not None
+                self.choosing = False
             if chose or user_correction(line):
                 # The user's own choice (or correction) is kept whole, in their words, as a
                 # decision.

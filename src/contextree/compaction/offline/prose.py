@@ -357,6 +357,15 @@ USER_DECISION = re.compile(
     r"we(?:'ve| have)? decided\b|the decision is\b)"
 )
 """A user's line that settles a choice ("Go with limit/offset: ...", "Decision: ...")."""
+USER_CHOICE_WITHIN = re.compile(
+    r"(?i)(?:^|[.!;,]\s+)(?:(?:ok(?:ay)?|right|so|actually|hmm+|fine|then)[,.]?\s+)*"
+    r"(?:scrap that|change of plan|let'?s (?:go with|go for|do|take|book)|"
+    r"we'?ll (?:go with|take|do)|go with|go for|switch to|i'?ll take|we take)\b"
+    r"|\binstead[.!]?(?:\s|$)"
+)
+"""A choice made at the start of any clause of a user's line, after an "ok" or an "actually"
+("hmm. ok scrap that, give the mould wash to tidewell instead"; "fine, we'll take the later
+one"), or a line's sentence that ends on "instead"."""
 _CORRECTION_START = re.compile(
     r"(?i)^(?:no|nope|nah)(?:\s*[,.!:;]+|\s+[-\u2013\u2014]+)\s*\S+(?:\s+\S+){2}"
 )
