@@ -5,7 +5,7 @@
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
 ``dev`` to ``dev5`` sessions may be read when the summarizer or recall is
-changed; ``test``, ``fresh`` to ``fresh7`` sessions are only ever scored (their
+changed; ``test``, ``fresh`` to ``fresh8`` sessions are only ever scored (their
 figures are what we quote, see bench/blind/README.md). ``--lost`` lists the probes lost (only
 for the readable splits: reading the others would tune on them).
 """
@@ -38,6 +38,7 @@ SPLITS = (
     "dev5",
     "fresh6",
     "fresh7",
+    "fresh8",
 )
 READABLE = ("dev", "dev2", "dev3", "dev4", "dev5")
 """The splits that may be read to find what is lost (``--lost``); the others are only scored."""

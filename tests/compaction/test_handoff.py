@@ -90,7 +90,7 @@ def test_a_users_correction_is_a_decision_in_their_words(correction: str) -> Non
     ("question", "reply"),
     [
         ("Saturday 9-1 or 1-5 for the engineer?", "saturday 1-5 then, im on nights friday"),
-        ("Which of the three quotes would you like to accept?", "the second one, they start sooner"),
+        ("Which of the three quotes would you like?", "the second one, they start sooner"),
         ("What would you prefer for the deposit?", "bank transfer, cheques take ages to clear"),
     ],
 )
