@@ -19,7 +19,7 @@ _EXIT_LINE = Gated(_EXIT_CODE, ("exit",))
 """Where :data:`_EXIT_CODE` is only searched for: every match says "exit"."""
 _TRUNCATED = re.compile(r"\[\.\.\. \d+ more characters truncated\]")
 ERROR_LINE = Gated(
-    re.compile(
+    (
         r"Traceback \(most recent call last\)"
         r"|\b[A-Z]\w*(?:Error|Exception)\b|\bError\b"
         r"|\b(?:error|fatal|panic)\b\s*(?:[A-Za-z]+\d+\s*)?:"

@@ -46,7 +46,7 @@ rather than rule something out."""
 # is a complaint, not a rule, so "don't" only counts at the start. A curly apostrophe is an
 # apostrophe.
 CONSTRAINT = Gated(
-    re.compile(
+    (
         r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?only\b"
         rf"|^{_OPENERS}{{0,3}}(?:{_DONT}{_NOT_A_RULE_AFTER_DONT}|never(?!\s+mind\b)|always|"
         r"avoid|make sure|ensure)\b"
@@ -136,7 +136,7 @@ CONSTRAINT = Gated(
     ),
 )
 GOAL_STATEMENT = Gated(
-    re.compile(
+    (
         r"(?i)\b(?:the|my|our)\s+whole\s+point\s+"
         r"(?:of\s+(?:this|the|our|my|all\s+this|it\s+all)(?:\s+\w+)?\s+)?is\b"
         r"|\bthe\s+point\s+of\s+(?:this|all\s+this|it\s+all)\s+is\b"
@@ -225,7 +225,7 @@ RULE_START = re.compile(
 # fmt: off
 PREFERENCE_LINE = GatedAlternatives(
     tuple(
-        Gated(re.compile(pattern, re.IGNORECASE), words)
+        Gated(pattern, words, flags=re.IGNORECASE)
         for pattern, words in (
             # Each part with the words that every match of it holds: a line is searched for
             # the parts whose words it has (the whole alternation was searched in every line
@@ -328,7 +328,7 @@ FIRM_PREFERENCE = re.compile(
 """A preference said against its alternative ("metric, not imperial"): kept as a rule,
 unless hedged ("I'd lean toward something quieter, not right in the centre")."""
 _DECISION = Gated(
-    re.compile(
+    (
         r"(?i)\b(?:decided|decide to|decision|instead of|rather than|because|root cause|"
         r"the (?:issue|problem|bug|fix) (?:is|was)|going with|opted|chose|switch(?:ed|ing)? to|"
         r"the approach)\b"
@@ -394,7 +394,7 @@ _PLAN_SENTENCE = re.compile(
     r"left to do|todo)\b"
 )
 TODO_STATEMENT = Gated(
-    re.compile(
+    (
         r"(?i)^(?:[-*]\s+|\d+[.)]\s+)?(?:\*\*)?(?:TODO|FIXME)\b"
         # Not what the user would still need if something were otherwise ("without the move
         # you'd still need to reconnect the sink"); the assistant's "I'd still need to" is.
@@ -548,7 +548,7 @@ _DONE: Final = (
     "done|finished|completed|migrated|fixed|resolved|implemented|added|updated|removed|"
     "converted|moved"
 )
-DONE_WORDS = Gated(re.compile(rf"(?i)\b(?:{_DONE})\b"), tuple(_DONE.split("|")))
+DONE_WORDS = Gated(rf"(?i)\b(?:{_DONE})\b", tuple(_DONE.split("|")))
 WORD = re.compile(r"[A-Za-z0-9_./-]{4,}")
 _TODO_WORDS = frozenset({"todo", "still", "need", "have", "left", "fixme", "remain", "work"})
 
@@ -573,7 +573,7 @@ def reports_done(text: str, todo: str) -> bool:
 
 
 STATUS = Gated(
-    re.compile(
+    (
         r"(?i)\b(?:status|progress|current task|currently working on|next up|next (?:is|step is)|"
         r"remaining|steps? \d+(?:\s*[-–]\s*\d+)?)\b"
         r"|\b\d+\s*(?:/|of)\s*\d+\s+(?:steps?|parts?|tasks?|items?|stages?|phases?|done|complete|"
@@ -596,7 +596,7 @@ _STATEMENT = re.compile(
 )
 """A declarative sentence: says what something is, has or must be."""
 PROSE_ERROR = Gated(
-    re.compile(
+    (
         r"\b[A-Z]\w*(?:Error|Exception)\b|(?i:\b(?:fails?|failed|failing|crashes|errors?) "
         r"(?:with|on)\b)"
     ),
