@@ -11,6 +11,7 @@ from typing import ClassVar, Final
 
 import ahocorasick_rs
 
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.tokens.estimate import utf16_len
 
 
@@ -18,12 +19,12 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+FENCE = LazyPattern(r"```.*?(?:```|\Z)", re.S)
 _ABBREVIATIONS: Final = ("est", "approx", "incl", "inc", "excl", "etc", "vs", "e.g", "i.e",
                          "mr", "mrs", "ms", "dr", "st", "tel", "ref", "ca", "Est", "Approx",
                          "Incl", "Inc", "Excl", "Mr", "Mrs", "Ms", "Dr", "St", "Tel", "Ref")
 """Words a period follows without ending the sentence ("BACKORDER - est. 19/06", "Mr. Lowe")."""
-SENTENCE_SPLIT: Final = re.compile(
+SENTENCE_SPLIT: Final = LazyPattern(
     # Every split begins at a white space character, which the pattern takes first: the
     # engine then skips to the next one in C instead of trying the pattern at every
     # character (half the time over a long conversation). The look-behinds that follow look
@@ -39,11 +40,11 @@ SENTENCE_SPLIT: Final = re.compile(
     + r"|(?<=\n)\n*)"
 )
 """Where a sentence ends: :func:`split_sentences` and the cutting of long lines share it."""
-LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+LIST_MARKER = LazyPattern(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _MARKER_STARTS: Final = "-*•"
 """What a list marker begins with after white space, other than a digit (``\\d``: what
 ``str.isdecimal`` says)."""
-_FOCUS_WORD = re.compile(r"[a-z0-9_./-]{4,}")
+_FOCUS_WORD = LazyPattern(r"[a-z0-9_./-]{4,}")
 _STOPWORDS: Final = words_of(
     "the and for with that this from into about keep focus more less only also please "
     "should must what when where which their there them they have been were will would "
@@ -144,7 +145,7 @@ class GatedAlternatives:
         )
 
 
-_DIGIT: Final = re.compile(r"\d")
+_DIGIT: Final = LazyPattern(r"\d")
 
 
 class _Gates:
@@ -217,7 +218,7 @@ class _Gates:
         return found
 
 
-_SPACING: Final = re.compile(r"[\t\n\r\f\v]| {2}")
+_SPACING: Final = LazyPattern(r"[\t\n\r\f\v]| {2}")
 _GATES: Final = _Gates()
 
 
@@ -259,8 +260,8 @@ def mentions(text: str, words: tuple[str, ...]) -> bool:
     return any(word in lowered for word in words)
 
 
-_NOT_SPACE: Final = re.compile(r"\S")
-_LINE_BREAK: Final = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_NOT_SPACE: Final = LazyPattern(r"\S")
+_LINE_BREAK: Final = LazyPattern("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 """Where ``str.splitlines`` breaks a line ("\\r\\n" breaks where its "\\r" is)."""
 
 
@@ -359,7 +360,7 @@ def fit_text(text: str, budget_tokens: int) -> str:
     return result
 
 
-_SIMILAR_WORD = re.compile(r"[a-z0-9_./`-]{3,}")
+_SIMILAR_WORD = LazyPattern(r"[a-z0-9_./`-]{3,}")
 
 
 @functools.lru_cache(maxsize=8192)
