@@ -94,9 +94,7 @@ USAGE_LIMIT_PATTERNS: Final[tuple[str, ...]] = (
 )
 """Usage-limit failures; retryable too, usually after a long retry-after (§10.3 step 7)."""
 
-_RETRYABLE: Final = "(?i)" + "|".join(
-    f"(?:{p})" for p in RETRYABLE_PATTERNS + USAGE_LIMIT_PATTERNS
-)
+_RETRYABLE: Final = "(?i)" + "|".join(f"(?:{p})" for p in RETRYABLE_PATTERNS + USAGE_LIMIT_PATTERNS)
 
 _AUTH: Final = (
     r"(?i)auth_unavailable|no auth available|invalid api key|unauthorized"
