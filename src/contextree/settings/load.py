@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,8 +118,15 @@ def _read_file(kind: str, path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise SettingsError(str(path), None, f"cannot read ({exc.strerror})") from None
     try:
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        if path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            # Imported for a TOML file only: its parser compiles its patterns on import, a
+            # cost to every command run where no settings file is TOML.
+            import tomllib
+
+            data = tomllib.loads(text)
+    except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise SettingsError(
             str(path), None, f"not valid {path.suffix[1:].upper()}: {exc}"
         ) from None

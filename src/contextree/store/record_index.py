@@ -384,9 +384,14 @@ class RecordIndex:
         bad = (i for i in items if isinstance(i, BadLine)) if len(records) < len(items) else ()
         report.bad_lines[:] = [*leading, *bad]
         report.duplicate_ids.clear()
-        if len(records) - countOf(map(_ids, records), None) != len(by_id):
-            # Some id is on more than one line (else the ids indexed are as many as those
-            # of the records): the slow pass.
+        # Some id is on more than one line when the ids indexed are fewer than the records
+        # with one: then the slow pass. (Every id indexed is a record's, so as many ids as
+        # records means every record has one and none repeats: no pass to count the records
+        # without an id, 6 ms at 100k entries.)
+        with_ids = len(records)
+        if with_ids != len(by_id):
+            with_ids -= countOf(map(_ids, records), None)
+        if with_ids != len(by_id):
             self._note_duplicates(record for record in records if record.id is not None)
         # The parents not indexed, without a set of every parent first (19 ms against 7 ms
         # of loading the 100k bench session).

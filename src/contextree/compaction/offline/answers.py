@@ -4,15 +4,15 @@ takes up what the question is about - unless it asks back, puts the question off
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.prose import WORD, stems
 from contextree.compaction.offline.specifics import has_specifics
 
 __all__ = ["answers_question", "offers_choice"]
 
-_ANSWER_START = re.compile(r"(?i)^(?:yes|yeah|yep|no|nope|nah|sure|ok(?:ay)?|fine|correct)\b")
+_ANSWER_START = LazyPattern(r"(?i)^(?:yes|yeah|yep|no|nope|nah|sure|ok(?:ay)?|fine|correct)\b")
 _QUESTION_STOPWORDS = frozenset(
     {
         "should",
@@ -37,13 +37,13 @@ _QUESTION_STOPWORDS = frozenset(
 )
 
 
-_CLAUSE: Final = re.compile(r"[^\n]+?(?=[.!?;,\u2014](?:\s|$)|\n|$)")
+_CLAUSE: Final = LazyPattern(r"[^\n]+?(?=[.!?;,\u2014](?:\s|$)|\n|$)")
 """A clause, up to its end: a dot inside ``faq.md`` or ``1.5`` does not end it."""
-_FILLER: Final = re.compile(
+_FILLER: Final = LazyPattern(
     r"(?i)\W*(?:oh+|ah+|well|so|and|actually|hmm+|um+|uh+|right|ok(?:ay)?|alright)\W*"
 )
 """An interjection that a clause of its own opens a reply with, before the answer."""
-_MOVES_ON: Final = re.compile(
+_MOVES_ON: Final = LazyPattern(
     r"(?i)\W*(?:thanks|thank you|thx|ty|cheers|sorry|hi|hey|hello|btw|by the way|also|anyway|"
     r"unrelated|separate(?:ly)?|one more thing|other thing|oh and|and also|wow|lol|haha|ugh|"
     r"omg|jesus|damn|nice|cool|great|awesome|perfect)\b"
@@ -53,7 +53,7 @@ by its first words."""
 _SHORT_ANSWER_WORDS: Final = 3
 """An answer this short is a fragment ("both", "the second one", "next tuesday"); four words
 already make a statement about something else ("Farid owns the quota")."""
-_PUTS_OFF: Final = re.compile(
+_PUTS_OFF: Final = LazyPattern(
     r"(?i)\b(?:not sure|unsure|no idea|dunno|idk|don'?t know|maybe|perhaps|hm+|later|"
     r"let me|i'?ll (?:think|check|ask|see|get back|let you know|find out)|i'?d have to|"
     r"(?:have|need) to (?:check|ask|think|go|run)|sleep on|think about|get back to|"
@@ -86,20 +86,20 @@ def answers_question(reply: str, question: str, *, next_message: bool = True) ->
     return len(_roots(wanted) & _roots(said)) >= min(2, len(wanted))
 
 
-_ENDING: Final = re.compile(r"(?:ing|ed|es|e|s|d)$")
+_ENDING: Final = LazyPattern(r"(?:ing|ed|es|e|s|d)$")
 
 
 def _roots(words: set[str]) -> set[str]:
     return {_ENDING.sub("", word) if len(word) > 4 else word for word in words}
 
 
-_YES_NO_QUESTION: Final = re.compile(
+_YES_NO_QUESTION: Final = LazyPattern(
     r"(?i)^(?:[^,?]{0,60},\s*)?(?:do|does|did|is|are|was|were|shall|should|can|could|would|"
     r"will|may|have|has|want|ok(?:ay)? (?:to|if))\b"
 )
 """A question a yes or a no answers ("Did you move?", "Shall I send?", "Before I add the line,
 do you want to change any prices?"); not one that offers a choice (see :func:`_says_yes_or_no`)."""
-_YES_OR_NO: Final = re.compile(
+_YES_OR_NO: Final = LazyPattern(
     r"(?i)\b(?:yes|yeah|yep|yup|no|nope|nah|fine|ok(?:ay)?|sure|go ahead|do it|send it|"
     r"please do|don'?t)\b"
 )
@@ -118,7 +118,7 @@ def _says_yes_or_no(reply: str, question: str) -> bool:
     return _YES_OR_NO.search(first.group(0)) is not None
 
 
-_FIRST_SENTENCE: Final = re.compile(r"[^\n]+?(?=[.!;](?:\s|$)|\n|$)")
+_FIRST_SENTENCE: Final = LazyPattern(r"[^\n]+?(?=[.!;](?:\s|$)|\n|$)")
 
 
 def _opens_with_answer(reply: str, question: str, wanted: set[str]) -> bool:
@@ -137,7 +137,7 @@ def _opens_with_answer(reply: str, question: str, wanted: set[str]) -> bool:
     return has_specifics(first) and not wanted.isdisjoint(stems(first))
 
 
-_ASKS_A_QUANTITY: Final = re.compile(
+_ASKS_A_QUANTITY: Final = LazyPattern(
     r"(?i)^\W*(?:(?:and|so|ok(?:ay)?|also|then|great|got it)[,\s]+)?"
     r"(?:how\s+(?:many|much|long|old|far|big|soon|often)|when|what\s+(?:time|date|day)|"
     r"which\s+(?:day|date|month|week))\b"
@@ -172,7 +172,7 @@ def _puts_off(clause: str, question: str) -> bool:
     return any(m.group(0).lower() not in asked for m in _PUTS_OFF.finditer(clause))
 
 
-_CHOICE: Final = re.compile(
+_CHOICE: Final = LazyPattern(
     r"(?i)\b(?:which|prefer|would you (?:like|rather)|what would you|either|or)\b"
 )
 """A question that offers options ("Hire or Gary?", "Which of these would you consider?",

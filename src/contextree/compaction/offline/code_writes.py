@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.text import add_once
 
 __all__ = ["CODE_ARGUMENTS", "code_written_paths", "interpreter_code"]
@@ -28,7 +29,7 @@ _QUOTED: Final = (
     rf"""\s*(?:{_PATH_NAMES}\s*=\s*)?[rbu]?(?P<q>['"])(?P<path>[^'"\n{{}}]{{1,300}})(?P=q)"""
 )
 """A quoted path (never an f-string: ``f'...'`` is built at run time), perhaps named."""
-_PATH_FIRST: Final = re.compile(
+_PATH_FIRST: Final = LazyPattern(
     r"(?:\.(?:to_csv|to_tsv|to_parquet|to_excel|to_json|to_feather|to_pickle|to_hdf|to_stata|"
     r"to_html|to_markdown|to_latex|to_file|to_netcdf|to_zarr|write_csv|write_parquet|"
     r"write_json|write_excel|write_ipc|savefig|write_image|write_html)"
@@ -37,25 +38,25 @@ _PATH_FIRST: Final = re.compile(
     r")\(" + _QUOTED
 )
 """Calls whose first argument is the file written."""
-_PATH_SECOND: Final = re.compile(
+_PATH_SECOND: Final = LazyPattern(
     r"\b(?:write\.csv|write\.table|write_csv|write_tsv|saveRDS|writeLines|torch\.save|"
     r"joblib\.dump)\((?:[^()'\"\n]|\([^()'\"\n]{0,40}\)){1,80}," + _QUOTED
 )
 """R's calls, ``torch.save`` and ``joblib.dump``: the object first, then the file."""
-_OPEN_FOR_WRITING: Final = re.compile(
+_OPEN_FOR_WRITING: Final = LazyPattern(
     r"\bopen\(" + _QUOTED + r"""\s*,\s*(?:mode\s*=\s*)?['"][wax]"""
 )
-_PATH_WRITES: Final = re.compile(
+_PATH_WRITES: Final = LazyPattern(
     r"\bPath\(" + _QUOTED + r"""\)\.(?:write_text|write_bytes|open\(\s*['"][wax])"""
 )
 """``Path('notes.md').write_text(...)``: the path comes before the call."""
-_FILE_LIKE: Final = re.compile(r"/|\.[A-Za-z][A-Za-z0-9]{0,7}$")
-_INTERPRETER_HEREDOC: Final = re.compile(
+_FILE_LIKE: Final = LazyPattern(r"/|\.[A-Za-z][A-Za-z0-9]{0,7}$")
+_INTERPRETER_HEREDOC: Final = LazyPattern(
     r"(?m)(?:^|[;&|])\s*(?:python3?|ipython|Rscript|node|deno|bun)\b[^\n<]*<<-?\s*['\"]?(\w+)['\"]?"
     r"[^\n]*\n(?P<body>.*?)^\s*\1\s*$",
     re.DOTALL,
 )
-_INLINE_CODE: Final = re.compile(
+_INLINE_CODE: Final = LazyPattern(
     r"(?:^|[;&|\s])(?:python3?|Rscript|node)\s+(?:-\w+\s+)*-[ce]\s+(?P<q>['\"])(?P<body>.*?)(?<!\\)(?P=q)",
     re.DOTALL,
 )

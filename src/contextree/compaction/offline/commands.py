@@ -6,20 +6,21 @@ import re
 from typing import Final
 
 from contextree.compaction.offline.digest import COMMAND_CHARS, ERROR_CHARS, Command
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import Gated, add_once, clip, may_hold, words_of
 
 _EXIT_CODE = re.compile(
     r"(?i)(?:command exited with code|exit(?:ed with)? (?:code|status):?)\s*(-?\d+)"
 )
-_CANCELLED = re.compile(
+_CANCELLED = LazyPattern(
     r"(?i)\bcommand (?:aborted|cancelled|canceled|timed out)\b|\(command cancelled\)"
 )
 _EXIT_LINE = Gated(_EXIT_CODE, ("exit",))
 """Where :data:`_EXIT_CODE` is only searched for: every match says "exit"."""
-_TRUNCATED = re.compile(r"\[\.\.\. \d+ more characters truncated\]")
+_TRUNCATED = LazyPattern(r"\[\.\.\. \d+ more characters truncated\]")
 ERROR_LINE = Gated(
-    re.compile(
+    (
         r"Traceback \(most recent call last\)"
         r"|\b[A-Z]\w*(?:Error|Exception)\b|\bError\b"
         r"|\b(?:error|fatal|panic)\b\s*(?:[A-Za-z]+\d+\s*)?:"
@@ -54,7 +55,7 @@ ERROR_LINE = Gated(
 )
 # Lines that start (after an optional "file:line:" location) with an error word: compiler and
 # test-runner output. Used where a loose match would catch source code, e.g. truncated output.
-_STRICT_ERROR = re.compile(
+_STRICT_ERROR = LazyPattern(
     r"^(?:[\w./@~-]+(?:[:(]\d+(?:[,:]\d+)*\)?)?:?\s*)?"
     r"(?:(?:error|fatal|panic|Error|ERROR|[A-Z]\w*(?:Error|Exception))(?:\s*\[?[A-Z]*\d+\]?)?:"
     r"|FAIL(?:ED)?\b|npm ERR!|Traceback \(most recent call last\)|E\s+\w+(?:Error|Exception)\b)"
@@ -69,8 +70,8 @@ _INSPECTION_PROGRAMS: Final = words_of(
 _GIT_INSPECTION: Final = words_of(
     "status diff log show branch remote rev-parse blame ls-files grep describe"
 )
-_CD_PREFIX = re.compile(r"cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
-_ENV_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=\S*")
+_CD_PREFIX = LazyPattern(r"cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
+_ENV_ASSIGNMENT = LazyPattern(r"[A-Za-z_]\w*=\S*")
 
 
 def bash_outcome(command: str, text: str) -> tuple[str, int | None, str | None]:
@@ -103,7 +104,7 @@ def bash_outcome(command: str, text: str) -> tuple[str, int | None, str | None]:
     return "failed", exit_code, errors[0] if errors else None
 
 
-_COUNTS = re.compile(
+_COUNTS = LazyPattern(
     # Test runners and linters report in lower case: "41 passed", "3 files changed".
     r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|tests?|"
     r"examples?|failures?|files? (?:changed|checked|would be reformatted)|rows?)\b"
@@ -145,7 +146,7 @@ def result_line(text: str, *, counts_only: bool = False) -> str | None:
     return None
 
 
-_WRITES = re.compile(
+_WRITES = LazyPattern(
     r"(?:^|[;&|]\s*)(?:sed|perl)\s+(?:-\w+\s+)*-[a-zA-Z]*i\S*\s+.*?(?P<a>[\w./~-]+\.\w+)\s*$"
     r"|\btee\s+(?:-a\s+)?(?P<b>[\w./~-]+)"
     r"|(?<![0-9&>])>{1,2}\s*(?P<c>[\w.~][\w./~-]*)"
@@ -178,7 +179,7 @@ _ALL_LINES: Final = 10_000
 
 
 def error_lines(text: str, limit: int = 3, *, strict: bool = False) -> list[str]:
-    pattern: re.Pattern[str] | Gated = _STRICT_ERROR if strict else ERROR_LINE
+    pattern: LazyPattern | Gated = _STRICT_ERROR if strict else ERROR_LINE
     found: list[str] = []
     for line in text.splitlines():
         stripped = line.strip()

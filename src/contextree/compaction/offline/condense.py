@@ -8,9 +8,9 @@ for, in their order, with ``[…]`` where sentences were left out; the talk goes
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.prose import CONSTRAINT, GOAL_STATEMENT
 from contextree.compaction.offline.specifics import PLAIN_WORDS, specific_count
 from contextree.compaction.offline.text import LIST_MARKER, SENTENCE_SPLIT, clip
@@ -19,8 +19,8 @@ GAP: Final = "[…]"
 """Where sentences were left out (the marker a head cut ends with)."""
 _MIN_HEAD: Final = 24
 """A piece cut shorter than this says too little to be worth its place."""
-_CLAUSE: Final = re.compile(r"(?<=[,;:])\s+(?=\S)")
-_FILLER: Final = re.compile(
+_CLAUSE: Final = LazyPattern(r"(?<=[,;:])\s+(?=\S)")
+_FILLER: Final = LazyPattern(
     r"(?i)^(?:ok(?:ay)?|so|yeah|yes|yep|no|hm+|um+|uh+|ugh|lol|haha|thanks|thx|cool|great|"
     r"honestly|anyway|sure|right|well|oh|ah|fine|wow)\b[\s,.!]*"
 )

@@ -40,6 +40,7 @@ from contextree.compaction.offline.digest import (
     Digest,
     FileChange,
 )
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.parts import (
     Part,
     ToolCall,
@@ -100,17 +101,17 @@ from contextree.compaction.offline.tool_results import (
 )
 from contextree.entries.types import LlmMessage, is_text_content
 
-_BASH_EXECUTION = re.compile(r"Ran `(?P<cmd>.*?)`\n", re.S)
-_EMBEDDED_SUMMARY = re.compile(
+_BASH_EXECUTION = LazyPattern(r"Ran `(?P<cmd>.*?)`\n", re.S)
+_EMBEDDED_SUMMARY = LazyPattern(
     r"(?P<intro>[^<]{0,800}?)<summary>\n(?P<body>.*?)\n?</summary>\s*\Z", re.S
 )
-_SLASH_COMMAND = re.compile(r"/[\w:.-]+")
+_SLASH_COMMAND = LazyPattern(r"/[\w:.-]+")
 _GOAL_CHARS: Final = 600
 _STATE_CHARS: Final = 400
 _USER_SCAN_CHARS: Final = 4000
 _FILE_TOOLS: Final = {"read": "read", "write": "write", "edit": "edit"}
 _USER_LINE_CHARS: Final = 300
-_PASTED = re.compile(
+_PASTED = LazyPattern(
     r"^\s*(?:[{\[\]}\"<]|at\s|E\s|>>>|\$\s|#\s|File \"|Traceback|\d{4}-\d\d-\d\d[T ]\d|\d+:\d\d|"
     r"(?:INFO|DEBUG|WARN(?:ING)?|ERROR|TRACE)\b)"
 )
@@ -119,13 +120,13 @@ _CHANGE_VERBS: Final = (
     *("added", "wrote", "written", "refactored", "renamed", "deleted", "removed", "extended"),
     *("adjusted", "touched"),
 )
-_CHANGED_IN_PROSE = re.compile(
+_CHANGED_IN_PROSE = LazyPattern(
     r"(?i)\b(?:I(?:'ve| have)?\s+(?:also\s+|now\s+|just\s+)?)(?:"
     + "|".join(_CHANGE_VERBS)
     + r")\s+(?:the\s+|a\s+|an\s+)?(?:file\s+|docs?\s+|tests?\s+in\s+)?"
 )
 _TODO_CHARS: Final = 300
-_BOLD: Final = re.compile(r"(\*\*|__)(.+?)\1")
+_BOLD: Final = LazyPattern(r"(\*\*|__)(.+?)\1")
 _NOTED_PER_MESSAGE: Final = 4
 """Specific statements kept from one assistant message: a long report names many things."""
 _MIN_REQUEST_WORDS: Final = 3
@@ -199,7 +200,7 @@ def _prose_lines(text: str) -> tuple[str, ...]:
     return tuple(lines)
 
 
-_FINISHED = re.compile(
+_FINISHED = LazyPattern(
     r"(?i)^(?:done|finished|all set|that's it)\b|\b(?:is|are) (?:in|done|finished|merged|"
     r"shipped|live|working)\b|\b(?:now works|works now|landed)\b"
 )

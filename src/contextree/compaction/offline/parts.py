@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Final
 
 from contextree.compaction.offline.digest import COMMAND_CHARS
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.text import clip
 
 _ROLES: Final = "User|Assistant thinking|Assistant tool calls|Assistant|Tool result"
@@ -20,10 +20,10 @@ _ROLE_KEYS: Final = {
     "Tool result": "result",
 }
 # A part's text may contain blank lines, so parts are split only before a role marker (§7.1).
-_PART_BOUNDARY = re.compile(rf"\n\n(?=\[(?:{_ROLES})\]: )")
-_PART_HEAD = re.compile(rf"\[({_ROLES})\]: ")
-_CALL_NAME = re.compile(r"\s*([^\s(;]+)\(")
-_CALL_KEY = re.compile(r"\s*([^=(),\s]+)=")
+_PART_BOUNDARY = LazyPattern(rf"\n\n(?=\[(?:{_ROLES})\]: )")
+_PART_HEAD = LazyPattern(rf"\[({_ROLES})\]: ")
+_CALL_NAME = LazyPattern(r"\s*([^\s(;]+)\(")
+_CALL_KEY = LazyPattern(r"\s*([^=(),\s]+)=")
 _JSON = json.JSONDecoder()
 
 

@@ -31,6 +31,7 @@ from contextree.compaction.offline.digest import (
     Digest,
     FileChange,
 )
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.prose import (
     CONSTRAINT,
     FIRM_PREFERENCE,
@@ -55,11 +56,11 @@ from contextree.compaction.offline.text import (
     union,
 )
 
-_TAG_BLOCK = re.compile(r"<(read-files|modified-files|files)>\n?(.*?)\n?</\1>\s*", re.S)
-_OMITTED = re.compile(r"^(?:…|\.\.\.) \(\d+ more files? omitted\)$")
-_HEADING = re.compile(r"^(#{2,3})\s+(.+?)\s*:?\s*$")
-_TURN_CONTEXT = re.compile(r"\n-{3,}\n+\*\*Turn Context \(split turn\):\*\*\n")
-_ITEM_MARKER = re.compile(r"^(?:[-*•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_TAG_BLOCK = LazyPattern(r"<(read-files|modified-files|files)>\n?(.*?)\n?</\1>\s*", re.S)
+_OMITTED = LazyPattern(r"^(?:…|\.\.\.) \(\d+ more files? omitted\)$")
+_HEADING = LazyPattern(r"^(#{2,3})\s+(.+?)\s*:?\s*$")
+_TURN_CONTEXT = LazyPattern(r"\n-{3,}\n+\*\*Turn Context \(split turn\):\*\*\n")
+_ITEM_MARKER = LazyPattern(r"^(?:[-*•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _SECTION_KEYS: Final = {
     "goal": "goal",
     "goals": "goal",
@@ -87,21 +88,21 @@ _SECTION_KEYS: Final = {
     "context for suffix": "suffix",
     "progress": "progress",
 }
-_MODIFIED_LINE = re.compile(r"^Modified `(?P<path>.+)`(?: \((?P<ops>[^()]*)\))?$")
-_READ_LINE = re.compile(r"^Read (?P<paths>`.*)$")
-_SAVED_LINE = re.compile(r"^Saved `(?P<path>[^`]+)` \((?P<tool>[^()]+)\)$")
-_RAN_LINE = re.compile(
+_MODIFIED_LINE = LazyPattern(r"^Modified `(?P<path>.+)`(?: \((?P<ops>[^()]*)\))?$")
+_READ_LINE = LazyPattern(r"^Read (?P<paths>`.*)$")
+_SAVED_LINE = LazyPattern(r"^Saved `(?P<path>[^`]+)` \((?P<tool>[^()]+)\)$")
+_RAN_LINE = LazyPattern(
     r"^Ran `(?P<cmd>.+?)`(?: ×(?P<runs>\d+))? \((?P<note>[^()]*)\)(?:: (?P<result>.*))?$"
 )
-_LEFT_OUT_LINE = re.compile(r"^_(\d+) of the user's statements left out for the budget\._$")
-_LEFT_OUT_IN = re.compile(r" ?_(\d+) of the user's statements left out for the budget\._")
+_LEFT_OUT_LINE = LazyPattern(r"^_(\d+) of the user's statements left out for the budget\._$")
+_LEFT_OUT_IN = LazyPattern(r" ?_(\d+) of the user's statements left out for the budget\._")
 """The same note inside a paragraph: earlier releases read it back as part of the goal line
 above it, and wrote one more each round."""
-_TOOLS_LINE = re.compile(r"^Other tools used: (?P<tools>.+)$")
-_INSPECTIONS_LINE = re.compile(r"^Ran \d+ read-only commands? \((?P<counts>.+)\)$")
-_FAILED_LINE = re.compile(r"^`(?P<cmd>.+)` failed \((?P<note>[^()]*)\)(?:: (?P<error>.*))?$")
-_EDIT_FAILED_LINE = re.compile(r"^Editing `(?P<path>.+)` failed(?:: (?P<error>.*))?$")
-_BACKTICKED = re.compile(r"`([^`]+)`")
+_TOOLS_LINE = LazyPattern(r"^Other tools used: (?P<tools>.+)$")
+_INSPECTIONS_LINE = LazyPattern(r"^Ran \d+ read-only commands? \((?P<counts>.+)\)$")
+_FAILED_LINE = LazyPattern(r"^`(?P<cmd>.+)` failed \((?P<note>[^()]*)\)(?:: (?P<error>.*))?$")
+_EDIT_FAILED_LINE = LazyPattern(r"^Editing `(?P<path>.+)` failed(?:: (?P<error>.*))?$")
+_BACKTICKED = LazyPattern(r"`([^`]+)`")
 _EMPTY_SUMMARIES: Final = ("No prior history.", "No content to summarize", "No summary generated")
 
 
@@ -146,8 +147,8 @@ def _our_references(lines: list[str]) -> bool:
     return all(read_reference_line(item) is not None for item in items)
 
 
-_NOTE_GROUP = re.compile(rf"^({NOTE_HEAD})\n(?={re.escape(NESTED_NOTE)})")
-_NESTED_MARKER = re.compile(r"^[-*•]\s+")
+_NOTE_GROUP = LazyPattern(rf"^({NOTE_HEAD})\n(?={re.escape(NESTED_NOTE)})")
+_NESTED_MARKER = LazyPattern(r"^[-*•]\s+")
 
 
 def _notes_of_group(fact: str) -> list[str]:
@@ -184,7 +185,7 @@ def _collect_tag(d: Digest, match: re.Match[str]) -> str:
 
 _CARRIED = "carried"
 """Section key of a heading we do not know: the section is carried whole under its heading."""
-_PARENTHETICAL = re.compile(r"\s*\(.*\)$")
+_PARENTHETICAL = LazyPattern(r"\s*\(.*\)$")
 
 
 def _section_key(title: str) -> str | None:
@@ -354,7 +355,7 @@ def _read_suffix_item(d: Digest, item: str, text: str) -> None:
         add_once(d.critical, text)
 
 
-_ASKED_SUFFIX = re.compile(r" \(asked (\d+) times\)$")
+_ASKED_SUFFIX = LazyPattern(r" \(asked (\d+) times\)$")
 
 
 def _read_request(d: Digest, text: str) -> None:

@@ -6,10 +6,10 @@ Finds the ``<conversation>``, ``<previous-summary>`` and ``<additional-context>`
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Final
 
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.prompt_templates import load_prompt
 from contextree.compaction.summary_request import SUMMARY_KINDS, SummaryKind
 
@@ -23,11 +23,11 @@ _TEMPLATE_KINDS: Final[tuple[tuple[str, SummaryKind], ...]] = (
     ("branch-summary", "branch"),
 )
 _FOCUS_MARKER: Final = "Additional focus: "
-_SHORT_PROMPT = re.compile(
+_SHORT_PROMPT = LazyPattern(
     r"(?i)\b(?:2|two)\s*(?:-|–|to|or)\s*(?:3|three)\s+sentences|short summary"
 )
-_TURN_PREFIX_PROMPT = re.compile(r"(?i)## original request|context for suffix|prefix of a turn")
-_BRANCH_WORD = re.compile(r"(?i)\bbranch\b")
+_TURN_PREFIX_PROMPT = LazyPattern(r"(?i)## original request|context for suffix|prefix of a turn")
+_BRANCH_WORD = LazyPattern(r"(?i)\bbranch\b")
 
 
 @dataclass(frozen=True)

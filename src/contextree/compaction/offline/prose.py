@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Final
 
 from contextree.compaction.offline.digest import SENTENCE_CHARS
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.specifics import has_specifics, says_something
 from contextree.compaction.offline.text import (
     FENCE,
@@ -46,7 +47,7 @@ rather than rule something out."""
 # is a complaint, not a rule, so "don't" only counts at the start. A curly apostrophe is an
 # apostrophe.
 CONSTRAINT = Gated(
-    re.compile(
+    (
         r"(?i)^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?only\b"
         rf"|^{_OPENERS}{{0,3}}(?:{_DONT}{_NOT_A_RULE_AFTER_DONT}|never(?!\s+mind\b)|always|"
         r"avoid|make sure|ensure)\b"
@@ -136,7 +137,7 @@ CONSTRAINT = Gated(
     ),
 )
 GOAL_STATEMENT = Gated(
-    re.compile(
+    (
         r"(?i)\b(?:the|my|our)\s+whole\s+point\s+"
         r"(?:of\s+(?:this|the|our|my|all\s+this|it\s+all)(?:\s+\w+)?\s+)?is\b"
         r"|\bthe\s+point\s+of\s+(?:this|all\s+this|it\s+all)\s+is\b"
@@ -219,13 +220,13 @@ def goal_clause(text: str) -> str | None:
     return None
 
 
-RULE_START = re.compile(
+RULE_START = LazyPattern(
     rf"(?i)^{_OPENERS}{{0,3}}(?:{_DONT}|never|always|avoid|make sure|ensure|only|must)\b"
 )
 # fmt: off
 PREFERENCE_LINE = GatedAlternatives(
     tuple(
-        Gated(re.compile(pattern, re.IGNORECASE), words)
+        Gated(pattern, words, flags=re.IGNORECASE)
         for pattern, words in (
             # Each part with the words that every match of it holds: a line is searched for
             # the parts whose words it has (the whole alternation was searched in every line
@@ -314,21 +315,21 @@ PREFERENCE_LINE = GatedAlternatives(
 )
 # fmt: on
 """A user's line that states a preference: :meth:`~GatedAlternatives.found` answers."""
-_RULES_HEADING = re.compile(
+_RULES_HEADING = LazyPattern(
     r"(?i)^[#*_\s]*(?:(?:hard|ground|house|some|a few|the|our|my)\s+)?(?P<kind>constraints?|"
     r"rules?|requirements?|restrictions?|must[- ]haves?|non[- ]negotiables?|preferences?|"
     r"guidelines?|conventions?|polic(?:y|ies)|safety|limits?|boundaries|do(?:'?s)? and "
     r"don'?ts)\b[^:\n]{0,30}:[*_\s]*$"
 )
 """A line that introduces a list of rules ("Constraints:", "**Preferences:**")."""
-FIRM_PREFERENCE = re.compile(
+FIRM_PREFERENCE = LazyPattern(
     r"(?i)^(?!.*\b(?:lean|leaning|ideally|maybe|perhaps|if possible|probably|i guess)\b)"
     r".*(?:, not\b|, no\b|\binstead of\b|\brather than\b)"
 )
 """A preference said against its alternative ("metric, not imperial"): kept as a rule,
 unless hedged ("I'd lean toward something quieter, not right in the centre")."""
 _DECISION = Gated(
-    re.compile(
+    (
         r"(?i)\b(?:decided|decide to|decision|instead of|rather than|because|root cause|"
         r"the (?:issue|problem|bug|fix) (?:is|was)|going with|opted|chose|switch(?:ed|ing)? to|"
         r"the approach)\b"
@@ -351,13 +352,13 @@ _DECISION = Gated(
         "the approach",
     ),
 )
-USER_DECISION = re.compile(
+USER_DECISION = LazyPattern(
     r"(?i)^(?:ok(?:ay)?|right|fine|so|then|alright)?[,.!]?\s*(?:let's\s+|we'll\s+|we will\s+)?"
     r"(?:go with|go for|switch to|settle on|decided\b|decision\b|change of plan\b|"
     r"we(?:'ve| have)? decided\b|the decision is\b)"
 )
 """A user's line that settles a choice ("Go with limit/offset: ...", "Decision: ...")."""
-USER_CHOICE_WITHIN = re.compile(
+USER_CHOICE_WITHIN = LazyPattern(
     r"(?i)(?:^|[.!;,]\s+)(?:(?:ok(?:ay)?|right|so|actually|hmm+|fine|then)[,.]?\s+)*"
     r"(?:scrap that|change of plan|let'?s (?:go with|go for|do|take|book)|"
     r"we'?ll (?:go with|take|do)|go with|go for|switch to|i'?ll take|we take)\b"
@@ -366,10 +367,10 @@ USER_CHOICE_WITHIN = re.compile(
 """A choice made at the start of any clause of a user's line, after an "ok" or an "actually"
 ("hmm. ok scrap that, give the mould wash to tidewell instead"; "fine, we'll take the later
 one"), or a line's sentence that ends on "instead"."""
-_CORRECTION_START = re.compile(
+_CORRECTION_START = LazyPattern(
     r"(?i)^(?:no|nope|nah)(?:\s*[,.!:;]+|\s+[-\u2013\u2014]+)\s*\S+(?:\s+\S+){2}"
 )
-_CORRECTION_DIRECTIVE = re.compile(
+_CORRECTION_DIRECTIVE = LazyPattern(
     r"(?i)\b(?:should(?:n'?t)?|must|has to|have to|needs? to|keep|use|stays?|leave|revert|undo|"
     r"instead|rather|only|want|put|make|move|rename|remove|delete|add|change|belongs?|"
     r"don'?t|do not|no need)\b"
@@ -389,21 +390,21 @@ def user_correction(line: str) -> bool:
     )
 
 
-_INTENT = re.compile(r"(?i)^(?:I'll|I will|Let's|We'll|We will|I'm going to|I am going to)\b")
-_LOOK_INTENT = re.compile(
+_INTENT = LazyPattern(r"(?i)^(?:I'll|I will|Let's|We'll|We will|I'm going to|I am going to)\b")
+_LOOK_INTENT = LazyPattern(
     r"(?i)^(?:I'll|I will|Let's|Let me|We'll|We will|I'm going to|I am going to)\s+"
     r"(?:now\s+|first\s+|also\s+|quickly\s+|just\s+)?(?:read|check|look|see|examine|inspect|"
     r"view|search|find|explore|start|run|verify|try|open|investigate|review|analy[sz]e|"
     r"understand|get|take|fix|help|create a summary|summarize)\b"
 )
-_LET_ME = re.compile(r"(?i)let me\b")
-_PLAN_INTRO = re.compile(r"(?i)\b(?:next|remaining|todo|to do|still need|plan|will)\b.*:$")
-_PLAN_SENTENCE = re.compile(
+_LET_ME = LazyPattern(r"(?i)let me\b")
+_PLAN_INTRO = LazyPattern(r"(?i)\b(?:next|remaining|todo|to do|still need|plan|will)\b.*:$")
+_PLAN_SENTENCE = LazyPattern(
     r"(?i)^(?:next|then|after that|finally)\b|\b(?:still need to|next step|remaining work|"
     r"left to do|todo)\b"
 )
 TODO_STATEMENT = Gated(
-    re.compile(
+    (
         r"(?i)^(?:[-*]\s+|\d+[.)]\s+)?(?:\*\*)?(?:TODO|FIXME)\b"
         # Not what the user would still need if something were otherwise ("without the move
         # you'd still need to reconnect the sink"); the assistant's "I'd still need to" is.
@@ -416,8 +417,8 @@ TODO_STATEMENT = Gated(
     ),
     ("todo", "fixme", "still ", "left to do", "remaining work", "haven't", "yet"),
 )
-_PLAN_PREFIX = re.compile(r"(?i)^(?:next|then|after that|finally)\b[,:]?\s*")
-PATH = re.compile(
+_PLAN_PREFIX = LazyPattern(r"(?i)^(?:next|then|after that|finally)\b[,:]?\s*")
+PATH = LazyPattern(
     r"(?<![\w/.:@-])(?:~/|\.{1,2}/|/)?(?:[\w@+-][\w.@+-]*/)+[\w.@+-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}\b"
     r"|`([\w.@+-]+\.[A-Za-z][A-Za-z0-9]{0,7})`"
 )
@@ -497,7 +498,7 @@ def pending_question_in(text: str) -> str | None:
     return None
 
 
-_STEP_LEAD = re.compile(
+_STEP_LEAD = LazyPattern(
     r"(?i)^(?:\*\*)?(?:next,?\s+|then,?\s+|after that,?\s+|finally,?\s+|also,?\s+)?"
     r"(?:(?:I'll|I will|we'll|we will|I need to|we need to|I still need to|we still need to|"
     r"still need to|TODO:?|to do:?)\s+)?"
@@ -557,8 +558,8 @@ _DONE: Final = (
     "done|finished|completed|migrated|fixed|resolved|implemented|added|updated|removed|"
     "converted|moved"
 )
-DONE_WORDS = Gated(re.compile(rf"(?i)\b(?:{_DONE})\b"), tuple(_DONE.split("|")))
-WORD = re.compile(r"[A-Za-z0-9_./-]{4,}")
+DONE_WORDS = Gated(rf"(?i)\b(?:{_DONE})\b", tuple(_DONE.split("|")))
+WORD = LazyPattern(r"[A-Za-z0-9_./-]{4,}")
 _TODO_WORDS = frozenset({"todo", "still", "need", "have", "left", "fixme", "remain", "work"})
 
 
@@ -582,7 +583,7 @@ def reports_done(text: str, todo: str) -> bool:
 
 
 STATUS = Gated(
-    re.compile(
+    (
         r"(?i)\b(?:status|progress|current task|currently working on|next up|next (?:is|step is)|"
         r"remaining|steps? \d+(?:\s*[-–]\s*\d+)?)\b"
         r"|\b\d+\s*(?:/|of)\s*\d+\s+(?:steps?|parts?|tasks?|items?|stages?|phases?|done|complete|"
@@ -597,7 +598,7 @@ STATUS = Gated(
     ),
 )
 """A statement of where the work stands ("steps 1-3 of 5 done, next is token refresh")."""
-_STATEMENT = re.compile(
+_STATEMENT = LazyPattern(
     # The look-ahead (the first letters of the words, matched as (?i) matches them) lets the
     # engine pass over a position at once instead of trying each word there: 40% faster.
     r"(?i)\b(?=[iawrluhospenm])(?:is|are|was|were|runs?|lives?|uses?|holds?|owns?|starts?|"
@@ -605,7 +606,7 @@ _STATEMENT = re.compile(
 )
 """A declarative sentence: says what something is, has or must be."""
 PROSE_ERROR = Gated(
-    re.compile(
+    (
         r"\b[A-Z]\w*(?:Error|Exception)\b|(?i:\b(?:fails?|failed|failing|crashes|errors?) "
         r"(?:with|on)\b)"
     ),
@@ -633,7 +634,7 @@ _INTERJECTION = (
     r"(?:(?:ok(?:ay)?|alright|all right|right|yes|yeah|yep|no|nope|so|now|then|and|also|hmm+|"
     r"great|cool|fine|thanks|thx|pls|please|actually|wait|well)[,.!]*\s+)*"
 )
-_INSTRUCTION = re.compile(
+_INSTRUCTION = LazyPattern(
     rf"(?i)^{_INTERJECTION}(?:"
     r"(?:please|pls|can you|could you|would you|will you|let'?s|go ahead|try|make|write|"
     r"create|add|remove|delete|use|read|open|show|tell|give|find|fix|run|check|look|"
@@ -653,7 +654,7 @@ def instruction(line: str) -> bool:
     return _INSTRUCTION.match(line.strip()) is not None
 
 
-_ASKS = re.compile(
+_ASKS = LazyPattern(
     rf"(?i)^{_INTERJECTION}(?:like,?\s+|um+,?\s+|oh,?\s+)?(?:"
     r"how (?:many|much|long|far|often|come|do|does|did|is|are|was|were)|"
     r"what(?:'?s| is| are| was| were| do| does| did| time| about| if| happens)|"

@@ -15,12 +15,13 @@ names more than six codes is a listing (a table of contractors, a log) and adds 
 
 from __future__ import annotations
 
-import re
 import string
 from collections.abc import Iterator
 from typing import Final
 
 import ahocorasick_rs
+
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 
 REFERENCES_HEADING: Final = "## References"
 _GATE: Final = ahocorasick_rs.AhoCorasick(
@@ -35,28 +36,28 @@ _GATE: Final = ahocorasick_rs.AhoCorasick(
 ("T-4", "H7", "1Z", "P-3"); one pass of an automaton finds them, where a regular expression
 for words with a digit took 18 ns a character (0.07 s on the 4 MB a 100k session compacts)."""
 _WORD: Final = frozenset(string.ascii_letters + string.digits + "_-")
-_TOKEN: Final = re.compile(r"[A-Za-z0-9_-]+")
-_UPPER: Final = re.compile(r"[A-Z]")
-_WITH_UNIT: Final = re.compile(r"\d+(?:\.\d+)?[A-Za-z]{1,3}")
+_TOKEN: Final = LazyPattern(r"[A-Za-z0-9_-]+")
+_UPPER: Final = LazyPattern(r"[A-Z]")
+_WITH_UNIT: Final = LazyPattern(r"\d+(?:\.\d+)?[A-Za-z]{1,3}")
 """A number with its unit ("120GB", "300ms", "4K"): a quantity, not a code."""
 _BEFORE_NOT: Final = frozenset("./@\\$€£")
 """A word right after one of these is part of a path, a host, an address or an amount."""
-_COLOUR: Final = re.compile(r"[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8}")
+_COLOUR: Final = LazyPattern(r"[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8}")
 """After a ``#``, a colour ("#2E3440"); any other word there is a number ("ticket #T-4471")."""
 _MIN_CHARS: Final = 5
 _MIN_DIGITS: Final = 2
 _LABEL_WORDS: Final = 3
 _LABEL_CHARS: Final = 40
-_CLAUSE_END: Final = re.compile(r"[.,!?;:()\[\]|>=\n\\]\s*|\s[-\u2013\u2014]\s")
-_MARKUP: Final = re.compile(r"[*`\"'#]+|(?<!\w)_+|_+(?!\w)")
+_CLAUSE_END: Final = LazyPattern(r"[.,!?;:()\[\]|>=\n\\]\s*|\s[-\u2013\u2014]\s")
+_MARKUP: Final = LazyPattern(r"[*`\"'#]+|(?<!\w)_+|_+(?!\w)")
 _LINKING: Final = frozenset(
     ("is", "was", "are", "were", "be", "of", "the", "a", "an", "to", "for", "as", "at", "with",
      "and", "on", "in", "under", "by")
 )
-_LINE: Final = re.compile(r"^(?P<code>\S+)(?: \((?P<label>[^()]*)\))?$")
+_LINE: Final = LazyPattern(r"^(?P<code>\S+)(?: \((?P<label>[^()]*)\))?$")
 _LISTING: Final = 6
 """A text that names more codes than this is a listing, not a reference to keep."""
-_TIMESTAMP: Final = re.compile(r"\d{4}-\d\d-\d\dT\d")
+_TIMESTAMP: Final = LazyPattern(r"\d{4}-\d\d-\d\dT\d")
 MAX_REFERENCES: Final = 40
 """At most this many codes are carried (the latest named, a code named again counting as
 named last): a session that names hundreds (a log) would spend its summary on them."""

@@ -7,7 +7,6 @@ short display summary is a few sentences instead.
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from contextree.compaction.offline.commands import resolved_failures
@@ -20,6 +19,7 @@ from contextree.compaction.offline.digest import (
     Digest,
 )
 from contextree.compaction.offline.items import Item, build_items
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.references import (
     REFERENCES_HEADING,
     code_words,
@@ -188,7 +188,7 @@ def _held_references(
     }
 
 
-_NOTE_LABEL: Final = re.compile(rf"^{NOTE_HEAD} ")
+_NOTE_LABEL: Final = LazyPattern(rf"^{NOTE_HEAD} ")
 """What a note of a tool's result starts with: kept whole when the rest is cut."""
 _NOTE_SHORT_CHARS: Final = 200
 """What a note of a tool's result is cut to: a result's sentences name more values than the

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from contextree.compaction.offline.lazy_pattern import LazyPattern
+
 _SHAPES: Final = (
     re.compile(r"https?://\S+"),  # URLs
     re.compile(r"\b[\w-]+(?:\.[\w-]+)+\.(?:[a-z]{2,10})\b(?::\d+)?"),  # hosts, dotted names
@@ -42,16 +44,16 @@ set of characters is scanned for them in C): the same matches, a third to a half
 time."""
 
 
-_DIGIT: Final = re.compile(r"\d")
-_PATH_SLASH: Final = re.compile(r"[\w.@-]/")
+_DIGIT: Final = LazyPattern(r"\d")
+_PATH_SLASH: Final = LazyPattern(r"[\w.@-]/")
 """Where the paths shape matches: its prefix is optional and its tail may be empty, so it
 matches exactly where a name character precedes a slash. Its own search backtracks over every
 word and was the slowest of the shapes."""
-_HOST_TAIL: Final = re.compile(r"\.[\w-]+\.[a-z]")
+_HOST_TAIL: Final = LazyPattern(r"\.[\w-]+\.[a-z]")
 """What every match of the hosts shape holds: its last dotted part and the dot before its
 top-level name. Searched from each dot (a literal start the engine skips to), where the shape
 itself tries every word of a sentence that holds a dot, nearly all of them."""
-_TWO_DIGITS: Final = re.compile(r"\d\d")
+_TWO_DIGITS: Final = LazyPattern(r"\d\d")
 
 # What a text holds that a shape needs, as bits: each is looked for once per text, and a shape
 # is searched only in a text that holds all of its bits (every match of it holds them), so a
@@ -146,7 +148,7 @@ PLAIN_WORDS: Final = 4
 """A statement of this many words says something even without a specific value."""
 
 
-_ACKNOWLEDGEMENT: Final = re.compile(
+_ACKNOWLEDGEMENT: Final = LazyPattern(
     r"(?i)^(?:[\s,.!:;)(-]|ok(?:ay)?|yes|yeah|yep|yup|sure|sounds|looks|good|great|perfect|"
     r"cool|awesome|nice|fine|thanks?|thank|you|thx|ty|that|that's|thats|this|it|is|works?|"
     r"for|to|me|us|got|makes|sense|all|lgtm|wonderful|excellent|exactly|right|alright|"

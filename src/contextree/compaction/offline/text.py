@@ -11,6 +11,7 @@ from typing import ClassVar, Final
 
 import ahocorasick_rs
 
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.tokens.estimate import utf16_len
 
 
@@ -18,12 +19,12 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+FENCE = LazyPattern(r"```.*?(?:```|\Z)", re.S)
 _ABBREVIATIONS: Final = ("est", "approx", "incl", "inc", "excl", "etc", "vs", "e.g", "i.e",
                          "mr", "mrs", "ms", "dr", "st", "tel", "ref", "ca", "Est", "Approx",
                          "Incl", "Inc", "Excl", "Mr", "Mrs", "Ms", "Dr", "St", "Tel", "Ref")
 """Words a period follows without ending the sentence ("BACKORDER - est. 19/06", "Mr. Lowe")."""
-SENTENCE_SPLIT: Final = re.compile(
+SENTENCE_SPLIT: Final = LazyPattern(
     # Every split begins at a white space character, which the pattern takes first: the
     # engine then skips to the next one in C instead of trying the pattern at every
     # character (half the time over a long conversation). The look-behinds that follow look
@@ -39,11 +40,11 @@ SENTENCE_SPLIT: Final = re.compile(
     + r"|(?<=\n)\n*)"
 )
 """Where a sentence ends: :func:`split_sentences` and the cutting of long lines share it."""
-LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+LIST_MARKER = LazyPattern(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _MARKER_STARTS: Final = "-*•"
 """What a list marker begins with after white space, other than a digit (``\\d``: what
 ``str.isdecimal`` says)."""
-_FOCUS_WORD = re.compile(r"[a-z0-9_./-]{4,}")
+_FOCUS_WORD = LazyPattern(r"[a-z0-9_./-]{4,}")
 _STOPWORDS: Final = words_of(
     "the and for with that this from into about keep focus more less only also please "
     "should must what when where which their there them they have been were will would "
@@ -74,15 +75,37 @@ class Gated:
     """A pattern searched only in a text that holds one of ``words`` (lower case) or, with
     ``digit``, a digit: each match of the pattern holds one, so the answer is the pattern's.
     The sentence patterns are case-insensitive alternations that the regex engine tries at
-    every position; finding none of their words first is ten times cheaper."""
+    every position; finding none of their words first is ten times cheaper.
 
-    __slots__ = ("_bit", "digit", "pattern", "words")
+    A pattern given as a string (with ``flags``) is compiled the first time a text holds one
+    of its words: many are long alternations that a session may never let through, and
+    compiling them all was a tenth of ``compact``'s start-up."""
 
-    def __init__(self, pattern: re.Pattern[str], words: tuple[str, ...], *, digit: bool = False):
-        self.pattern = pattern
+    __slots__ = ("_bit", "_compiled", "_source", "digit", "words")
+
+    def __init__(
+        self,
+        pattern: re.Pattern[str] | str,
+        words: tuple[str, ...],
+        *,
+        digit: bool = False,
+        flags: int = 0,
+    ):
+        self._source = (pattern, flags)
+        self._compiled = pattern if isinstance(pattern, re.Pattern) else None
         self.words = words
         self.digit = digit
         self._bit = _GATES.add(words, digit=digit)
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The pattern, compiled."""
+        return self._compiled or self._compile()
+
+    def _compile(self) -> re.Pattern[str]:
+        source, flags = self._source
+        compiled = self._compiled = re.compile(source, flags)
+        return compiled
 
     def search(self, text: str) -> re.Match[str] | None:
         """``pattern.search(text)``."""
@@ -91,7 +114,9 @@ class Gated:
         held = _GATES.kept.get(text)
         if held is None:
             held = _GATES.open_in(text)
-        return self.pattern.search(text) if held & self._bit else None
+        if not held & self._bit:
+            return None
+        return (self._compiled or self._compile()).search(text)
 
 
 class GatedAlternatives:
@@ -115,11 +140,12 @@ class GatedAlternatives:
             return False
         # (A text matches an alternation where it matches one of its branches.)
         return any(
-            open_in & part._bit and part.pattern.search(text) is not None for part in self.parts
+            open_in & part._bit and (part._compiled or part._compile()).search(text) is not None
+            for part in self.parts
         )
 
 
-_DIGIT: Final = re.compile(r"\d")
+_DIGIT: Final = LazyPattern(r"\d")
 
 
 class _Gates:
@@ -182,7 +208,13 @@ class _Gates:
         # Overlapping: every word found, not only the first of those that overlap ("don",
         # "don't").
         lowered = text.lower()
-        if not lowered.isascii() or _SPACING.search(lowered):
+        # (Two C checks before the search: an ASCII sentence that prints has no tab or line
+        # break, and a regex tried at every position was a third of the time of this.)
+        if (
+            not lowered.isascii()
+            or "  " in lowered
+            or (not lowered.isprintable() and _SPACING.search(lowered))
+        ):
             # A word of two ("instead of", ", not") is matched by a pattern's \s+ too: a tab,
             # a line break, two spaces or a no-break space between them is one space to the
             # gate (only which words are in the text matters, not where).
@@ -192,7 +224,7 @@ class _Gates:
         return found
 
 
-_SPACING: Final = re.compile(r"[\t\n\r\f\v]| {2}")
+_SPACING: Final = LazyPattern(r"[\t\n\r\f\v]| {2}")
 _GATES: Final = _Gates()
 
 
@@ -234,8 +266,8 @@ def mentions(text: str, words: tuple[str, ...]) -> bool:
     return any(word in lowered for word in words)
 
 
-_NOT_SPACE: Final = re.compile(r"\S")
-_LINE_BREAK: Final = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_NOT_SPACE: Final = LazyPattern(r"\S")
+_LINE_BREAK: Final = LazyPattern("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 """Where ``str.splitlines`` breaks a line ("\\r\\n" breaks where its "\\r" is)."""
 
 
@@ -334,7 +366,7 @@ def fit_text(text: str, budget_tokens: int) -> str:
     return result
 
 
-_SIMILAR_WORD = re.compile(r"[a-z0-9_./`-]{3,}")
+_SIMILAR_WORD = LazyPattern(r"[a-z0-9_./`-]{3,}")
 
 
 @functools.lru_cache(maxsize=8192)

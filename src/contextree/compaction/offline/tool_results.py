@@ -9,6 +9,7 @@ import re
 from typing import Final
 
 from contextree.compaction.offline.digest import SENTENCE_CHARS
+from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.parts import ToolCall
 from contextree.compaction.offline.prose import FILE_EXTENSIONS
 from contextree.compaction.offline.specifics import has_specifics, specific_count
@@ -25,31 +26,31 @@ _WHOLE_CHARS: Final = 600
 _FACTS_PER_RESULT: Final = 6
 _STANDOUTS_PER_RESULT: Final = 3
 _FLAGGED_PER_RESULT: Final = 2
-_MAIL_FRAME: Final = re.compile(
+_MAIL_FRAME: Final = LazyPattern(
     r"(?i)^\W*(?:(?:from|to|cc|bcc|subject|date|sent|reply-to)\s*:|(?:dear|hi|hello)\s+\w+,?$|"
     r"(?:kind regards|best regards|regards|many thanks|best wishes)\b)"
 )
 """The frame of a mail around what it says: noted after its other lines."""
-_LABEL: Final = re.compile(r"^[^.!?]{0,60}:$")
+_LABEL: Final = LazyPattern(r"^[^.!?]{0,60}:$")
 """A line that only introduces what follows ("[5] Sophie Turner, 21 Jun:", "Totals:") is not
 noted: the name and date of a thread's message say who wrote, not what."""
-_VALUE_IN_LABEL: Final = re.compile(r"\d{3,}|[£$€¥%]|\b[A-Za-z]+\d|\d+[A-Za-z]{2,}")
+_VALUE_IN_LABEL: Final = LazyPattern(r"\d{3,}|[£$€¥%]|\b[A-Za-z]+\d|\d+[A-Za-z]{2,}")
 """What makes a line ending in a colon more than a label: a number of three digits or more,
 money, a code ("Your booking ref is QX7731, details below:", "Door code 4417, from 9am:")."""
-_FLAGGED: Final = re.compile(
+_FLAGGED: Final = LazyPattern(
     r"(?i)^\W*(?:please note|note|nb|n\.b\.|important|warning|caution|attention|heads up|"
     r"reminder|please be aware)\b\W"
 )
 """A line that asks to be read: "Please note: ...", "IMPORTANT - ...", "NB the gate ..."."""
 _CALL_CHARS: Final = 240
-_ASKED: Final = re.compile(
+_ASKED: Final = LazyPattern(
     r"(?i)\b(?:please|pls|can you|could you|can we|could we|must|mustn't|must not|"
     r"no later than|not allowed|never|do not|don't)\b(?!\s+(?:find attached|let me know|"
     r"hesitate|reply|contact|call|get in touch|see|note))"
 )
 """A sentence that asks something of the reader (not a mail's "please find attached")."""
 
-_FAILURE: Final = re.compile(
+_FAILURE: Final = LazyPattern(
     r"(?i)^\W*(?:[\w.-]+\W+){0,3}?(?:declined|rejected|bounced|denied|refused|undeliverable|"
     r"failure|no match|not found|does not exist|doesn't exist|no such|invalid|unavailable|"
     r"timed out|timeout|insufficient|over (?:the )?limit|not allowed|forbidden|"
@@ -61,7 +62,7 @@ _FAILURE: Final = re.compile(
 tools' results, where no exit code tells, and never for a search's or a listing's."""
 
 
-_RECEIPT: Final = re.compile(
+_RECEIPT: Final = LazyPattern(
     r"(?:(?:reply|email|message|sms|text) )?sent\.?(?: at)? \d{1,2}:\d{2}\.?[\s✓.]*"
     r"(?:delivered)?\.?$",
     re.IGNORECASE,
@@ -158,13 +159,13 @@ _WRITE_VERBS: Final = frozenset(
     {"write", "save", "create", "update", "upload", "export", "generate", "rename", "copy",
      "edit", "append", "put", "draft"}
 )
-_NAME_PARTS: Final = re.compile(r"[^a-z0-9]+")
+_NAME_PARTS: Final = LazyPattern(r"[^a-z0-9]+")
 _NOT_TARGETS: Final = frozenset(
     {"body", "text", "content", "contents", "message", "html", "markdown", "url", "query",
      "from", "source", "src", "old", "old_path", "old_name", "from_path", "template"}
 )
 """Arguments that hold what is written or where it came from, not the file written."""
-_DOCUMENT: Final = re.compile(r"^[^\n]{0,180}\.(?P<ext>[A-Za-z][A-Za-z0-9]{1,4})$")
+_DOCUMENT: Final = LazyPattern(r"^[^\n]{0,180}\.(?P<ext>[A-Za-z][A-Za-z0-9]{1,4})$")
 _DOCUMENT_EXTENSIONS: Final = FILE_EXTENSIONS | frozenset(
     {"docx", "doc", "xlsx", "xls", "pptx", "ppt", "pdf", "odt", "ods", "odp", "rtf", "pages",
      "numbers", "key", "png", "jpg", "jpeg", "gif", "svg", "webp", "mp3", "wav", "mp4", "ics",
