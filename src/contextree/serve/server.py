@@ -133,7 +133,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.log_error("code %d, message %s", code, message)
         self._error(status, message or status.phrase)
 
+    def _host_refused(self) -> bool:
+        """Answers 403 (and returns True) when, without a token, the ``Host`` header names
+        another machine: DNS rebinding, a web page whose name now resolves to 127.0.0.1."""
+        config = self.server.config
+        if config.token is not None or _names_this_machine(self.headers.get("Host"), config.host):
+            return False
+        self._error(
+            HTTPStatus.FORBIDDEN,
+            "the Host header does not name this machine; without --token only requests to "
+            "127.0.0.1, [::1] or localhost are served",
+        )
+        return True
+
     def do_GET(self) -> None:
+        if self._host_refused():
+            return
         if self.path in ("/health", "/healthz"):
             self._reply(HTTPStatus.OK, {"status": "ok", "model": self.server.client.name})
         elif self.path in SUMMARIZE_PATHS:
@@ -203,6 +218,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorized():
             self._error(HTTPStatus.UNAUTHORIZED, _NO_TOKEN)
             return
+        if self._host_refused():
+            return
         if not self._is_json():
             self._error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
             return
@@ -261,6 +278,26 @@ def _token_matches(authorization: str, token: str) -> bool:
     if scheme.lower() != "bearer":
         return False
     return hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def _names_this_machine(host_header: str | None, bound: str) -> bool:
+    """Whether a ``Host`` header names the loopback interface (``127.0.0.1``, ``[::1]``,
+    ``localhost``, ``*.localhost``, which browsers resolve to loopback themselves) or the
+    address the server is bound to. No header at all (HTTP/1.0) passes: browsers always send
+    one, and the check is only against pages that DNS-rebind their own name."""
+    if host_header is None:
+        return True
+    name = host_header.strip().lower()
+    if name.startswith("["):  # [::1]:8765
+        name = name[1 : name.find("]")] if "]" in name else name
+    elif name.count(":") == 1:  # host:port (more colons: a bare IPv6 address)
+        name = name.partition(":")[0]
+    name = name.rstrip(".")
+    return (
+        is_loopback(name)
+        or name.endswith(".localhost")
+        or name == bound.strip("[]").lower()
+    )
 
 
 def _head_may_take_a_slot(head: bytes, token: str | None) -> bool:
