@@ -60,8 +60,15 @@ def test_a_foreign_host_name_is_refused_without_a_token(host: str) -> None:
 
 @pytest.mark.parametrize(
     "host",
-    ["127.0.0.1", "127.0.0.1:{port}", "localhost:{port}", "LOCALHOST", "[::1]:{port}",
-     "app.localhost:{port}", None],  # fmt: skip
+    [
+        "127.0.0.1",
+        "127.0.0.1:{port}",
+        "localhost:{port}",
+        "LOCALHOST",
+        "[::1]:{port}",
+        "app.localhost:{port}",
+        None,
+    ],
 )
 def test_loopback_names_and_a_missing_host_are_served(host: str | None) -> None:
     with _serving() as port:
