@@ -167,14 +167,8 @@ class _Handler(BaseHTTPRequestHandler):
         return kind == "application/json"
 
     def _read_json(self) -> dict[str, Any] | None:
-        length_text = self.headers.get("Content-Length")
-        if length_text is None:
-            self._error(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
-            return None
-        try:
-            length = int(length_text)
-        except ValueError:
-            self._error(HTTPStatus.BAD_REQUEST, "Content-Length is not a number")
+        length = self._content_length()
+        if length is None:
             return None
         if length < 0 or length > self.server.config.max_body_bytes:
             self._error(
@@ -210,6 +204,32 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.BAD_REQUEST, "body must be a JSON object")
             return None
         return body
+
+    def _content_length(self) -> int | None:
+        """The body's length, or ``None`` after an error reply (which closes the connection).
+
+        Only one plain decimal ``Content-Length`` frames a body: a proxy in front may go by
+        ``Transfer-Encoding`` (RFC 9112 §6.1), by another of two lengths, or refuse the
+        ``+10`` and ``1_0`` that ``int()`` takes, and read the rest of the body as a request
+        of its own (request smuggling)."""
+        if "Transfer-Encoding" in self.headers:
+            self._error(
+                HTTPStatus.NOT_IMPLEMENTED,
+                "Transfer-Encoding is not supported; send the body with a Content-Length",
+            )
+            return None
+        values = {value.strip() for value in self.headers.get_all("Content-Length") or ()}
+        if not values:
+            self._error(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
+            return None
+        if len(values) > 1:
+            self._error(HTTPStatus.BAD_REQUEST, "conflicting Content-Length headers")
+            return None
+        text = values.pop()
+        if not (text.isascii() and text.isdigit()) or len(text) > 18:
+            self._error(HTTPStatus.BAD_REQUEST, "Content-Length is not a number")
+            return None
+        return int(text)
 
     def do_POST(self) -> None:
         if self.path not in SUMMARIZE_PATHS:
