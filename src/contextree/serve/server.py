@@ -31,6 +31,7 @@ import http.client
 import io
 import json
 import logging
+import re
 import socket
 import threading
 import time
@@ -107,7 +108,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.keep_alive = not self.close_connection
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.info("%s %s", self.address_string(), format % args)
+        # The request line is the client's, verbatim: escaped, as http.server's own
+        # log_message (overridden here) does, so it cannot drive the operator's terminal.
+        log.info("%s %s", self.address_string(), _loggable(format % args))
 
     def _reply(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
         body = json.dumps(payload, ensure_ascii=False).encode()
@@ -272,6 +275,23 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(HTTPStatus.OK, {"summary": summary})
 
 
+_UNSAFE_IN_LOGS: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+)
+"""C0, DEL, C1, line separators and bidi controls: the characters ``contextree.cli.preview.
+escaped`` writes as escapes (the CLI layer, which serve may not import)."""
+
+
+def _loggable(text: str) -> str:
+    """``text`` with each control character written as ``\\xNN`` or ``\\uNNNN``."""
+    return _UNSAFE_IN_LOGS.sub(
+        lambda found: (
+            f"\\x{ord(found[0]):02x}" if ord(found[0]) < 0x100 else f"\\u{ord(found[0]):04x}"
+        ),
+        text,
+    )
+
+
 def _without_lone_surrogates(text: str) -> str:
     """``text`` with lone surrogates (JSON allows ``"\\ud800"``) as U+FFFD: they cannot be
     encoded as UTF-8, so a model request or our reply would fail on them."""
@@ -313,11 +333,7 @@ def _names_this_machine(host_header: str | None, bound: str) -> bool:
     elif name.count(":") == 1:  # host:port (more colons: a bare IPv6 address)
         name = name.partition(":")[0]
     name = name.rstrip(".")
-    return (
-        is_loopback(name)
-        or name.endswith(".localhost")
-        or name == bound.strip("[]").lower()
-    )
+    return is_loopback(name) or name.endswith(".localhost") or name == bound.strip("[]").lower()
 
 
 def _head_may_take_a_slot(head: bytes, token: str | None) -> bool:
