@@ -7,20 +7,29 @@ reports) in clear.
 
 from __future__ import annotations
 
-from reliability.fuzzing import run_cli
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from contextree.cli import render
+from contextree.cli.theme import THEME
+from contextree.settings.load import load_settings
 
 PASSWORD = "Hunter2-config-Pw"
 
 
-def test_config_prints_url_passwords_masked() -> None:
+def test_config_prints_url_passwords_masked(tmp_path: Path) -> None:
     url = f"https://bob:{PASSWORD}@summaries.example/x"
     env = {
-        "COLUMNS": "300",
+        "HOME": str(tmp_path),
         "CONTEXTREE_COMPACTION_REMOTE_ENDPOINT": url,
         "CONTEXTREE_MODEL": f"remote:{url}",
         "CONTEXTREE_RETRY_FALLBACK_MODELS": f'["remote:{url}"]',
     }
-    outcome = run_cli(["config"], env=env)
-    assert outcome.exit_code == 0, outcome.stderr
-    assert PASSWORD not in outcome.stdout + outcome.stderr
-    assert outcome.stdout.count("https://bob:***@summaries.example/x") == 3
+    loaded = load_settings(cwd=tmp_path, home=tmp_path / "ct", env=env)
+    out = io.StringIO()
+    Console(file=out, width=400, no_color=True, theme=THEME).print(render.settings_table(loaded))
+    shown = out.getvalue()
+    assert PASSWORD not in shown
+    assert shown.count("https://bob:***@summaries.example/x") == 3

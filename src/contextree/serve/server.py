@@ -4,7 +4,10 @@ Speaks the protocol of ``compaction.remoteEndpoint`` (pi-behaviour §7.6): ``POS
 ``{"systemPrompt": str, "prompt": str}``, get ``{"summary": str}``. Any model spec backs it; the
 built-in offline summarizer by default. Every error is a JSON ``{"error": ...}`` with a fitting
 status. Bodies are size-limited, and a bearer token is required whenever the server listens
-beyond the loopback interface.
+beyond the loopback interface. Without a token, a request whose ``Host`` header names another
+machine gets 403 (a web page reaching 127.0.0.1 through DNS rebinding). A body is framed by one
+decimal ``Content-Length`` only (``Transfer-Encoding`` gets 501), so a proxy in front cannot
+read a request's end differently.
 
 Slow clients: request heads are collected by :class:`~contextree.serve.intake.Intake` without a
 worker (a total deadline, ``header_timeout``); a worker slot is taken only for a complete head,
