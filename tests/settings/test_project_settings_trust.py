@@ -123,3 +123,35 @@ def test_compact_prints_the_destination_of_a_remote_summarizer(tmp_path: Path) -
     assert outcome.stderr.splitlines()[0] == (
         "note: the conversation is sent to remote at http://192.0.2.1:9/summarize"
     )
+
+
+@pytest.mark.parametrize("spelling", ['"False"', '"OFF"', '"No"', '" false"', "0"])
+def test_redaction_off_in_any_spelling_the_parser_takes_is_held(
+    tmp_path: Path, spelling: str
+) -> None:
+    # The held-values check used to compare against a few exact spellings while the parser
+    # lowers the text: enabled = "False" turned redaction off from a cloned repository.
+    project = tmp_path / "repo"
+    (project / ".contextree").mkdir(parents=True)
+    (project / ".contextree" / "settings.toml").write_text(f"[redaction]\nenabled = {spelling}\n")
+    try:
+        loaded = _load(tmp_path, project)
+    except Exception as exc:  # a value the parser refuses is an error, not a silent "off"
+        assert "redaction.enabled" in str(exc)
+        return
+    assert loaded.settings.redaction.enabled is True  # type: ignore[attr-defined]
+    assert "redaction.enabled = " in "\n".join(loaded.warnings)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("spelling", ['"FALSE"', '"Off"', "false"])
+def test_tools_kept_inside_the_project_in_any_spelling_is_no_warning(
+    tmp_path: Path, spelling: str
+) -> None:
+    project = tmp_path / "repo"
+    (project / ".contextree").mkdir(parents=True)
+    (project / ".contextree" / "settings.toml").write_text(
+        f"[tools]\nallowOutsideCwd = {spelling}\n"
+    )
+    loaded = _load(tmp_path, project)
+    assert loaded.settings.allow_outside_cwd is False  # type: ignore[attr-defined]
+    assert loaded.warnings == []  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from contextree.cli.preview import message_text
+from contextree.cli.preview import message_text, printable
 from contextree.entries.types import (
     is_assistant_message,
     is_text_content,
@@ -115,23 +115,25 @@ class ChatApp:
         return "" if url is None else f" (the conversation is sent to {first.name} at {url})"
 
     def _render_message(self, message: dict[str, Any]) -> None:
+        # printable(): a reply or a tool's output may hold escape sequences (a file the agent
+        # read), which rich passes through to the terminal; context and expand strip them too.
         if is_assistant_message(message):
             if message.get("stopReason") in ("error", "aborted"):
                 error = str(message.get("errorMessage") or message.get("stopReason"))
                 self._last_error = error
                 # soft_wrap: one line, however narrow the terminal (README: errors are one line)
-                self.console.print(Text(f"✗ {error}", style="ct.error"), soft_wrap=True)
+                self.console.print(Text(f"✗ {printable(error)}", style="ct.error"), soft_wrap=True)
                 return
             content = message.get("content")
             for block in content if isinstance(content, list) else []:
                 if is_text_content(block) and block.get("text"):
-                    self.console.print(Text(str(block["text"])))
+                    self.console.print(Text(printable(str(block["text"]))))
                 elif is_tool_call_content(block):
                     self.console.print(
-                        Text(message_text({"content": [block]}), style="ct.role.tool")
+                        Text(printable(message_text({"content": [block]})), style="ct.role.tool")
                     )
         elif is_tool_result_message(message):
-            first = message_text(message).strip().splitlines()
+            first = printable(message_text(message)).strip().splitlines()
             line = first[0][:120] if first else ""
             style = "ct.error" if message.get("isError") else "ct.meta"
             self.console.print(Text(f"  ⎿ {line}", style=style))
@@ -139,7 +141,8 @@ class ChatApp:
     def _render_compaction_end(self, data: dict[str, Any]) -> None:
         if data.get("errorMessage"):
             self._last_error = str(data["errorMessage"])
-            self.console.print(Text(f"✗ {data['errorMessage']}", style="ct.error"), soft_wrap=True)
+            error = printable(str(data["errorMessage"]))
+            self.console.print(Text(f"✗ {error}", style="ct.error"), soft_wrap=True)
         elif data.get("aborted"):
             self.console.print(
                 Text("compaction cancelled; nothing was written", style="ct.warning")
@@ -203,7 +206,7 @@ class ChatApp:
             return await self._command(command, rest)
         except ContextreeError as exc:
             if str(exc) != self._last_error:  # else its event printed it already
-                self.console.print(Text(f"error: {exc}", style="ct.error"))
+                self.console.print(Text(f"error: {printable(str(exc))}", style="ct.error"))
             return True
 
     async def _command(self, command: str, rest: str) -> bool:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -50,6 +51,7 @@ def recall(
     from contextree.cli import recall_render
     from contextree.recall import query_terms, recall_json
     from contextree.recall import recall as run_recall
+    from contextree.security.redact import environment_secrets
 
     if not query_terms(query):
         raise fail(f'the query "{query}" has no letter or digit to search for', 2)
@@ -70,6 +72,8 @@ def recall(
         limit=limit,
         all_branches=all_branches,
         settings=settings,
+        # The environment's secret values, as compact redacts them (docs/recall.md).
+        literals=environment_secrets(os.environ),
     )
     # What loading found wrong, kept with the scope: printing tree.report would read
     # every line of a large session the scope let this call skip.

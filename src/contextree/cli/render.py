@@ -483,6 +483,7 @@ def _setting_text(value: Any) -> str:
 def settings_table(loaded: Any) -> Table:
     """Every setting: key, effective value, source."""
     from contextree.settings.schema import KEYS
+    from contextree.store.masking import mask_passwords
 
     table = Table(title="Effective settings", title_justify="left")
     table.add_column("key", style="ct.heading", no_wrap=True)
@@ -490,7 +491,9 @@ def settings_table(loaded: Any) -> Table:
     # fold, not the default ellipsis: the source (a file path) is the point of this table.
     table.add_column("from", style="ct.meta", overflow="fold")
     for key in KEYS:
-        table.add_row(key, _setting_text(loaded.value(key)), loaded.origins[key])
+        # A URL's password (remoteEndpoint, remote:URL models) is masked as in every message.
+        value = mask_passwords(_setting_text(loaded.value(key)))
+        table.add_row(key, value, loaded.origins[key])
     return table
 
 

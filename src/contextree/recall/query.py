@@ -13,6 +13,7 @@ user said in other words, still leaves the page full instead of holding one hit 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -71,15 +72,22 @@ class RecallResult:
     """The ids searched (:attr:`searched` of them)."""
 
 
-def open_recall_index(tree: SessionTree, settings: Settings | None = None) -> RecallIndex:
+def open_recall_index(
+    tree: SessionTree, settings: Settings | None = None, *, literals: Iterable[str] = ()
+) -> RecallIndex:
     """``tree``'s index, placed and redacted as ``settings`` say (``recall.indexDir``,
-    ``redaction.*``); default settings without ``settings``."""
+    ``redaction.*``); default settings without ``settings``. ``literals`` are exact secret
+    values redacted too (the CLI and the agent pass the environment's, as ``compact`` does)."""
     from contextree.security.redact import Redactor
     from contextree.settings.load import Settings
 
     settings = settings if settings is not None else Settings()
-    redactor = Redactor.from_settings(settings.redaction)
-    key = "off" if redactor is None else f"{redactor.names}:{settings.redaction.patterns}"
+    values = sorted(set(literals))
+    redactor = Redactor.from_settings(settings.redaction, literals=values)
+    # Other literals rebuild the index. The key names how many and how long they are, never
+    # a hash of them: the index must not hold what would check a guessed password.
+    secrets = f":{len(values)}/{sum(map(len, values))}" if values else ""
+    key = "off" if redactor is None else f"{redactor.names}:{settings.redaction.patterns}{secrets}"
     return RecallIndex.for_tree(
         tree,
         index_dir=settings.recall_index_dir,
@@ -97,17 +105,19 @@ def recall(
     all_branches: bool = False,
     index: RecallIndex | None = None,
     settings: Settings | None = None,
+    literals: Iterable[str] = (),
 ) -> RecallResult:
     """Search the entries compactions folded out of ``leaf_id``'s context (see the module).
 
-    ``index`` is kept up to date and reused; without it one is opened for this call. A leaf
+    ``index`` is kept up to date and reused; without it one is opened for this call (with
+    ``literals``, see :func:`open_recall_index`). A leaf
     whose parent chain loops raises :class:`~contextree.errors.ParentCycleError`.
     """
     if limit < 1:
         raise ValueError("limit must be at least 1")
     terms = query_terms(query)
     own = index is None
-    used = open_recall_index(tree, settings) if index is None else index
+    used = open_recall_index(tree, settings, literals=literals) if index is None else index
     try:
         report = used.sync(tree)
         scope = searched_scope(used, tree, leaf_id, all_branches=all_branches)

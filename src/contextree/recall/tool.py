@@ -13,7 +13,7 @@ too (see :mod:`contextree.recall.turns`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -80,6 +80,8 @@ class SessionRecall:
         settings: where the index lives and what is redacted (default: built-in settings).
         index: an index already open for ``tree`` (the caller closes it); by default one is
             opened on the first search and closed by :meth:`close`.
+        literals: exact secret values redacted too (the agent passes the environment's), in
+            the index and in each excerpt before it is cut around the search's words.
     """
 
     def __init__(
@@ -88,9 +90,11 @@ class SessionRecall:
         settings: Settings | None = None,
         *,
         index: RecallIndex | None = None,
+        literals: Iterable[str] = (),
     ) -> None:
         self.tree = tree
         self.settings = settings
+        self._literals = tuple(literals)
         self._index: RecallIndex | None = index
         self._owns_index = index is None
         self._redact: Callable[[str], str] | None = None
@@ -130,7 +134,7 @@ class SessionRecall:
     def _search(self, query: str, limit: int) -> tuple[RecallResult, list[Excerpt]]:
         limit = max(1, min(_MAX_LIMIT, limit))
         if self._index is None:
-            self._index = open_recall_index(self.tree, self.settings)
+            self._index = open_recall_index(self.tree, self.settings, literals=self._literals)
             self._owns_index = True
         result = recall(self.tree, query, limit=limit, index=self._index)
         if not result.hits:
@@ -195,7 +199,7 @@ class SessionRecall:
             from contextree.settings.load import Settings
 
             settings = self.settings or Settings()
-            redactor = Redactor.from_settings(settings.redaction)
+            redactor = Redactor.from_settings(settings.redaction, literals=self._literals)
             self._redact = redactor.redact if redactor is not None else _unchanged
         return self._redact
 

@@ -135,7 +135,11 @@ class AgentSession:
         self.tools = dict(tools or {})
         # Offered to the model, with a line in the summary's wrapper, once the path has a
         # compaction (issue 26): what the summary left out can be searched.
-        self.recall = SessionRecall(tree, self.settings) if recall else None
+        self.recall = (
+            SessionRecall(tree, self.settings, literals=environment_secrets(os.environ))
+            if recall
+            else None
+        )
         self.tool_context = tool_context
         self.hooks = hooks or HookRegistry()
         self.system_prompt = system_prompt

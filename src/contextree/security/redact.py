@@ -242,15 +242,29 @@ _SECRET_VARIABLES: Final = (
     "_SECRET_KEY",
     "_ACCESS_KEY",
     "_ACCOUNT_KEY",
+    "_PRIVATE_KEY",
+    "_DSN",  # Sentry's DSN holds its key
+    "_WEBHOOK_URL",  # Slack's and Discord's webhook URLs are their own credential
+    "_AUTH",  # npm's NPM_CONFIG__AUTH
 )
+# Named whole, not by a suffix: libpq's and MySQL's password variables (a "_PWD" suffix would
+# be wrong for PWD and OLDPWD, the working directories).
+_SECRET_VARIABLE_NAMES: Final = frozenset({"PGPASSWORD", "MYSQL_PWD"})
 
 
 def environment_secrets(env: Mapping[str, str]) -> list[str]:
     """The values of ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ``*_PASS``,
-    ``*_PASSWD``, ``*_SECRET_KEY``, ``*_ACCESS_KEY`` and ``*_ACCOUNT_KEY`` variables
-    (``DB_PASS``, ``AWS_SECRET_ACCESS_KEY``): literal secrets for :class:`Redactor`, so a key
-    printed by a tool (``env``) is blanked out whatever its format."""
-    return [value for name, value in env.items() if name.upper().endswith(_SECRET_VARIABLES)]
+    ``*_PASSWD``, ``*_SECRET_KEY``, ``*_ACCESS_KEY``, ``*_ACCOUNT_KEY``, ``*_PRIVATE_KEY``,
+    ``*_DSN``, ``*_WEBHOOK_URL`` and ``*_AUTH`` variables (``DB_PASS``,
+    ``AWS_SECRET_ACCESS_KEY``; also a suffix alone, ``SECRET_KEY``), ``PGPASSWORD`` and
+    ``MYSQL_PWD``: literal secrets for :class:`Redactor`, so a key printed by a tool (``env``)
+    is blanked out whatever its format."""
+    # "_" + name: a suffix on its own (SECRET_KEY, PASSWORD, TOKEN) names a secret too.
+    return [
+        value
+        for name, value in env.items()
+        if f"_{name.upper()}".endswith(_SECRET_VARIABLES) or name.upper() in _SECRET_VARIABLE_NAMES
+    ]
 
 
 TOOL_ENV_SCRUBBED: Final = ("_API_KEY",)

@@ -4,7 +4,10 @@ Speaks the protocol of ``compaction.remoteEndpoint`` (pi-behaviour §7.6): ``POS
 ``{"systemPrompt": str, "prompt": str}``, get ``{"summary": str}``. Any model spec backs it; the
 built-in offline summarizer by default. Every error is a JSON ``{"error": ...}`` with a fitting
 status. Bodies are size-limited, and a bearer token is required whenever the server listens
-beyond the loopback interface.
+beyond the loopback interface. Without a token, a request whose ``Host`` header names another
+machine gets 403 (a web page reaching 127.0.0.1 through DNS rebinding). A body is framed by one
+decimal ``Content-Length`` only (``Transfer-Encoding`` gets 501), so a proxy in front cannot
+read a request's end differently.
 
 Slow clients: request heads are collected by :class:`~contextree.serve.intake.Intake` without a
 worker (a total deadline, ``header_timeout``); a worker slot is taken only for a complete head,
@@ -31,6 +34,7 @@ import http.client
 import io
 import json
 import logging
+import re
 import socket
 import threading
 import time
@@ -107,7 +111,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.keep_alive = not self.close_connection
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.info("%s %s", self.address_string(), format % args)
+        # The request line is the client's, verbatim: escaped, as http.server's own
+        # log_message (overridden here) does, so it cannot drive the operator's terminal.
+        log.info("%s %s", self.address_string(), _loggable(format % args))
 
     def _reply(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
         body = json.dumps(payload, ensure_ascii=False).encode()
@@ -133,7 +139,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.log_error("code %d, message %s", code, message)
         self._error(status, message or status.phrase)
 
+    def _host_refused(self) -> bool:
+        """Answers 403 (and returns True) when, without a token, the ``Host`` header names
+        another machine: DNS rebinding, a web page whose name now resolves to 127.0.0.1."""
+        config = self.server.config
+        if config.token is not None or _names_this_machine(self.headers.get("Host"), config.host):
+            return False
+        self._error(
+            HTTPStatus.FORBIDDEN,
+            "the Host header does not name this machine; without --token only requests to "
+            "127.0.0.1, [::1] or localhost are served",
+        )
+        return True
+
     def do_GET(self) -> None:
+        if self._host_refused():
+            return
         if self.path in ("/health", "/healthz"):
             self._reply(HTTPStatus.OK, {"status": "ok", "model": self.server.client.name})
         elif self.path in SUMMARIZE_PATHS:
@@ -152,14 +173,8 @@ class _Handler(BaseHTTPRequestHandler):
         return kind == "application/json"
 
     def _read_json(self) -> dict[str, Any] | None:
-        length_text = self.headers.get("Content-Length")
-        if length_text is None:
-            self._error(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
-            return None
-        try:
-            length = int(length_text)
-        except ValueError:
-            self._error(HTTPStatus.BAD_REQUEST, "Content-Length is not a number")
+        length = self._content_length()
+        if length is None:
             return None
         if length < 0 or length > self.server.config.max_body_bytes:
             self._error(
@@ -196,12 +211,40 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return body
 
+    def _content_length(self) -> int | None:
+        """The body's length, or ``None`` after an error reply (which closes the connection).
+
+        Only one plain decimal ``Content-Length`` frames a body: a proxy in front may go by
+        ``Transfer-Encoding`` (RFC 9112 §6.1), by another of two lengths, or refuse the
+        ``+10`` and ``1_0`` that ``int()`` takes, and read the rest of the body as a request
+        of its own (request smuggling)."""
+        if "Transfer-Encoding" in self.headers:
+            self._error(
+                HTTPStatus.NOT_IMPLEMENTED,
+                "Transfer-Encoding is not supported; send the body with a Content-Length",
+            )
+            return None
+        values = {value.strip() for value in self.headers.get_all("Content-Length") or ()}
+        if not values:
+            self._error(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
+            return None
+        if len(values) > 1:
+            self._error(HTTPStatus.BAD_REQUEST, "conflicting Content-Length headers")
+            return None
+        text = values.pop()
+        if not (text.isascii() and text.isdigit()) or len(text) > 18:
+            self._error(HTTPStatus.BAD_REQUEST, "Content-Length is not a number")
+            return None
+        return int(text)
+
     def do_POST(self) -> None:
         if self.path not in SUMMARIZE_PATHS:
             self._error(HTTPStatus.NOT_FOUND, f"no such endpoint {self.path}")
             return
         if not self._authorized():
             self._error(HTTPStatus.UNAUTHORIZED, _NO_TOKEN)
+            return
+        if self._host_refused():
             return
         if not self._is_json():
             self._error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
@@ -235,6 +278,23 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(HTTPStatus.OK, {"summary": summary})
 
 
+_UNSAFE_IN_LOGS: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+)
+"""C0, DEL, C1, line separators and bidi controls: the characters ``contextree.cli.preview.
+escaped`` writes as escapes (the CLI layer, which serve may not import)."""
+
+
+def _loggable(text: str) -> str:
+    """``text`` with each control character written as ``\\xNN`` or ``\\uNNNN``."""
+    return _UNSAFE_IN_LOGS.sub(
+        lambda found: (
+            f"\\x{ord(found[0]):02x}" if ord(found[0]) < 0x100 else f"\\u{ord(found[0]):04x}"
+        ),
+        text,
+    )
+
+
 def _without_lone_surrogates(text: str) -> str:
     """``text`` with lone surrogates (JSON allows ``"\\ud800"``) as U+FFFD: they cannot be
     encoded as UTF-8, so a model request or our reply would fail on them."""
@@ -261,6 +321,22 @@ def _token_matches(authorization: str, token: str) -> bool:
     if scheme.lower() != "bearer":
         return False
     return hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def _names_this_machine(host_header: str | None, bound: str) -> bool:
+    """Whether a ``Host`` header names the loopback interface (``127.0.0.1``, ``[::1]``,
+    ``localhost``, ``*.localhost``, which browsers resolve to loopback themselves) or the
+    address the server is bound to. No header at all (HTTP/1.0) passes: browsers always send
+    one, and the check is only against pages that DNS-rebind their own name."""
+    if host_header is None:
+        return True
+    name = host_header.strip().lower()
+    if name.startswith("["):  # [::1]:8765
+        name = name[1 : name.find("]")] if "]" in name else name
+    elif name.count(":") == 1:  # host:port (more colons: a bare IPv6 address)
+        name = name.partition(":")[0]
+    name = name.rstrip(".")
+    return is_loopback(name) or name.endswith(".localhost") or name == bound.strip("[]").lower()
 
 
 def _head_may_take_a_slot(head: bytes, token: str | None) -> bool:

@@ -142,11 +142,21 @@ def _unsafe_from_a_project(key: str, raw: Any) -> bool:
         return raw not in (None, "", "offline")
     if key in ("compaction.remoteEndpoint", "retry.fallbackModels", "recall.indexDir"):
         return bool(raw)
+    # Through parse_bool, the validator itself: a list of exact spellings let "False" or
+    # "OFF" (which the validator lowers) turn redaction off unheld.
     if key == "redaction.enabled":
-        return raw in (False, "false", "0", 0, "no", "off")
+        return raw in (0, "0") or _as_bool(raw) is False
     if key == "tools.allowOutsideCwd":
-        return raw not in (False, "false", "0", 0, "no", "off", None)
+        return raw is not None and _as_bool(raw) is not False
     return key == "security.trustProjectSettings"
+
+
+def _as_bool(raw: Any) -> bool | None:
+    """``raw`` read as the validator reads a bool; ``None`` when it would refuse it."""
+    try:
+        return parse_bool(raw)
+    except ValueError:
+        return None
 
 
 def _is_project_file(path: Path, cwd: Path) -> bool:
