@@ -489,7 +489,10 @@ def serve(
         str | None,
         typer.Option(
             envvar="CONTEXTREE_SERVE_TOKEN",
-            help="Bearer token clients must send (required beyond loopback).",
+            help=(
+                "Bearer token clients must send (required beyond loopback). Prefer the "
+                "CONTEXTREE_SERVE_TOKEN variable: a command line is visible to other users."
+            ),
         ),
     ] = None,
     max_body_bytes: Annotated[int, typer.Option(help="Largest request body accepted.")] = (
