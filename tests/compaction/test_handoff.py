@@ -129,6 +129,40 @@ def test_a_question_or_a_plain_statement_is_not_a_choice(line: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "todo"),
+    [
+        (
+            "great. i'll ring the centre myself on monday about the shower chair",
+            "i'll ring the centre myself on monday about the shower chair",
+        ),
+        (
+            "yeah hold the order. remind me to chase the asbestos survey for block C",
+            "remind me to chase the asbestos survey for block C",
+        ),
+        (
+            "i need to ring the garage about the door anyway so i'll do that bit",
+            "i need to ring the garage about the door anyway so i'll do that bit",
+        ),
+    ],
+)
+def test_what_the_user_will_do_themselves_is_an_open_todo(line: str, todo: str) -> None:
+    messages = [_user("Plan the week."), _say("Here it is."), _user(line), _say("OK.")]
+    summary = _summary(messages)
+    assert f"- User: {todo}" in _section(summary, "### Open TODOs")
+    # Carried by the next round until reported done.
+    later = _summary([_user("Now the rota."), _say("Done.")], previous_summary=summary)
+    assert f"- User: {todo}" in _section(later, "### Open TODOs")
+
+
+@pytest.mark.parametrize(
+    "line", ["should i ring them myself tomorrow?", "she'll ring the garage herself on monday"]
+)
+def test_a_question_or_someone_elses_plan_is_no_todo_of_the_users(line: str) -> None:
+    summary = _summary([_user("Plan the week."), _say("Here it is."), _user(line)])
+    assert "### Open TODOs" not in summary or "User: " not in _section(summary, "### Open TODOs")
+
+
+@pytest.mark.parametrize(
     "reply",
     [
         "no, thanks",

@@ -60,8 +60,6 @@ from contextree.compaction.offline.prose import (
     RULE_START,
     STATUS,
     TODO_STATEMENT,
-    USER_CHOICE_WITHIN,
-    USER_DECISION,
     decision_in,
     listed_rules,
     noted_fact,
@@ -73,7 +71,6 @@ from contextree.compaction.offline.prose import (
     says_the_goal,
     states_fact,
     states_rule,
-    user_correction,
 )
 from contextree.compaction.offline.references import add_references, latest_references
 from contextree.compaction.offline.specifics import has_specifics
@@ -99,6 +96,7 @@ from contextree.compaction.offline.tool_results import (
     saved_paths,
     tool_failed,
 )
+from contextree.compaction.offline.user_lines import decides, user_todo
 from contextree.entries.types import LlmMessage, is_text_content
 
 _BASH_EXECUTION = LazyPattern(r"Ran `(?P<cmd>.*?)`\n", re.S)
@@ -344,13 +342,15 @@ class _ConversationReader:
                 continue  # introduces something pasted, or quotes an error message
             if user and self._goal_statement(line, sentences, whole):
                 continue
-            chose = bool(USER_DECISION.match(line)) and len(line.split()) >= _MIN_REQUEST_WORDS
-            if user and not line.endswith("?"):
-                # A choice made within a line ("ok scrap that, give the wash to tidewell
-                # instead"), or the first line of a reply to an offer of options.
-                chose = chose or self.choosing or USER_CHOICE_WITHIN.search(line) is not None
-                self.choosing = False
-            if chose or user_correction(line):
+            # The reply's first line answers an offer of options (see _user).
+            answering = user and self.choosing and not line.endswith("?")
+            self.choosing = self.choosing and not answering
+            # What the user will do themselves, or asks to be reminded of, is open work: listed
+            # with the TODOs (the line stays a statement too).
+            todo = user_todo(line, sentences) if user else None
+            if todo:
+                add_once(d.todos, clip(todo, _TODO_CHARS))
+            if decides(line, user=user, answering=answering, min_words=_MIN_REQUEST_WORDS):
                 # The user's own choice (or correction) is kept whole, in their words, as a
                 # decision.
                 add_once(d.decisions, f"User: {whole}")

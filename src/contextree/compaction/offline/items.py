@@ -37,6 +37,7 @@ from contextree.compaction.offline.text import (
     one_line,
     plural,
 )
+from contextree.compaction.offline.user_lines import USER_TODO_MARK
 
 _GOAL_NOTE_SHOWN_CHARS: Final = 200
 """What of a goal note (or of the goal's clause in its short form) stays when even the
@@ -46,6 +47,8 @@ _RESPOND_CHARS: Final = 80
 """The latest request in the next step that answers it (shown whole under In Progress)."""
 _REFERENCE_PRIORITY: Final = 86
 """A reference code's line: a few tokens that outlast the sentences naming the code."""
+_USER_TODO_PRIORITY: Final = 80
+"""A TODO the user left open ranks with their preferences (80-85)."""
 _SHOWN_COMMANDS: Final = 10
 """Clean runs listed one per line (the most recent); older ones are counted by program."""
 
@@ -270,7 +273,13 @@ def _add_in_progress(b: _ItemBuilder, d: Digest) -> None:
         b.add("in_progress", f"[ ] {clip(item, _RESPOND_CHARS) if shown else item}", 80)
     for todo in d.todos:
         # An open TODO survives every round until history reports it done.
-        b.add("todos", todo, 100, must=True, clip_to=200)
+        if todo.startswith(USER_TODO_MARK):
+            # The user's own ("i'll ring them myself on monday"): kept beside their
+            # preferences, not before everything as the work's own TODOs are (a must item
+            # each filled a small budget: dev -2 within 20%).
+            b.add("todos", todo, _USER_TODO_PRIORITY, user=True)
+        else:
+            b.add("todos", todo, 100, must=True, clip_to=200)
     if d.last_action:
         b.add("in_progress", f"[ ] {ACTION_LABEL} {d.last_action}", 60)
 

@@ -352,44 +352,6 @@ _DECISION = Gated(
         "the approach",
     ),
 )
-USER_DECISION = LazyPattern(
-    r"(?i)^(?:ok(?:ay)?|right|fine|so|then|alright)?[,.!]?\s*(?:let's\s+|we'll\s+|we will\s+)?"
-    r"(?:go with|go for|switch to|settle on|decided\b|decision\b|change of plan\b|"
-    r"we(?:'ve| have)? decided\b|the decision is\b)"
-)
-"""A user's line that settles a choice ("Go with limit/offset: ...", "Decision: ...")."""
-USER_CHOICE_WITHIN = LazyPattern(
-    r"(?i)(?:^|[.!;,]\s+)(?:(?:ok(?:ay)?|right|so|actually|hmm+|fine|then)[,.]?\s+)*"
-    r"(?:scrap that|change of plan|let'?s (?:go with|go for|do|take|book)|"
-    r"we'?ll (?:go with|take|do)|go with|go for|switch to|i'?ll take|we take)\b"
-    r"|\binstead[.!]?(?:\s|$)"
-)
-"""A choice made at the start of any clause of a user's line, after an "ok" or an "actually"
-("hmm. ok scrap that, give the mould wash to tidewell instead"; "fine, we'll take the later
-one"), or a line's sentence that ends on "instead"."""
-_CORRECTION_START = LazyPattern(
-    r"(?i)^(?:no|nope|nah)(?:\s*[,.!:;]+|\s+[-\u2013\u2014]+)\s*\S+(?:\s+\S+){2}"
-)
-_CORRECTION_DIRECTIVE = LazyPattern(
-    r"(?i)\b(?:should(?:n'?t)?|must|has to|have to|needs? to|keep|use|stays?|leave|revert|undo|"
-    r"instead|rather|only|want|put|make|move|rename|remove|delete|add|change|belongs?|"
-    r"don'?t|do not|no need)\b"
-)
-
-
-def user_correction(line: str) -> bool:
-    """A user's line that turns down what the assistant did or proposed and says what instead
-    ("no, the block should stay as is"; "nope - use the v2 endpoint"): in real sessions the
-    plainest way a user decides, and what a summary must not lose. At least three words after
-    the "no", one of them saying what to do; a question is not one, and neither is a report
-    ("nope, still failing with the same error")."""
-    return (
-        _CORRECTION_START.match(line) is not None
-        and not line.endswith("?")
-        and _CORRECTION_DIRECTIVE.search(line, 2) is not None
-    )
-
-
 _INTENT = LazyPattern(r"(?i)^(?:I'll|I will|Let's|We'll|We will|I'm going to|I am going to)\b")
 _LOOK_INTENT = LazyPattern(
     r"(?i)^(?:I'll|I will|Let's|Let me|We'll|We will|I'm going to|I am going to)\s+"

@@ -1,0 +1,86 @@
+"""What a user's line decides or leaves open: a choice ("go with the later one", "ok scrap that,
+give it to tidewell instead"), a correction ("no, keep the old name"), work the user will do
+themselves or asks to be reminded of ("i'll ring them myself on monday")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from contextree.compaction.offline.lazy_pattern import LazyPattern
+
+__all__ = ["USER_TODO_MARK", "decides", "user_todo"]
+
+USER_DECISION = LazyPattern(
+    r"(?i)^(?:ok(?:ay)?|right|fine|so|then|alright)?[,.!]?\s*(?:let's\s+|we'll\s+|we will\s+)?"
+    r"(?:go with|go for|switch to|settle on|decided\b|decision\b|change of plan\b|"
+    r"we(?:'ve| have)? decided\b|the decision is\b)"
+)
+"""A user's line that settles a choice ("Go with limit/offset: ...", "Decision: ...")."""
+USER_CHOICE_WITHIN = LazyPattern(
+    r"(?i)(?:^|[.!;,]\s+)(?:(?:ok(?:ay)?|right|so|actually|hmm+|fine|then)[,.]?\s+)*"
+    r"(?:scrap that|change of plan|let'?s (?:go with|go for|do|take|book)|"
+    r"we'?ll (?:go with|take|do)|go with|go for|switch to|i'?ll take|we take)\b"
+    r"|\binstead[.!]?(?:\s|$)"
+)
+"""A choice made at the start of any clause of a user's line, after an "ok" or an "actually"
+("hmm. ok scrap that, give the mould wash to tidewell instead"; "fine, we'll take the later
+one"), or a line's sentence that ends on "instead"."""
+_WHEN = (
+    r"(?:myself|tomorrow|tmrw|tonight|later|first thing|anyway|after lunch|in the morning|"
+    r"next week|this week|on (?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+)
+USER_TODO = LazyPattern(
+    r"(?i)\b(?:remind me\b|don'?t let me forget|note to self|"
+    r"i'?ll (?:\w+[ ,]+){0,8}?" + _WHEN + r"\b|"
+    r"i (?:still )?(?:need|have|got) to (?:\w+[ ,]+){0,8}?" + _WHEN + r"\b)"
+)
+"""A user's line that leaves work open: a reminder asked for ("remind me to chase the survey"),
+or what the user will do themselves ("i'll ring the centre myself on monday", "i need to ring
+the garage anyway")."""
+USER_TODO_MARK: Final = "User: "
+"""What a TODO the user left open starts with (the assistant's own have no mark)."""
+_CORRECTION_START = LazyPattern(
+    r"(?i)^(?:no|nope|nah)(?:\s*[,.!:;]+|\s+[-\u2013\u2014]+)\s*\S+(?:\s+\S+){2}"
+)
+_CORRECTION_DIRECTIVE = LazyPattern(
+    r"(?i)\b(?:should(?:n'?t)?|must|has to|have to|needs? to|keep|use|stays?|leave|revert|undo|"
+    r"instead|rather|only|want|put|make|move|rename|remove|delete|add|change|belongs?|"
+    r"don'?t|do not|no need)\b"
+)
+
+
+def user_correction(line: str) -> bool:
+    """A user's line that turns down what the assistant did or proposed and says what instead
+    ("no, the block should stay as is"; "nope - use the v2 endpoint"): in real sessions the
+    plainest way a user decides, and what a summary must not lose. At least three words after
+    the "no", one of them saying what to do; a question is not one, and neither is a report
+    ("nope, still failing with the same error")."""
+    return (
+        _CORRECTION_START.match(line) is not None
+        and not line.endswith("?")
+        and _CORRECTION_DIRECTIVE.search(line, 2) is not None
+    )
+
+
+def user_todo(line: str, sentences: Sequence[str]) -> str | None:
+    """The TODO a user's line leaves open (its sentences that do, marked
+    :data:`USER_TODO_MARK`), or ``None``; a question leaves none."""
+    if line.endswith("?") or USER_TODO.search(line) is None:
+        return None
+    held = [sentence for sentence in sentences if USER_TODO.search(sentence)] or [line]
+    return USER_TODO_MARK + " ".join(held)
+
+
+def decides(line: str, *, user: bool, answering: bool, min_words: int) -> bool:
+    """Whether a line of a user's (``user``) or a system message is a decision: one that
+    settles a choice from its start ("Go with limit/offset: ..."), a correction ("no, keep the
+    old name"), and of a user's a choice made within the line ("ok scrap that, give it to
+    tidewell instead") or the line ``answering`` an offer of options ("Hire or Gary?")."""
+    if USER_DECISION.match(line) and len(line.split()) >= min_words:
+        return True
+    if user_correction(line):
+        return True
+    if not user or line.endswith("?"):
+        return False
+    return answering or USER_CHOICE_WITHIN.search(line) is not None
