@@ -155,7 +155,13 @@ def test_what_the_user_will_do_themselves_is_an_open_todo(line: str, todo: str) 
 
 
 @pytest.mark.parametrize(
-    "line", ["should i ring them myself tomorrow?", "she'll ring the garage herself on monday"]
+    "line",
+    [
+        "should i ring them myself tomorrow?",
+        "she'll ring the garage herself on monday",
+        "i'll be at work tomorrow so the afternoon is out",
+        "i'll say this, the new van is better anyway",
+    ],
 )
 def test_a_question_or_someone_elses_plan_is_no_todo_of_the_users(line: str) -> None:
     summary = _summary([_user("Plan the week."), _say("Here it is."), _user(line)])

@@ -27,13 +27,15 @@ USER_CHOICE_WITHIN = LazyPattern(
 ("hmm. ok scrap that, give the mould wash to tidewell instead"; "fine, we'll take the later
 one"), or a line's sentence that ends on "instead"."""
 _WHEN = (
-    r"(?:myself|tomorrow|tmrw|tonight|later|first thing|anyway|after lunch|in the morning|"
+    r"(?:myself|tomorrow|tmrw|tonight|later|first thing|after lunch|in the morning|"
     r"next week|this week|on (?:mon|tues|wednes|thurs|fri|satur|sun)day)"
 )
 USER_TODO = LazyPattern(
+    # "i'll be at work tomorrow" says where the user will be, not what they will do; "anyway"
+    # marks a task only after "need to" ("i'll be honest, it's better anyway" is none).
     r"(?i)\b(?:remind me\b|don'?t let me forget|note to self|"
-    r"i'?ll (?:\w+[ ,]+){0,8}?" + _WHEN + r"\b|"
-    r"i (?:still )?(?:need|have|got) to (?:\w+[ ,]+){0,8}?" + _WHEN + r"\b)"
+    r"i'?ll (?!be\b)(?:\w+[ ,]+){0,8}?" + _WHEN + r"\b|"
+    r"i (?:still )?(?:need|have|got) to (?:\w+[ ,]+){0,8}?(?:" + _WHEN + r"|anyway)\b)"
 )
 """A user's line that leaves work open: a reminder asked for ("remind me to chase the survey"),
 or what the user will do themselves ("i'll ring the centre myself on monday", "i need to ring
