@@ -34,11 +34,14 @@ def _port() -> Iterator[int]:
         server.close()
 
 
-def _exchange(port: int, framing: bytes, body: bytes) -> list[bytes]:
-    """The status codes of every reply to one POST with ``framing`` headers, ``body`` and a
-    pipelined health request after it."""
+def _exchange(
+    port: int, framing: bytes, body: bytes, start: bytes = b"POST /summarize"
+) -> list[bytes]:
+    """The status codes of every reply to one request (a POST unless ``start`` says) with
+    ``framing`` headers, ``body`` and a pipelined health request after it."""
     head = (
-        b"POST /summarize HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        start
+        + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         + framing
         + b"\r\n"
     )
@@ -72,4 +75,23 @@ def test_ambiguous_framing_is_refused_and_the_connection_closed(framing: bytes) 
 def test_plain_content_length_still_keeps_the_connection_alive() -> None:
     with _port() as port:
         replies = _exchange(port, b"Content-Length: %d\r\n" % len(BODY), BODY)
+    assert [int(code) for code in replies] == [200, 200]
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [b"Content-Length: %d\r\n" % len(NEXT), b"Transfer-Encoding: chunked\r\n"],
+)
+def test_a_get_with_a_body_is_refused_and_the_connection_closed(framing: bytes) -> None:
+    # The body of a GET is never read: on a kept-alive connection it was taken as the next
+    # request (two replies where a proxy in front saw one request).
+    with _port() as port:
+        replies = _exchange(port, framing, NEXT, start=b"GET /healthz")
+    assert len(replies) == 1, replies
+    assert int(replies[0]) in (400, 501), replies
+
+
+def test_a_get_without_a_body_keeps_the_connection_alive() -> None:
+    with _port() as port:
+        replies = _exchange(port, b"", b"", start=b"GET /healthz")
     assert [int(code) for code in replies] == [200, 200]

@@ -153,7 +153,7 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def do_GET(self) -> None:
-        if self._host_refused():
+        if self._host_refused() or self._body_refused():
             return
         if self.path in ("/health", "/healthz"):
             self._reply(HTTPStatus.OK, {"status": "ok", "model": self.server.client.name})
@@ -161,6 +161,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.METHOD_NOT_ALLOWED, "use POST with {systemPrompt, prompt}")
         else:
             self._error(HTTPStatus.NOT_FOUND, f"no such endpoint {self.path}")
+
+    def _body_refused(self) -> bool:
+        """Answers (closing the connection) and returns True when a GET carries a body: it
+        is never read, so on a kept-alive connection it would be read as the next request
+        (a proxy in front would see one request where the server sees two)."""
+        if "Transfer-Encoding" in self.headers:
+            self._error(HTTPStatus.NOT_IMPLEMENTED, "Transfer-Encoding is not supported")
+            return True
+        lengths = {value.strip() for value in self.headers.get_all("Content-Length") or ()}
+        if lengths - {"0"}:
+            self._error(HTTPStatus.BAD_REQUEST, "a GET request has no body")
+            return True
+        return False
 
     def _authorized(self) -> bool:
         token = self.server.config.token
