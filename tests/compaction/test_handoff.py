@@ -121,6 +121,8 @@ def test_a_choice_made_within_a_line_is_a_decision(line: str) -> None:
     [
         "should we do the friday instead?",  # a question
         "she usually goes with her sister to the market",  # "goes with" is no choice
+        "ok, i'll take a look at the logs after lunch",
+        "so we take the train every day, it's easier",
     ],
 )
 def test_a_question_or_a_plain_statement_is_not_a_choice(line: str) -> None:
@@ -161,6 +163,8 @@ def test_what_the_user_will_do_themselves_is_an_open_todo(line: str, todo: str) 
         "she'll ring the garage herself on monday",
         "i'll be at work tomorrow so the afternoon is out",
         "i'll say this, the new van is better anyway",
+        "my daughter is ill so we should talk tomorrow",  # "ill" is no "i'll"
+        "remind me what port the staging server listens on",  # asks for a fact
     ],
 )
 def test_a_question_or_someone_elses_plan_is_no_todo_of_the_users(line: str) -> None:

@@ -233,6 +233,9 @@ def _asked_and_answered(question: str, reply: str) -> str:
         ("Were runs 1 and 2 from the same clutch?", "not sure, i'd have to check my notebook"),
         ("Do you want it on the card or as store credit?", "ugh, whatever is fine, no rush"),
         ("Shall I book it?", "2 boxes left to pack, then bed"),
+        # A "no" or a "fine" inside a clause is no answer.
+        ("Shall I also update the README?", "the build fails now, no module named requests"),
+        ("Shall I also update the README?", "the page loads fine on chrome, not on safari"),
     ],
 )
 def test_a_reply_that_answers_nothing_asked_leaves_the_question_open(
@@ -268,8 +271,10 @@ def test_a_reply_that_answers_nothing_asked_leaves_the_question_open(
             "oh yeah put the restyle up, £42",
         ),
         ("Want me to reply with a polite no?", "ugh its good money but no, i mean it"),
-        # A reply that takes up the question's words: "price" takes up "prices".
+        # A reply that takes up the question's words: "price" takes up "prices", "moved"
+        # takes up "move".
         ("Should I change the prices?", "the price changes went out last week"),
+        ("When do you move the server?", "the server moved in march, it's done"),
     ],
 )
 def test_a_short_answer_a_value_or_a_yes_or_no_closes_the_question(
