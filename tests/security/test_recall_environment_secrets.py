@@ -61,3 +61,21 @@ def test_the_agents_recall_tool_redacts_them_before_cutting_an_excerpt(tmp_path:
         recall.close()
     assert TOOL_RESULT_ID in text or "echo" in text
     assert "plainvalue" not in text and "[REDACTED:secret]" in text
+
+
+def test_an_index_built_while_a_secret_had_another_value_is_rebuilt(tmp_path: Path) -> None:
+    # The index's key holds how many secrets there are and how long, never a hash of them: an
+    # index built while DB_PASS held another value of the same length kept this one unredacted.
+    index_dir = tmp_path / "index"
+    other = "Zz9-othersvalue-Word777"
+    assert len(other) == len(SECRET)
+    session = _compacted_session(tmp_path, {"DB_PASS": SECRET})
+    env = {"CONTEXTREE_RECALL_INDEX_DIR": str(index_dir)}
+    first = run_cli(["recall", str(session), "echo DB_PASS"], env={**env, "DB_PASS": other})
+    assert first.exit_code == 0, first.stderr
+    again = run_cli(["recall", str(session), "echo DB_PASS"], env={**env, "DB_PASS": SECRET})
+    assert again.exit_code == 0, again.stderr
+    assert TOOL_RESULT_ID in again.stdout
+    assert SECRET not in again.stdout and "[REDACTED:secret]" in again.stdout
+    stored = b"".join(path.read_bytes() for path in index_dir.iterdir())
+    assert b"plainvalue" not in stored

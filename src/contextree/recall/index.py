@@ -231,6 +231,10 @@ class RecallIndex:
             if (document := entry_document(entry, seq, redact)) is not None
         ]
 
+    def rebuild(self, tree: SessionTree, reason: str) -> SyncReport:
+        """Index ``tree`` anew (``reason`` is the report's)."""
+        return self._rebuild(tree, reason)
+
     def _rebuild(self, tree: SessionTree, reason: str) -> SyncReport:
         records = list(tree.records())
         last = records[-1].id if records else None

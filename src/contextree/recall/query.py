@@ -13,7 +13,7 @@ user said in other words, still leaves the page full instead of holding one hit 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -116,16 +116,19 @@ def recall(
     if limit < 1:
         raise ValueError("limit must be at least 1")
     terms = query_terms(query)
+    values = tuple(value for value in dict.fromkeys(literals) if value)
     own = index is None
-    used = open_recall_index(tree, settings, literals=literals) if index is None else index
+    used = open_recall_index(tree, settings, literals=values) if index is None else index
     try:
         report = used.sync(tree)
         scope = searched_scope(used, tree, leaf_id, all_branches=all_branches)
         allowed = scope.ids
-        hits = used.search(terms, allowed=allowed, limit=limit) if allowed else []
-        complete = len(hits)
-        if complete < limit and allowed and len(terms) > 1:
-            hits += _partial(used, terms, allowed, hits, limit)
+        hits, complete = _hits(used, terms, allowed, limit)
+        if values and _shows_any(hits, values):
+            # Built while these secrets had other values of the same lengths (the index's
+            # key holds only their count and length): rebuilt with the ones set now.
+            report = used.rebuild(tree, "secrets changed")
+            hits, complete = _hits(used, terms, allowed, limit)
         notices = [used.notice] if used.notice else []
         return RecallResult(
             query,
@@ -145,6 +148,30 @@ def recall(
     finally:
         if own:
             used.close()
+
+
+def _hits(
+    index: RecallIndex, terms: list[str], allowed: set[str], limit: int
+) -> tuple[list[Hit], int]:
+    """The hits holding every term, then those holding some; and how many hold every one."""
+    hits = index.search(terms, allowed=allowed, limit=limit) if allowed else []
+    complete = len(hits)
+    if complete < limit and allowed and len(terms) > 1:
+        hits += _partial(index, terms, allowed, hits, limit)
+    return hits, complete
+
+
+def _shows_any(hits: Sequence[Hit], values: Sequence[str]) -> bool:
+    """Whether a hit's snippet (its match marks taken out) shows one of ``values``."""
+    for hit in hits:
+        parts, at = [], 0
+        for start, end in hit.marks:
+            parts += [hit.snippet[at:start], hit.snippet[start + 1 : end - 1]]
+            at = end
+        text = "".join([*parts, hit.snippet[at:]])
+        if any(value in text for value in values):
+            return True
+    return False
 
 
 def _partial(
