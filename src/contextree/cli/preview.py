@@ -24,6 +24,7 @@ from contextree.entries.types import (
     is_tool_call_content,
     is_tool_result_message,
 )
+from contextree.text.escapes import escaped
 
 __all__ = [
     "CONTROL_CHARACTERS",
@@ -53,30 +54,6 @@ def printable(text: str) -> str:
     through: shown as it is, such text could drive the terminal of whoever looks at it.
     """
     return CONTROL_CHARACTERS.sub("", text)
-
-
-_UNSAFE_IN_NAMES: Final = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
-)
-"""Characters a name or id must not print raw: C0 (newline and tab too), DEL, C1, line and
-paragraph separators and the bidirectional marks and overrides."""
-
-_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def escaped(text: str) -> str:
-    """``text`` (a session name, an id, a path, a URL, a message naming one of them) with each
-    control character written as an escape (``\\x1b``, ``\\n``, ``\\u202e``): one line that
-    cannot drive the terminal or forge another line, and still shows that the character is
-    there. Every name or id the CLI prints goes through this function."""
-
-    def escape(found: re.Match[str]) -> str:
-        char = found.group(0)
-        if char in _ESCAPES:
-            return _ESCAPES[char]
-        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
-
-    return _UNSAFE_IN_NAMES.sub(escape, text)
 
 
 def one_line(text: str, width: int) -> str:

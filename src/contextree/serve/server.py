@@ -34,7 +34,6 @@ import http.client
 import io
 import json
 import logging
-import re
 import socket
 import threading
 import time
@@ -49,6 +48,7 @@ from contextree.llm.probe import is_loopback
 from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.serve.intake import Intake, json_reply, send_and_close
 from contextree.serve.stream import DeadlineStream, SocketWriter
+from contextree.text.escapes import escaped
 
 __all__ = ["ServerConfig", "SummaryServer", "is_loopback"]
 
@@ -113,7 +113,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         # The request line is the client's, verbatim: escaped, as http.server's own
         # log_message (overridden here) does, so it cannot drive the operator's terminal.
-        log.info("%s %s", self.address_string(), _loggable(format % args))
+        log.info("%s %s", self.address_string(), escaped(format % args))
 
     def _reply(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
         body = json.dumps(payload, ensure_ascii=False).encode()
@@ -289,23 +289,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"summary failed: {type(exc).__name__}")
             return
         self._reply(HTTPStatus.OK, {"summary": summary})
-
-
-_UNSAFE_IN_LOGS: Final = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
-)
-"""C0, DEL, C1, line separators and bidi controls: the characters ``contextree.cli.preview.
-escaped`` writes as escapes (the CLI layer, which serve may not import)."""
-
-
-def _loggable(text: str) -> str:
-    """``text`` with each control character written as ``\\xNN`` or ``\\uNNNN``."""
-    return _UNSAFE_IN_LOGS.sub(
-        lambda found: (
-            f"\\x{ord(found[0]):02x}" if ord(found[0]) < 0x100 else f"\\u{ord(found[0]):04x}"
-        ),
-        text,
-    )
 
 
 def _without_lone_surrogates(text: str) -> str:
