@@ -81,7 +81,7 @@ class Gated:
     of its words: many are long alternations that a session may never let through, and
     compiling them all was a tenth of ``compact``'s start-up."""
 
-    __slots__ = ("_bit", "_compiled", "_source", "digit", "words")
+    __slots__ = ("_bit", "_lazy", "digit", "words")
 
     def __init__(
         self,
@@ -91,8 +91,7 @@ class Gated:
         digit: bool = False,
         flags: int = 0,
     ):
-        self._source = (pattern, flags)
-        self._compiled = pattern if isinstance(pattern, re.Pattern) else None
+        self._lazy = LazyPattern(pattern, flags) if isinstance(pattern, str) else pattern
         self.words = words
         self.digit = digit
         self._bit = _GATES.add(words, digit=digit)
@@ -100,12 +99,8 @@ class Gated:
     @property
     def pattern(self) -> re.Pattern[str]:
         """The pattern, compiled."""
-        return self._compiled or self._compile()
-
-    def _compile(self) -> re.Pattern[str]:
-        source, flags = self._source
-        compiled = self._compiled = re.compile(source, flags)
-        return compiled
+        lazy = self._lazy
+        return lazy if isinstance(lazy, re.Pattern) else lazy.compiled()
 
     def search(self, text: str) -> re.Match[str] | None:
         """``pattern.search(text)``."""
@@ -116,7 +111,7 @@ class Gated:
             held = _GATES.open_in(text)
         if not held & self._bit:
             return None
-        return (self._compiled or self._compile()).search(text)
+        return self._lazy.search(text)
 
 
 class GatedAlternatives:
@@ -140,7 +135,7 @@ class GatedAlternatives:
             return False
         # (A text matches an alternation where it matches one of its branches.)
         return any(
-            open_in & part._bit and (part._compiled or part._compile()).search(text) is not None
+            open_in & part._bit and part._lazy.search(text) is not None
             for part in self.parts
         )
 
