@@ -244,7 +244,6 @@ class _ConversationReader:
         self.question_open = False
         self.embedded: list[str] = []
         self.asked: list[str] = []
-        self.choosing = False
         self.seq = 0
 
     def feed(self, part: Part) -> None:
@@ -293,15 +292,12 @@ class _ConversationReader:
         self.latest_request = request
         self.last_role = "user"
         self.question_open = False
+        answered = [question for question in self.asked if answers_question(text, question)]
         # The reply to an offer of options ("Hire or Gary?", "Which would you prefer?") is the
         # user's choice, whatever its words: a decision, like a line that says "go with".
-        self.choosing = any(
-            offers_choice(question) and answers_question(text, question)
-            for question in self.asked
-        )
-        self._statements(text, rules)
+        self._statements(text, rules, choosing=any(map(offers_choice, answered)))
         self._user_status(scanned)
-        self._answered(text)
+        self._answered(text, answered)
         self._notice(scanned)
 
     def _goal_statement(self, line: str, sentences: Sequence[str], whole: str) -> bool:
@@ -322,8 +318,16 @@ class _ConversationReader:
             self._statements(text, listed_rules(text[:_USER_SCAN_CHARS])[0], user=False)
             self._notice(text[:_USER_SCAN_CHARS])
 
-    def _statements(self, text: str, rules: list[tuple[str, bool]], *, user: bool = True) -> None:
-        """The rules, preferences, decisions, errors and facts a user's message states."""
+    def _statements(
+        self,
+        text: str,
+        rules: list[tuple[str, bool]],
+        *,
+        user: bool = True,
+        choosing: bool = False,
+    ) -> None:
+        """The rules, preferences, decisions, errors and facts a user's message states
+        (``choosing``: it answers an offer of options, so its first line is a decision)."""
         d = self.digest
         d.user_chars += len(text)
         scanned = text[:_USER_SCAN_CHARS]
@@ -342,9 +346,8 @@ class _ConversationReader:
                 continue  # introduces something pasted, or quotes an error message
             if user and self._goal_statement(line, sentences, whole):
                 continue
-            # The reply's first line answers an offer of options (see _user).
-            answering = user and self.choosing and not line.endswith("?")
-            self.choosing = self.choosing and not answering
+            answering = user and choosing and not line.endswith("?")
+            choosing = choosing and not answering
             # What the user will do themselves, or asks to be reminded of, is open work: listed
             # with the TODOs (the line stays a statement too).
             todo = user_todo(line, sentences) if user else None
@@ -417,12 +420,12 @@ class _ConversationReader:
         if status:
             self.digest.status = clip(" ".join(status), _STATE_CHARS)
 
-    def _answered(self, text: str) -> None:
+    def _answered(self, text: str, answered: list[str]) -> None:
         # A question the user's next message does not take up stays open (issue 25 item 2).
         d = self.digest
         d.user_said.append(clip(one_line(text), _USER_SCAN_CHARS))
         for question in self.asked:
-            if not answers_question(text, question):
+            if question not in answered:
                 add_once(d.open_questions, clip(question, _USER_LINE_CHARS))
         self.asked = []
 
