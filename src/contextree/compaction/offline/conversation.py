@@ -96,7 +96,7 @@ from contextree.compaction.offline.tool_results import (
     saved_paths,
     tool_failed,
 )
-from contextree.compaction.offline.user_lines import decides, user_todo
+from contextree.compaction.offline.user_lines import USER_MARK, decides, user_todo
 from contextree.entries.types import LlmMessage, is_text_content
 
 _BASH_EXECUTION = LazyPattern(r"Ran `(?P<cmd>.*?)`\n", re.S)
@@ -356,7 +356,7 @@ class _ConversationReader:
             if decides(line, user=user, answering=answering, min_words=_MIN_REQUEST_WORDS):
                 # The user's own choice (or correction) is kept whole, in their words, as a
                 # decision.
-                add_once(d.decisions, f"User: {whole}")
+                add_once(d.decisions, f"{USER_MARK}{whole}")
                 continue
             # A question ("why don't we ...?") asks, it does not set a rule.
             if states_rule(sentences):

@@ -37,7 +37,7 @@ from contextree.compaction.offline.text import (
     one_line,
     plural,
 )
-from contextree.compaction.offline.user_lines import USER_TODO_MARK
+from contextree.compaction.offline.user_lines import USER_MARK
 
 _GOAL_NOTE_SHOWN_CHARS: Final = 200
 """What of a goal note (or of the goal's clause in its short form) stays when even the
@@ -273,7 +273,7 @@ def _add_in_progress(b: _ItemBuilder, d: Digest) -> None:
         b.add("in_progress", f"[ ] {clip(item, _RESPOND_CHARS) if shown else item}", 80)
     for todo in d.todos:
         # An open TODO survives every round until history reports it done.
-        if todo.startswith(USER_TODO_MARK):
+        if todo.startswith(USER_MARK):
             # The user's own ("i'll ring them myself on monday"): kept beside their
             # preferences, not before everything as the work's own TODOs are (a must item
             # each filled a small budget: dev -2 within 20%).
@@ -308,7 +308,7 @@ def _add_blocked(b: _ItemBuilder, d: Digest, resolved: set[str]) -> list[str]:
 def _add_next(b: _ItemBuilder, d: Digest, resolved: set[str]) -> None:
     """The decisions and the next steps (fixing what fails first)."""
     for decision in d.decisions:
-        if decision.startswith("User: "):
+        if decision.startswith(USER_MARK):
             # The user's choice survives every round, like a constraint.
             b.add("decisions", decision, 100, must=True, clip_to=200)
         else:

@@ -9,7 +9,7 @@ from typing import Final
 
 from contextree.compaction.offline.lazy_pattern import LazyPattern
 
-__all__ = ["USER_TODO_MARK", "decides", "user_todo"]
+__all__ = ["USER_MARK", "decides", "user_todo"]
 
 USER_DECISION = LazyPattern(
     r"(?i)^(?:ok(?:ay)?|right|fine|so|then|alright)?[,.!]?\s*(?:let's\s+|we'll\s+|we will\s+)?"
@@ -48,8 +48,8 @@ USER_TODO = LazyPattern(
 """A user's line that leaves work open: a reminder asked for ("remind me to chase the survey"),
 or what the user will do themselves ("i'll ring the centre myself on monday", "i need to ring
 the garage anyway")."""
-USER_TODO_MARK: Final = "User: "
-"""What a TODO the user left open starts with (the assistant's own have no mark)."""
+USER_MARK: Final = "User: "
+"""What a decision or a TODO of the user's starts with (the assistant's own have no mark)."""
 _CORRECTION_START = LazyPattern(
     r"(?i)^(?:no|nope|nah)(?:\s*[,.!:;]+|\s+[-\u2013\u2014]+)\s*\S+(?:\s+\S+){2}"
 )
@@ -75,11 +75,11 @@ def user_correction(line: str) -> bool:
 
 def user_todo(line: str, sentences: Sequence[str]) -> str | None:
     """The TODO a user's line leaves open (its sentences that do, marked
-    :data:`USER_TODO_MARK`), or ``None``; a question leaves none."""
+    :data:`USER_MARK`), or ``None``; a question leaves none."""
     if line.endswith("?") or USER_TODO.search(line) is None:
         return None
     held = [sentence for sentence in sentences if USER_TODO.search(sentence)] or [line]
-    return USER_TODO_MARK + " ".join(held)
+    return USER_MARK + " ".join(held)
 
 
 def decides(line: str, *, user: bool, answering: bool, min_words: int) -> bool:
