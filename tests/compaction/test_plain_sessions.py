@@ -11,7 +11,10 @@ from __future__ import annotations
 import pytest
 
 from contextree.compaction.offline import OfflineSummarizer
+from contextree.compaction.offline.digest import Digest
 from contextree.compaction.offline.previous import digest_summary
+from contextree.compaction.offline.render import render_digest
+from contextree.compaction.offline.tool_results import result_facts
 from summary_messages import Message, _call, _developer, _result, _say, _user
 from summary_sections import offline_summary as _summary
 from summary_sections import section as _section
@@ -878,3 +881,40 @@ def test_what_a_mail_asks_of_the_reader_is_noted_beside_its_values() -> None:
     summary = _one_call("What did the caterer say?", "mail_thread", "\n".join(thread))
     assert "please can you keep the dogs out of the marquee" in summary
     assert "deposit of 300 GBP" in summary
+
+
+_PITCHES = [f"Pitch {n} is Stall {n}, van {n} at {n + 2} m." for n in range(1, 15)]
+_FEES = (
+    "From this season all pitch fees are paid by bank transfer on the Wednesday before - "
+    "cash on the day will not be accepted."
+)
+
+
+def test_a_results_sentence_the_assistant_speaks_of_is_noted_beyond_the_most_specific() -> None:
+    result = "\n".join([*_PITCHES[:7], _FEES, *_PITCHES[7:]])
+    spoken = result_facts("email_read", result, "Heads up: the pitch fees go by bank transfer now.")
+    unspoken = result_facts("email_read", result, "Here is the pitch list.")
+    assert [fact.spoken for fact in spoken if "cash on the day" in fact.text] == [True]
+    assert not any("cash on the day" in fact.text for fact in unspoken)
+    assert len(spoken) == len(unspoken) + 1
+
+
+def test_what_the_assistant_says_of_a_result_keeps_the_results_own_words() -> None:
+    # The assistant's words leave the rule's detail out; the result's sentence holds it.
+    result = "\n".join([*_PITCHES[:7], _FEES, *_PITCHES[7:]])
+    reply = "Your pitch is confirmed. Heads up: the fees now go by bank transfer, in advance."
+    summary = _one_call("Read Denise's market email", "email_read", result, reply)
+    assert "cash on the day will not be accepted" in summary
+    assert "cash on the day" not in _one_call(
+        "Read Denise's market email", "email_read", result, "Your pitch is confirmed."
+    )
+
+
+def test_under_a_tight_budget_a_result_line_the_assistant_spoke_of_outlasts_others() -> (
+    None
+):
+    noted = [f"`booking` returned: Room {n} is free on Friday {n} May." for n in range(1, 9)]
+    digest = Digest(goal="Find a room.", noted=noted, spoken={noted[0]: None})
+    text = render_digest(digest, kind="full", budget_tokens=90)
+    assert "Room 1 is free" in text
+    assert "Room 2 is free" not in text

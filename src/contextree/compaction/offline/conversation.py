@@ -245,6 +245,8 @@ class _ConversationReader:
         self.embedded: list[str] = []
         self.asked: list[str] = []
         self.seq = 0
+        # Results of service tools whose facts wait for what the assistant says of them.
+        self.unread: list[tuple[str, str]] = []
 
     def feed(self, part: Part) -> None:
         self.digest.active = True
@@ -263,6 +265,7 @@ class _ConversationReader:
                 pass  # thinking: the visible text and the tool calls carry what matters
 
     def _user(self, text: str) -> None:
+        self._read_results()
         if not text:
             return
         if text.startswith(SYSTEM_MARK.rstrip()):
@@ -464,6 +467,7 @@ class _ConversationReader:
     def _assistant(self, text: str) -> None:
         if not text:
             return
+        self._read_results(text)
         self.last_text = text
         self.last_role = "assistant"
         tail = pending_question_in(text)
@@ -617,8 +621,16 @@ class _ConversationReader:
                 if key in CODE_ARGUMENTS and isinstance(value, str):
                     for written in code_written_paths(value):
                         self._written(written, call.name)
-        for fact in result_facts(call.name, rest):
-            self.noted.add(fact)
+        self.unread.append((call.name, rest))
+
+    def _read_results(self, echo: str = "") -> None:
+        """Note the facts of the results waiting for the assistant's words (``echo``)."""
+        for name, text in self.unread:
+            for fact in result_facts(name, text, echo):
+                self.noted.add(fact.text)
+                if fact.spoken:
+                    self.digest.spoken.setdefault(fact.text)
+        self.unread.clear()
 
     def _written(self, path: str, how: str) -> None:
         change = self.digest.edits.setdefault(path, FileChange())
@@ -644,6 +656,7 @@ class _ConversationReader:
                     add_once(d.focus_notes, clip(sentence, SENTENCE_CHARS))
 
     def finish(self) -> Digest:
+        self._read_results()
         d = self.digest
         latest = clip(self.latest_request, REQUEST_CHARS)
         if self.question_open:

@@ -114,6 +114,8 @@ class Digest:
     """What the user (or a system message) stated with specific values, verbatim."""
     noted: list[str] = field(default_factory=list)
     """Specific statements of the assistant and short tool outputs, verbatim."""
+    spoken: dict[str, None] = field(default_factory=dict)
+    """The lines of ``noted`` from tool results that the assistant went on to speak of."""
     references: dict[str, str] = field(default_factory=dict)
     """Reference codes named anywhere (a ticket, a booking, a permit), each with the words
     that introduced it (``references.py``), in the order last named."""

@@ -48,6 +48,10 @@ _RESPOND_CHARS: Final = 80
 _REFERENCE_PRIORITY: Final = 86
 """A reference code's line: a few tokens that outlast the sentences naming the code."""
 _USER_TODO_PRIORITY: Final = 80
+_SPOKEN_BONUS: Final = 5
+"""A tool result's line the assistant went on to speak of outlasts one it passed over: its
+own words often leave out the value the line holds (dev +13, held-out +9 at the full budget;
+within 20% of the history -2 and -1, the user's plain statements they displaced)."""
 """A TODO the user left open ranks with their preferences (80-85)."""
 _SHOWN_COMMANDS: Final = 10
 """Clean runs listed one per line (the most recent); older ones are counted by program."""
@@ -194,6 +198,7 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
         b.add("facts", fact, 80 + 5 * min(specific, 3) if specific else 72, user=True)
     for index, note in enumerate(d.noted):
         priority = 45 + 5 * min(specific_count(note), 3) + _recency(index, len(d.noted))
+        priority += _SPOKEN_BONUS if note in d.spoken else 0
         b.add("facts", note, priority, label=NOTED_LABEL)
     for code, label in d.references.items():
         b.add("references", reference_line(code, label), _REFERENCE_PRIORITY)

@@ -483,6 +483,7 @@ def merge_digest(old: Digest, new: Digest) -> Digest:
         preferences=union(old.preferences, new.preferences),
         facts=union(old.facts, new.facts),
         noted=union(old.noted, new.noted),
+        spoken={**old.spoken, **new.spoken},
         references=merged_references(old.references, new.references),
         # The latest statement of where the work stands wins.
         status=new.status or old.status,

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Final
+from typing import Final, NamedTuple
 
 from contextree.compaction.offline.digest import SENTENCE_CHARS
 from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.parts import ToolCall
-from contextree.compaction.offline.prose import FILE_EXTENSIONS
+from contextree.compaction.offline.prose import FILE_EXTENSIONS, stems
 from contextree.compaction.offline.specifics import has_specifics, specific_count
 from contextree.compaction.offline.text import clip, one_line, split_sentences
 from contextree.text.tables import standout_rows
 
-__all__ = ["READ_ONLY_TOOLS", "call_note", "result_facts", "tool_failed"]
+__all__ = ["READ_ONLY_TOOLS", "ResultFact", "call_note", "result_facts", "tool_failed"]
 
 READ_ONLY_TOOLS: Final = frozenset({"grep", "find", "ls", "glob"})
 """pi's and oh-my-pi's tools that list or search files: their output can be asked again."""
@@ -26,6 +26,7 @@ _WHOLE_CHARS: Final = 600
 _FACTS_PER_RESULT: Final = 6
 _STANDOUTS_PER_RESULT: Final = 3
 _FLAGGED_PER_RESULT: Final = 2
+_ECHOED_PER_RESULT: Final = 8
 _MAIL_FRAME: Final = LazyPattern(
     r"(?i)^\W*(?:(?:from|to|cc|bcc|subject|date|sent|reply-to)\s*:|(?:dear|hi|hello)\s+\w+,?$|"
     r"(?:kind regards|best regards|regards|many thanks|best wishes)\b)"
@@ -78,15 +79,23 @@ def tool_failed(first_line: str) -> bool:
     return _FAILURE.search(first_line) is not None
 
 
-def result_facts(name: str, text: str) -> list[str]:
+class ResultFact(NamedTuple):
+    """A line noted from a tool's result, and whether the assistant went on to speak of it."""
+
+    text: str
+    spoken: bool
+
+
+def result_facts(name: str, text: str, echo: str = "") -> list[ResultFact]:
     """What a result of the tool ``name`` states: a short result whole, a long one as its
-    sentences that name the most specific values (at most six, in their order)."""
+    sentences that name the most specific values (at most six, in their order) and those that
+    ``echo``, what the assistant said next, speaks of (up to eight more), each marked so."""
     whole = one_line(text)
     if not whole:
         return []
     if len(whole) <= _WHOLE_CHARS:
         noted = has_specifics(whole) and _RECEIPT.match(whole) is None
-        return [f"`{name}` returned: {whole}"] if noted else []
+        return [ResultFact(f"`{name}` returned: {whole}", False)] if noted else []
     head = text[:20_000]
     # A table's rows that stand out from their column (one MISSING among many ok, the one row
     # with a note) are what the table says; then the sentences that name the most values.
@@ -123,11 +132,47 @@ def result_facts(name: str, text: str) -> list[str]:
         and not _part_of(line, shown, plain_rows)
     ]
     # A mail's header and greeting lines name values (an address, a date) but say little.
+    # The sentences the assistant went on to speak of are the ones that mattered to the work,
+    # whatever values they name: its own words often leave the value out ("there's a cap on
+    # the field", "her nan has photosensitive epilepsy") and only the result holds it.
+    spoken = _words(echo)
     found.sort(key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -item[2], item[0]))
-    chosen = [s for _, s, _ in sorted(found[: _FACTS_PER_RESULT - len(standouts)])]
+    picked = found[: _FACTS_PER_RESULT - len(standouts)]
+    echoed = [item for item in found[len(picked) :] if _echoed(item[1], spoken)]
+    picked += echoed[:_ECHOED_PER_RESULT]
+    chosen = [(s, _echoed(s, spoken)) for _, s, _ in sorted(picked)]
     return [
-        f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}" for s in [*standouts, *chosen]
+        ResultFact(f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}", spoken)
+        for s, spoken in [*((row, _echoed(row, spoken)) for row in standouts), *chosen]
     ]
+
+
+_COMMON: Final = frozenset(
+    {
+        "about", "after", "again", "also", "been", "before", "being", "both", "could", "does",
+        "each", "even", "every", "from", "have", "here", "into", "just", "like", "made", "make",
+        "more", "most", "much", "must", "once", "only", "other", "over", "same", "should", "some",
+        "such", "than", "that", "their", "them", "then", "there", "these", "they", "this",
+        "those", "under", "until", "very", "were", "what", "when", "where", "which", "while",
+        "will", "with", "would", "your", "yours"
+    }
+)
+"""Words too common to tie a result's sentence to what the assistant said of it."""
+
+
+def _words(text: str) -> set[str]:
+    """The word stems of ``text`` that can tie a sentence to it (see :func:`stems`)."""
+    return stems(text) - _COMMON
+
+
+def _echoed(sentence: str, spoken: set[str]) -> bool:
+    """Whether ``sentence`` shares at least two words, and a quarter of its own, with what the
+    assistant said next (``spoken``)."""
+    if not spoken:
+        return False
+    own = _words(sentence)
+    shared = len(own & spoken)
+    return shared >= 2 and 4 * shared >= len(own)
 
 
 def _part_of(sentence: str, standouts: list[str], plain_rows: set[str]) -> bool:
