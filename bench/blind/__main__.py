@@ -4,8 +4,8 @@
     python -m bench.blind [--split SPLIT|all] [--rounds 5] [--lost] [--json OUT]
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
-``dev`` to ``dev5`` sessions may be read when the summarizer or recall is
-changed; ``test``, ``fresh`` to ``fresh8`` sessions are only ever scored (their
+``dev`` to ``dev6`` sessions may be read when the summarizer or recall is
+changed; ``test``, ``fresh`` to ``fresh9`` sessions are only ever scored (their
 figures are what we quote, see bench/blind/README.md). ``--lost`` lists the probes lost (only
 for the readable splits: reading the others would tune on them).
 """
@@ -39,8 +39,10 @@ SPLITS = (
     "fresh6",
     "fresh7",
     "fresh8",
+    "fresh9",
+    "dev6",
 )
-READABLE = ("dev", "dev2", "dev3", "dev4", "dev5")
+READABLE = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6")
 """The splits that may be read to find what is lost (``--lost``); the others are only scored."""
 
 
@@ -186,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
-        "--lost", action="store_true", help="list lost probes (dev to dev5 only)"
+        "--lost", action="store_true", help="list lost probes (dev to dev6 only)"
     )
     parser.add_argument("--json", type=Path, dest="out")
     parser.add_argument("--to", type=Path, help="export: the directory to write to")
@@ -203,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         split = args.split or "test"
         if args.lost and split not in READABLE:
-            parser.error("--lost reads the probes: only for --split dev, dev2, dev3, dev4 or dev5")
+            parser.error(
+                "--lost reads the probes: only for --split dev, dev2, dev3, dev4, dev5 or dev6"
+            )
         return _run(split, args.rounds, args.lost, args.out)
     except ScriptError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -36,6 +36,8 @@ pytestmark = pytest.mark.usefixtures("bench_importable")
         "fresh6",
         "fresh7",
         "fresh8",
+        "fresh9",
+        "dev6",
     ],
 )
 def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> None:
@@ -65,6 +67,7 @@ def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
             "fresh6",
             "fresh7",
             "fresh8",
+            "fresh9",
         )
         for s in scripts(split)
         for p in s.probes
@@ -85,11 +88,11 @@ def test_lost_probes_are_listed_only_for_the_readable_splits(
 ) -> None:
     from bench.blind.__main__ import READABLE, SPLITS, main
 
-    assert set(READABLE) == {"dev", "dev2", "dev3", "dev4", "dev5"}
+    assert set(READABLE) == {"dev", "dev2", "dev3", "dev4", "dev5", "dev6"}
     for split in set(SPLITS) - set(READABLE):
         with pytest.raises(SystemExit):
             main(["--split", split, "--lost"])
-        assert "only for --split dev, dev2, dev3, dev4 or dev5" in capsys.readouterr().err
+        assert "only for --split dev, dev2, dev3, dev4, dev5 or dev6" in capsys.readouterr().err
 
 
 def test_a_bad_script_names_its_file_and_field(tmp_path: Path) -> None:
@@ -147,6 +150,7 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
     assert {"blind_fresh6_full", "blind_fresh6_20", "blind_fresh6_recall_20"} <= rows
     assert {"blind_fresh7_full", "blind_fresh7_20", "blind_fresh7_recall_20"} <= rows
     assert {"blind_fresh8_full", "blind_fresh8_20", "blind_fresh8_recall_20"} <= rows
+    assert {"blind_fresh9_full", "blind_fresh9_20", "blind_fresh9_recall_20"} <= rows
 
 
 def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:
