@@ -24,6 +24,18 @@ def test_a_line_keeps_its_value_and_rule_sentences_and_marks_the_gaps() -> None:
     assert "[…]" in short
 
 
+def test_a_condensed_line_keeps_a_preference_before_a_plain_statement() -> None:
+    line = (
+        "right, two things about the van. never book it in on a monday. "
+        "the garage is the one by the roundabout near the old cinema. "
+        "and i can't stand waiting rooms so book a drop-off slot."
+    )
+    short = condensed(line, 110)
+    assert "never book it in on a monday." in short
+    assert "i can't stand waiting rooms" in short
+    assert "roundabout" not in short
+
+
 def test_a_line_that_fits_is_whole_and_one_sentence_is_cut_at_its_head() -> None:
     assert condensed("book the 9:40 ferry", 120) == "book the 9:40 ferry"
     one = "the ferry " * 30

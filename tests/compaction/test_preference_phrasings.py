@@ -30,6 +30,8 @@ def _digest(line: str) -> Digest:
         "thanks. Email the supplier, not the driver, he never checks it",
         "draft a note for the regulars? warm, not like a bank letter",
         "yes post it, keep it chatty, not like a council notice",
+        "and i can't stand invoices with the VAT hidden at the bottom",
+        "I really cannot bear hold music, book online if you can",
     ],
 )
 def test_a_preference_said_plainly_is_a_preference(line: str) -> None:

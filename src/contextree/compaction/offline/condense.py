@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from contextree.compaction.offline.lazy_pattern import LazyPattern
-from contextree.compaction.offline.prose import CONSTRAINT, GOAL_STATEMENT
+from contextree.compaction.offline.prose import CONSTRAINT, GOAL_STATEMENT, PREFERENCE_LINE
 from contextree.compaction.offline.specifics import PLAIN_WORDS, specific_count
 from contextree.compaction.offline.text import LIST_MARKER, SENTENCE_SPLIT, clip
 
@@ -91,6 +91,8 @@ def _weight(sentence: str) -> int:
         # Above any count of values: the sentence that sets the rule is the rule ("Don't
         # change the public response schema." before the long reason full of names).
         weight += 7
+    elif PREFERENCE_LINE.found(sentence):
+        weight += 5
     if weight:
         return weight
     words = _FILLER.sub("", sentence).split()

@@ -270,10 +270,11 @@ PREFERENCE_LINE = GatedAlternatives(
             (
                 r"\bI (?:really |just |do )?(?:like|love|hate|can['\u2019]?t stand) (?:my|our|"
                 r"it when|it if|them to|when|having|getting|giant|big|long|small|short|lots|too)\b"
+                r"|\bI (?:really |just |honestly )?(?:can['\u2019]?t|cannot) (?:stand|bear)\b"
                 r"|\bI(?:'d| would) lean (?:towards?|to)\b"
                 r"|\b(?:I|we) (?:really |just |honestly )?(?:don['\u2019]?t|do not) want (?:a|an|"
                 r"any|anything|to|them|him|her|it|the)\b",
-                ("like", "love", "hate", "stand", "lean", "want"),
+                ("like", "love", "hate", "stand", "bear", "lean", "want"),
             ),
             # "keep it short", "keep it simple", "bullet points pls".
             (
@@ -310,8 +311,8 @@ PREFERENCE_LINE = GatedAlternatives(
      "rather than", "like", "hate", "style", "format", "tone", "wording", "spelling", "unit",
      "language", "voice", "register", "answer", "replies", "response", "heading", "emoji", "dash",
      "bullet", "prose", "paragraph", "better", "easier", "harder", "person", "useless",
-     "hopeless", "rubbish", "terrible", "awful", "no good", "blind", "love", "stand", "lean",
-     ", not"),
+     "hopeless", "rubbish", "terrible", "awful", "no good", "blind", "love", "stand", "bear",
+     "lean", ", not"),
 )
 # fmt: on
 """A user's line that states a preference: :meth:`~GatedAlternatives.found` answers."""
