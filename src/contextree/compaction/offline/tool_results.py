@@ -95,6 +95,8 @@ def result_facts(name: str, text: str, echo: str = "") -> list[ResultFact]:
         return []
     if len(whole) <= _WHOLE_CHARS:
         noted = has_specifics(whole) and _RECEIPT.match(whole) is None
+        # Not marked as spoken of: a short answer is the tool's whole answer, and ranking the
+        # ones the assistant spoke of higher cost the held-out blind splits 5 probes.
         return [ResultFact(f"`{name}` returned: {whole}", False)] if noted else []
     head = text[:20_000]
     # A table's rows that stand out from their column (one MISSING among many ok, the one row
@@ -131,19 +133,19 @@ def result_facts(name: str, text: str, echo: str = "") -> list[ResultFact]:
         and (line := one_line(sentence)) not in standout_lines
         and not _part_of(line, shown, plain_rows)
     ]
-    # A mail's header and greeting lines name values (an address, a date) but say little.
     # The sentences the assistant went on to speak of are the ones that mattered to the work,
     # whatever values they name: its own words often leave the value out ("there's a cap on
     # the field", "her nan has photosensitive epilepsy") and only the result holds it.
     spoken = _words(echo)
+    # A mail's header and greeting lines name values (an address, a date) but say little.
     found.sort(key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -item[2], item[0]))
     picked = found[: _FACTS_PER_RESULT - len(standouts)]
     echoed = [item for item in found[len(picked) :] if _echoed(item[1], spoken)]
     picked += echoed[:_ECHOED_PER_RESULT]
-    chosen = [(s, _echoed(s, spoken)) for _, s, _ in sorted(picked)]
+    kept = [*standouts, *(sentence for _, sentence, _ in sorted(picked))]
     return [
-        ResultFact(f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}", spoken)
-        for s, spoken in [*((row, _echoed(row, spoken)) for row in standouts), *chosen]
+        ResultFact(f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}", _echoed(s, spoken))
+        for s in kept
     ]
 
 
