@@ -28,6 +28,10 @@ _LONG_LINE: Final = 200
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
 _WORD: Final = re.compile(r"\w+")
 _CLITIC: Final = re.compile(r"['\u2019](?:s|t|d|m|ll|re|ve)(?!\w)", re.IGNORECASE)
+_WIDEN: Final = 8
+"""The best segments whose neighbours fill the room that the matching ones leave."""
+_WIDEN_LINES: Final = 200
+"""How far from such a segment its neighbours are looked for."""
 _MAX_SEGMENTS: Final = 20_000
 """Segments scored in one text (a longer text is read that far: a hit's excerpt, not a scan)."""
 
@@ -86,6 +90,15 @@ def excerpt(text: str, terms: list[str], room: int) -> str:
         # The segment, then the one after it (a label's value), then the one before it.
         for candidate in (index, index + 1, index - 1):
             picked.take(candidate)
+    # Room left once every segment that holds a word is in: the lines further after and
+    # before the best ones (a table's next rows, the rest of a mail), nearest first.
+    best_first = order[:_WIDEN]
+    for distance in range(2, _WIDEN_LINES):
+        if picked.full:
+            break
+        for index in best_first:
+            picked.take(index + distance)
+            picked.take(index - distance)
     return picked.text()
 
 
