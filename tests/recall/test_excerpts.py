@@ -135,3 +135,31 @@ def test_a_sentence_with_the_rarer_search_words_comes_before_common_ones() -> No
     )
     shown = excerpt(thread, ["opening", "night", "lanterns", "chimney"], 200)
     assert "well away from the chimney breast" in shown
+
+
+def test_a_possessive_is_its_word_not_every_word_starting_with_s() -> None:
+    # "transit's" is the tokens "transit" and "s": as a word's start, "s" held every line
+    # with a "service" or a "sheet", and such a line tied with the one naming the Transit.
+    lines = [f"{2010 + n} - PASS - {90_000 + 1000 * n} miles" for n in range(40)]
+    lines[5] = "MOT history: see the service sheet, stamped in the logbook"
+    lines[30] = "Transit WK17 MOT: valid until 29 Jul 2025"
+    shown = excerpt("\n".join(lines), ["transit's", "mot"], 150)
+    assert "29 Jul 2025" in shown
+
+
+def test_room_the_matching_lines_leave_goes_to_the_lines_around_them() -> None:
+    # The search's words are in the mail's subject; the answer is four lines below it. The
+    # matching line and its neighbours take a fraction of the room: the lines nearest them
+    # fill the rest, instead of the room going unused.
+    filler = [f"Line {n} of the council's notes on parking and bins." for n in range(40)]
+    mail = [
+        "Subject: summer pitch allocations",
+        "Dear traders,",
+        "Thank you for coming back this year.",
+        "The list is below; payment rules have changed.",
+        "Tull Hill Honey: stall 17, under the clock tower.",
+    ]
+    text = "\n".join([*filler[:20], *mail, *filler[20:]])
+    shown = excerpt(text, ["pitch", "allocations"], 600)
+    assert "stall 17" in shown
+    assert len(shown) <= 600

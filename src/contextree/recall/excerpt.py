@@ -27,6 +27,11 @@ _LONG_LINE: Final = 200
 """A line longer than this is split into its sentences."""
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
 _WORD: Final = re.compile(r"\w+")
+_CLITIC: Final = re.compile(r"['\u2019](?:s|t|d|m|ll|re|ve)(?!\w)", re.IGNORECASE)
+_WIDEN: Final = 8
+"""The best segments whose neighbours fill the room that the matching ones leave."""
+_WIDEN_LINES: Final = 200
+"""How far from such a segment its neighbours are looked for."""
 _MAX_SEGMENTS: Final = 20_000
 """Segments scored in one text (a longer text is read that far: a hit's excerpt, not a scan)."""
 
@@ -55,7 +60,7 @@ def excerpt(text: str, terms: list[str], room: int) -> str:
     scores = [2 * sum(1 + 1 / spread[word] for word in found) for found in held]
     headers: dict[int, int] = {}
     sameness: dict[int, float] = {}
-    wanted = {w for term in terms for w in _WORD.findall(_fold(term)) if len(w) >= 3}
+    wanted = {w for term in terms for w in _term_words(term) if len(w) >= 3}
     for line, standout in standout_rows(lines).items():
         if line not in first_segment:
             continue  # past the segments read
@@ -85,6 +90,15 @@ def excerpt(text: str, terms: list[str], room: int) -> str:
         # The segment, then the one after it (a label's value), then the one before it.
         for candidate in (index, index + 1, index - 1):
             picked.take(candidate)
+    # Room left once every segment that holds a word is in: the lines further after and
+    # before the best ones (a table's next rows, the rest of a mail), nearest first.
+    best_first = order[:_WIDEN]
+    for distance in range(2, _WIDEN_LINES):
+        if picked.full:
+            break
+        for index in best_first:
+            picked.take(index + distance)
+            picked.take(index - distance)
     return picked.text()
 
 
@@ -183,12 +197,19 @@ def _fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
 
+def _term_words(term: str) -> list[str]:
+    """The words of ``term`` (folded), without the ending after an apostrophe ("'s", "n't",
+    "'ll"): "transit's" is the word "transit", not also an "s" that starts every line's
+    "service" or "seriously"."""
+    return _WORD.findall(_fold(_CLITIC.sub(" ", term)))
+
+
 def _search_words(terms: list[str]) -> re.Pattern[str] | None:
     """One pattern for the distinct words of ``terms`` (a quoted phrase's words one by one;
     the punctuation around a word dropped), matching a word's start in folded text; what it
     matches is the word itself. The other written forms of a term ("jul" for "july") match
     only as whole words: "fri" is no search for "fridge"."""
-    words = dict.fromkeys(w for term in terms for w in _WORD.findall(_fold(term)))
+    words = dict.fromkeys(w for term in terms for w in _term_words(term))
     forms = dict.fromkeys(
         whole_word(form)
         for term in terms

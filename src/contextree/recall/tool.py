@@ -139,25 +139,29 @@ class SessionRecall:
         result = recall(self.tree, query, limit=limit, index=self._index)
         if not result.hits:
             return result, []
-        # Each hit's share of the bound, once the notes and separators are counted.
+        # The bound, once the notes and separators are counted, shared by the hits: each
+        # has as much as it needs up to an equal level, and what a short one leaves goes to
+        # the long ones (a tool result's table or mail thread shows more of its lines).
         notes = len(_NO_COMPLETE) if result.any_term else 0
         if 0 < result.complete < len(result.hits):
             notes += len(_PARTIAL_FROM_HERE) + len(_SEPARATOR)
         separators = len(_SEPARATOR) * (len(result.hits) - (0 if result.any_term else 1))
-        share = (MAX_RESULT_CHARS - notes - separators) // len(result.hits)
         shown = {hit.entry_id for hit in result.hits}
-        return result, [self._excerpt(hit, result, share, shown) for hit in result.hits]
+        found = [self._parts(hit, result, shown) for hit in result.hits]
+        shares = fill([part.need() for part in found], MAX_RESULT_CHARS - notes - separators)
+        return result, [
+            part.cut(result.terms, share) for part, share in zip(found, shares, strict=True)
+        ]
 
-    def _excerpt(self, hit: Hit, result: RecallResult, share: int, shown: set[str]) -> Excerpt:
-        """One hit within ``share`` characters, with the request it answers, the result its
-        tool call returned and the user's answer to its question, each when folded away and
-        not shown already (``shown`` gains them)."""
+    def _parts(self, hit: Hit, result: RecallResult, shown: set[str]) -> _Parts:
+        """One hit's words, with the request it answers, the result its tool call returned
+        and the user's answer to its question, each when folded away and not shown already
+        (``shown`` gains them)."""
         redact = self._redactor()
         head = f"[{hit.entry_id}] {hit.role} {hit.timestamp}"
         entry = self.tree.get_entry(hit.entry_id)
         found = entry_text(entry) if entry is not None else None
         text = redact(found[1]) if found is not None else hit.snippet
-        room = share - len(head) - 1
         # What the hit answers and what its call returned, each once in the whole result.
         asked = asking_message(self.tree, hit.entry_id, result.scope)
         returned = call_result(self.tree, hit.entry_id, result.scope)
@@ -181,16 +185,7 @@ class SessionRecall:
             if key not in shown:
                 shown.add(key)
                 extras.append((template.format(id=related[0]), redact(related[1])))
-        if not extras:
-            return Excerpt(head, _around(text, result.terms, room))
-        lines = []
-        # Each a third of the hit's share (a quarter when three apply to one entry: a
-        # question after a tool result, in a folded turn); the hit's own excerpt has the rest.
-        part = room // max(3, len(extras) + 1)
-        for lead, words in extras:
-            lines.append((lead, _around(words, result.terms, part - len(lead) - 1)))
-        used = sum(len(lead) + len(words) + 1 for lead, words in lines)
-        return Excerpt(head, _around(text, result.terms, room - used), tuple(lines))
+        return _Parts(head, text, tuple(extras))
 
     def _redactor(self) -> Callable[[str], str]:
         """The settings' redaction (made once: the rules do not change while this lives)."""
@@ -208,6 +203,65 @@ class SessionRecall:
         if self._index is not None and self._owns_index:
             self._index.close()
         self._index = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """One hit's words before they are cut to its share: its head, its text, and the
+    ``(lead, text)`` of each related entry shown with it."""
+
+    head: str
+    text: str
+    extras: tuple[tuple[str, str], ...]
+
+    def need(self) -> int:
+        """The characters the hit takes shown whole (its head and each line's lead too)."""
+        lines = [(len(self.head) + 1, self.text)]
+        lines += [(len(lead) + 1, words) for lead, words in self.extras]
+        return sum(lead + len(" ".join(words.split())) for lead, words in lines)
+
+    def cut(self, terms: list[str], share: int) -> Excerpt:
+        """The hit within ``share`` characters: its text and each related entry's words
+        share the room (:func:`fill`), so a short request leaves more of a long result,
+        and a short message more of the result its call returned."""
+        room = share - len(self.head) - 1
+        if not self.extras:
+            return Excerpt(self.head, _around(self.text, terms, room))
+        # Each a third of the hit's share (a quarter when three apply to one entry: a
+        # question after a tool result, in a folded turn), and more when the hit's own text
+        # is short: the room it leaves goes to them; the text has the rest.
+        part = room // max(3, len(self.extras) + 1)
+        leads = sum(len(lead) + 1 for lead, _ in self.extras)
+        needs = [len(" ".join(words.split())) for _, words in self.extras]
+        own = len(" ".join(self.text.split()))
+        spare = max(0, room - len(self.extras) * part - own)
+        rooms = fill(needs, len(self.extras) * part - leads + spare)
+        lines = tuple(
+            (lead, _around(words, terms, size))
+            for (lead, words), size in zip(self.extras, rooms, strict=True)
+        )
+        used = sum(len(lead) + len(words) + 1 for lead, words in lines)
+        return Excerpt(self.head, _around(self.text, terms, room - used), lines)
+
+
+def fill(needs: list[int], total: int) -> list[int]:
+    """Shares of ``total`` for parts that need ``needs``: each has what it needs up to one
+    level, the same for all, that uses ``total`` when they need more in all (what a short
+    part leaves goes to the long ones equally)."""
+    shares = [0] * len(needs)
+    left = max(0, total)
+    waiting = sorted(range(len(needs)), key=lambda index: needs[index])
+    while waiting:
+        level = left // len(waiting)
+        index = waiting[0]
+        if needs[index] > level:
+            for index in waiting:
+                shares[index] = level
+            break
+        shares[index] = needs[index]
+        left -= needs[index]
+        waiting.pop(0)
+    return shares
 
 
 @dataclass(frozen=True, slots=True)
