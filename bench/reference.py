@@ -5,6 +5,8 @@ the first root-to-leaf path (contextree ``get_branch``, pi ``getBranch``), plann
 compaction of that path with the default settings (``prepare_compaction`` /
 ``prepareCompaction``) and a second path call. The row issue 27 asks about is "path + prepare
 after open": the first path and the planning, what a process pays once the session is open.
+contextree runs twice: opening lazily (the default: the path's lines are read on the first
+path) and with ``preload=True`` (read on open, as pi's open reads every line).
 
     python -m bench.reference SESSION.jsonl [--repeat N] [--pi DIR] [--omp DIR]
 
@@ -42,7 +44,7 @@ from contextree.session.tree import SessionTree
 from contextree.settings.schema import CompactionSettings
 ms = lambda: time.perf_counter() * 1000
 opened = ms()
-tree = SessionTree.open(sys.argv[1], create=False)
+tree = SessionTree.open(sys.argv[1], create=False, preload=PRELOAD)
 branched = ms()
 branch = tree.get_branch()
 prepared = ms()
@@ -71,7 +73,11 @@ def _version(package: Path) -> str | None:
 
 def _commands(pi: Path | None, omp: Path | None) -> tuple[dict[str, list[str]], list[str]]:
     """The command of each system that can run here (the file goes last), and notes."""
-    commands = {"contextree": [sys.executable, "-c", _OURS]}
+    commands = {
+        "contextree": [sys.executable, "-c", _OURS.replace("PRELOAD", "False")],
+        # Reading and decoding on open what the path and its context need, as pi does.
+        "contextree, preload=True": [sys.executable, "-c", _OURS.replace("PRELOAD", "True")],
+    }
     notes = []
     node = shutil.which("node")
     pi_package = (pi or Path("-")) / "node_modules" / "@mariozechner" / "pi-coding-agent"

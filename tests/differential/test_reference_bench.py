@@ -25,12 +25,17 @@ def test_the_three_systems_time_the_same_path(pi: Install, omp: Install, tmp_pat
     session = generate_session(tmp_path / "s.jsonl", 400, seed=3)
     medians, notes, paths = measure_reference(session.path, 1, pi=pi.root, omp=omp.root)
     assert notes == []
-    assert set(medians) == {"contextree", "pi 0.73.1 (node)", "oh-my-pi 18.2.3 (bun)"}
+    assert set(medians) == {
+        "contextree",
+        "contextree, preload=True",
+        "pi 0.73.1 (node)",
+        "oh-my-pi 18.2.3 (bun)",
+    }
     for row in medians.values():
         assert row["length"] == session.leaf_path_length
         assert all(row[field] >= 0 for field in FIELDS)
     # The same entries in the same order (a SHA-256 of the ids, root first).
-    assert len(set(paths.values())) == 1 and len(paths) == 3
+    assert len(set(paths.values())) == 1 and len(paths) == 4
 
 
 def test_a_missing_install_is_left_out_with_a_note(tmp_path: Path) -> None:
@@ -41,5 +46,6 @@ def test_a_missing_install_is_left_out_with_a_note(tmp_path: Path) -> None:
     medians, notes, paths = measure_reference(
         session.path, 1, pi=tmp_path / "no-pi", omp=tmp_path / "no-omp"
     )
-    assert list(medians) == ["contextree"] and list(paths) == ["contextree"]
+    ours = ["contextree", "contextree, preload=True"]
+    assert list(medians) == ours and list(paths) == ours
     assert len(notes) == 2 and "pi left out" in notes[0] and "oh-my-pi left out" in notes[1]

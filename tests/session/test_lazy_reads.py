@@ -238,3 +238,37 @@ def test_a_large_tree_is_built_with_the_collector_paused(
     assert set(seen) == {not paused}
     assert gc.isenabled()
     assert tree.leaves() == [chain.leaf]
+
+
+def _compacted_file(tmp_path: Path) -> tuple[Chain, Path]:
+    chain = Chain()
+    for n in range(4):
+        chain.msg(user(f"old {n}"))
+    fork = chain.leaf
+    chain.msg(user("abandoned"))
+    chain.msg(user("kept"), parent=fork)
+    kept = chain.leaf
+    chain.add("compaction", summary="earlier work", firstKeptEntryId=kept, tokensBefore=100)
+    chain.msg(user("after"))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(header(), *chain.entries))
+    return chain, path
+
+
+def test_preload_decodes_the_leafs_context_on_open_and_nothing_else(tmp_path: Path) -> None:
+    chain, path = _compacted_file(tmp_path)
+    lazy = SessionTree.open(path)
+    assert _decoded(lazy) == set()
+    tree = SessionTree.open(path, preload=True)
+    ids = chain.ids()
+    # The first kept entry, the compaction and what follows; not the older path, not the
+    # abandoned branch.
+    assert _decoded(tree) == {ids[5], ids[6], ids[7]}
+    assert list(tree.get_branch()) == list(lazy.get_branch())
+
+
+def test_preload_of_an_empty_or_uncompacted_session(tmp_path: Path) -> None:
+    SessionTree.open(tmp_path / "new.jsonl", preload=True)  # nothing to read
+    _, tree = _branched()
+    tree.preload()
+    assert _decoded(tree) == {"e001", "e002", "e005", "e006", "e007"}

@@ -44,22 +44,28 @@ class SessionTree(TreeSync):
         fsync: bool = False,
         now: Callable[[], str] = iso_now,
         session_id: str | None = None,
+        preload: bool = False,
     ) -> SessionTree:
         """Open the session at ``path`` (created on the first append when missing): a JSONL
         file, or a ``sqlite://PATH#SESSION`` / ``postgresql://...#SESSION`` URL
         (:mod:`contextree.store.url`).
 
-        ``session_id`` names a session created here (default: a new UUIDv7).
+        ``session_id`` names a session created here (default: a new UUIDv7). ``preload``
+        does :meth:`preload`'s work before returning, as pi's open does.
         """
         if is_store_url(path):
             store = open_store(path, fsync=fsync)
             if not create and not store.exists():
                 raise missing_session(path)
-            return cls(store, cwd=cwd, now=now, session_id=session_id)
-        file = Path(path)
-        if file.is_dir() or (not create and not file.exists()):
-            raise missing_session(file)
-        return cls(JsonlFileStore(file, fsync=fsync), cwd=cwd, now=now, session_id=session_id)
+            tree = cls(store, cwd=cwd, now=now, session_id=session_id)
+        else:
+            file = Path(path)
+            if file.is_dir() or (not create and not file.exists()):
+                raise missing_session(file)
+            tree = cls(JsonlFileStore(file, fsync=fsync), cwd=cwd, now=now, session_id=session_id)
+        if preload:
+            tree.preload()
+        return tree
 
     @classmethod
     def in_memory(

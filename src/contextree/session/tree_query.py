@@ -36,6 +36,31 @@ class TreeQuery(TreeState):
             raise EntryNotFoundError(start)
         return PathView(self._path_records(start))
 
+    def preload(self) -> None:
+        """Read what the leaf's path and its context need now rather than on first use: walk
+        the path (reading and indexing the session's lines up to its root) and decode the
+        entries from the latest compaction's first kept entry on.
+
+        A session opens lazily - only its last lines are read - so that a command that needs
+        the end of a large session (``contextree context``) does not read all of it; the first
+        ``get_branch()`` pays for the rest. A process that will work on the whole path again
+        and again (a server, a host holding sessions open) can pay that on open instead, as
+        pi does: its open reads and parses every line.
+        """
+        if self.leaf_id is None:
+            return
+        path = self._path_records(self.leaf_id)
+        start = 0
+        for position in range(len(path) - 1, -1, -1):
+            if path[position].type == "compaction":
+                kept = path[position].entry.get("firstKeptEntryId")
+                start = next(
+                    (at for at in range(position, -1, -1) if path[at].id == kept), position
+                )
+                break
+        for record in path[start:]:
+            record.entry  # noqa: B018 - decoded and kept on the record
+
     def get_branch_view(self, from_id: str | None = None) -> PathView:
         """The same as :meth:`get_branch` (kept for callers of earlier releases)."""
         return self.get_branch(from_id)
