@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import Final, cast
+from typing import Final
 
 from contextree.compaction.offline.answers import answers_question, offers_choice
 from contextree.compaction.offline.code_writes import (
@@ -30,6 +30,7 @@ from contextree.compaction.offline.commands import (
     written_paths,
 )
 from contextree.compaction.offline.condense import condensed
+from contextree.compaction.offline.developer import SYSTEM_MARK
 from contextree.compaction.offline.digest import (
     ERROR_CHARS,
     REQUEST_CHARS,
@@ -97,7 +98,6 @@ from contextree.compaction.offline.tool_results import (
     tool_failed,
 )
 from contextree.compaction.offline.user_lines import USER_MARK, decides, user_todo
-from contextree.entries.types import LlmMessage, is_text_content
 
 _BASH_EXECUTION = LazyPattern(r"Ran `(?P<cmd>.*?)`\n", re.S)
 _EMBEDDED_SUMMARY = LazyPattern(
@@ -128,43 +128,6 @@ _BOLD: Final = LazyPattern(r"(\*\*|__)(.+?)\1")
 _NOTED_PER_MESSAGE: Final = 4
 """Specific statements kept from one assistant message: a long report names many things."""
 _MIN_REQUEST_WORDS: Final = 3
-
-
-SYSTEM_MARK: Final = "[System]: "
-"""Starts a developer message's text once :func:`as_user` made it a user message: its rules
-and facts are read like the user's, but it is not the user's goal, request or answer."""
-
-
-def as_user(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
-    """System/developer messages read as the user's: pi's serialization leaves them out, but
-    what they say must survive a compaction like the user's own words (issue 25 item 1). Their
-    text starts with :data:`SYSTEM_MARK`, which the reader takes off."""
-    return [
-        _as_user(message) if message.get("role") == "developer" else message for message in messages
-    ]
-
-
-def _as_user(message: LlmMessage) -> LlmMessage:
-    content = message.get("content")
-    if isinstance(content, str):
-        content = SYSTEM_MARK + content if content.strip() else content
-    elif isinstance(content, list):
-        first = next(
-            (
-                i
-                for i, b in enumerate(content)
-                if is_text_content(b) and str(b.get("text", "")).strip()
-            ),
-            None,
-        )
-        if first is not None:
-            block = content[first]
-            content = [
-                *content[:first],
-                {**block, "text": SYSTEM_MARK + str(block.get("text", ""))},
-                *content[first + 1 :],
-            ]
-    return cast(LlmMessage, {**message, "role": "user", "content": content})
 
 
 _NOT_LETTERS: Final = dict.fromkeys(

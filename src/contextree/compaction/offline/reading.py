@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from contextree.compaction.offline.conversation import as_user, digest_conversation
+from contextree.compaction.offline.conversation import digest_conversation
+from contextree.compaction.offline.developer import as_user
 from contextree.compaction.offline.digest import Digest
 from contextree.compaction.offline.previous import digest_summary, merge_digest, reread_digest
 from contextree.compaction.serialize import serialize_conversation
