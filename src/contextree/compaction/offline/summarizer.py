@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from contextree.compaction.offline.parts import Conversation
 from contextree.compaction.offline.prompt import parse_summary_prompt
 from contextree.compaction.offline.reading import read_digest, serialized
 from contextree.compaction.offline.render import render_digest, short_summary
@@ -135,14 +136,14 @@ class OfflineSummarizer:
         own) summarized, read again before ``messages`` (``compaction/earlier.py``). See
         :meth:`summarize` for the other arguments.
         """
-        return self.summarize(
+        return self._summarize(
             serialized(messages),
             kind=kind,
             previous_summary=previous_summary,
             extra_context=extra_context,
             focus=focus,
             budget_tokens=budget_tokens,
-            earlier_conversation=serialized(earlier),
+            earlier=serialized(earlier),
         )
 
     def summarize(
@@ -174,22 +175,45 @@ class OfflineSummarizer:
         Raises:
             ValueError: ``kind`` is not one of :data:`SUMMARY_KINDS`.
         """
+        return self._summarize(
+            Conversation(conversation_text),
+            kind=kind,
+            previous_summary=previous_summary,
+            extra_context=extra_context,
+            focus=focus,
+            budget_tokens=budget_tokens,
+            earlier=Conversation(earlier_conversation),
+        )
+
+    def _summarize(
+        self,
+        conversation: Conversation,
+        *,
+        kind: SummaryKind,
+        previous_summary: str | None,
+        extra_context: Iterable[str],
+        focus: str | None,
+        budget_tokens: int | None,
+        earlier: Conversation,
+    ) -> str:
+        """:meth:`summarize` of a conversation that may come with its parts (from
+        :meth:`summarize_messages`: the reader need not split the text again)."""
         if kind not in SUMMARY_KINDS:
             raise ValueError(f'unknown summary kind "{kind}"; expected one of: {SUMMARY_KINDS}')
         focus_text = focus.strip() if focus and focus.strip() else None
         digest = read_digest(
-            conversation_text,
+            conversation,
             # A turn prefix is summarized on its own; the history's summary merges the rest.
             previous_summary=None if kind == "turn_prefix" else previous_summary,
             focus=focus_text,
-            earlier=earlier_conversation,
+            earlier=earlier,
         )
         user_tokens = digest.user_chars // 4
         context = [line.strip() for line in extra_context if line.strip()]
         if context:
             # A hook gives its context for this call; older context lines are replaced.
             digest.extra_context = context
-        budget = self._budget(conversation_text, previous_summary, budget_tokens, user_tokens)
+        budget = self._budget(conversation.text, previous_summary, budget_tokens, user_tokens)
         if kind == "short":
             return fit_text(short_summary(digest), budget)
         # The layout drops lines by importance; the essentials it never drops are cut last
