@@ -7,6 +7,7 @@ never by a list of words, so a statement of any topic ranks by how much it pins 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 from contextree.compaction.offline.lazy_pattern import LazyPattern
@@ -95,6 +96,23 @@ _SEARCHES: Final = tuple(
     for index, (needed, shape) in enumerate(zip(_NEEDED, _SHAPES, strict=True))
     if index != _NUMBERS
 )
+_Search = Callable[[str], re.Match[str] | None]
+_DUE: Final[dict[int, tuple[_Search, ...]]] = {}
+"""Per set of bits a text holds, the searches of the shapes it can match (a text holds one of
+a few dozen sets). Looked up once per text instead of testing each shape's bits: the loop over
+the 13 shapes, not their searches, was half the time of :func:`specific_count`."""
+
+
+def _due(held: int) -> tuple[_Search, ...]:
+    due = _DUE.get(held)
+    if due is None:
+        # The path shape's pattern is compiled here, when a text first holds a slash.
+        due = _DUE[held] = tuple(
+            (shape.compiled() if isinstance(shape, LazyPattern) else shape).search
+            for needed, shape in _SEARCHES
+            if needed & held == needed
+        )
+    return due
 
 
 def _holds(text: str) -> int:
@@ -123,15 +141,10 @@ def specific_count(text: str) -> int:
     """How many kinds of specific value ``text`` holds (0 for a generic statement)."""
     held = _holds(text)
     count = 1 if held & _HAS_DIGIT else 0  # the numbers shape
-    for needed, search in _SEARCHES:
-        if needed & held == needed and search.search(text):
+    for search in _DUE.get(held) or _due(held):
+        if search(text):
             count += 1
     return count
-
-
-_NO_DIGIT: Final = tuple(
-    (needed, search) for needed, search in _SEARCHES if not needed & (_HAS_DIGIT | _HAS_TWO_DIGITS)
-)
 
 
 def has_specifics(text: str) -> bool:
@@ -140,8 +153,8 @@ def has_specifics(text: str) -> bool:
     (one pattern of all the shapes cost 50 us a sentence)."""
     if _DIGIT.search(text):
         return True
-    held = _holds(text)
-    return any(needed & held == needed and search.search(text) for needed, search in _NO_DIGIT)
+    held = _holds(text)  # (no digit: the shapes due need none)
+    return any(search(text) for search in _DUE.get(held) or _due(held))
 
 
 PLAIN_WORDS: Final = 4
