@@ -384,7 +384,6 @@ def compact(
     import asyncio
 
     from contextree.cli import dropped_render
-    from contextree.compaction.cost_report import compaction_cost
     from contextree.compaction.options import summary_model, summary_options
     from contextree.compaction.report import compaction_json, plan_json
     from contextree.compaction.run import CompactionPlan, compact_session, plan_compaction
@@ -407,6 +406,8 @@ def compact(
     report_load(session_tree)
     client = _summarizer(model, base_url, options.prompts_dir)
     if dry_run:
+        from contextree.compaction.cost_report import compaction_cost
+
         plan = plan_compaction(session_tree, settings=settings, options=options)
         cost = (
             compaction_cost(plan, loaded, summarizer=model, estimator=options.estimator)
