@@ -6,6 +6,7 @@ never by a list of words, so a statement of any topic ranks by how much it pins 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Final
@@ -15,15 +16,17 @@ from contextree.compaction.offline.lazy_pattern import LazyPattern
 _SHAPES: Final = (
     re.compile(r"https?://\S+"),  # URLs
     re.compile(r"\b[\w-]+(?:\.[\w-]+)+\.(?:[a-z]{2,10})\b(?::\d+)?"),  # hosts, dotted names
-    re.compile(r"\b\d+(?:\.\d+){1,3}\b"),  # versions, IPs
-    re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),  # dates
+    # (A word boundary before a digit looked back at after the digit: the same matches.)
+    re.compile(r"\d(?<!\w\d)\d*(?:\.\d+){1,3}\b"),  # versions, IPs
+    re.compile(r"\d(?<!\w\d)(?:\d{3}-\d\d-\d\d\b|\d?/\d{1,2}/\d{2,4}\b)"),  # dates
     re.compile(
         r"\b(?i:(?=[adfjmnos])(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|"
         r"july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?))"
         r"\s+\d{1,2}\b"
     ),  # "March 14"
     re.compile(r"(?:~|\.{1,2})?/?(?:[\w.@-]+/)+[\w.@-]*"),  # paths
-    re.compile(r"\b[A-Z]{2,}[-_]\d+\b|#\d{2,}\b"),  # ticket and issue ids
+    # ticket and issue ids: "JIRA-123" (a capital after no word character), "#42"
+    re.compile(r"[#A-Z](?:(?<=#)\d{2,}|(?<=[A-Z])(?<!\w[A-Z])[A-Z]+[-_]\d+)\b"),
     re.compile(r"\b[A-Za-z]+[-_][A-Za-z0-9]*\d[A-Za-z0-9-]*\b"),  # ids such as us-west-2
     re.compile(r"\d[\d,]*(?:\.\d+)?\s*(?:%|ms|s|GB|MB|KB|TB|k|rows|days|hours|minutes)?"),
     re.compile(r"`[^`\n]+`"),  # code
@@ -137,8 +140,11 @@ def _holds(text: str) -> int:
     return held
 
 
+@functools.lru_cache(maxsize=4096)
 def specific_count(text: str) -> int:
-    """How many kinds of specific value ``text`` holds (0 for a generic statement)."""
+    """How many kinds of specific value ``text`` holds (0 for a generic statement). (Kept for
+    a few thousand texts: a summary's facts are ranked, then cut to their weightiest
+    sentences, which are mostly the facts themselves.)"""
     held = _holds(text)
     count = 1 if held & _HAS_DIGIT else 0  # the numbers shape
     for search in _DUE.get(held) or _due(held):
