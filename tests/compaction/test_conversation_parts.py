@@ -17,6 +17,7 @@ from contextree.compaction.offline.parts import (
 from contextree.compaction.offline.reading import serialized
 from contextree.compaction.serialize import serialize_conversation
 from contextree.context.convert import convert_to_llm
+from contextree.tokens.estimate import utf16_len
 
 _TEXTS = [
     "plain words",
@@ -32,6 +33,7 @@ _TEXTS = [
     "a\n\n[1] note",
     "ends with a newline\n",
     "pytest -q -> 41 passed",
+    "\U0001f600 astral, é",
 ]
 _NAMES: list[Any] = ["read", "bash", "edit_file", "a b", "f(x)", "x;y", "", "ünïcode", 7, None]
 _KEYS = ["path", "command", "old_text", "a b", "k=v", "(", "0", "12", "x,y", "ключ"]
@@ -103,7 +105,11 @@ def test_the_parts_given_are_those_split_from_the_text() -> None:
         messages = [_message(rng, index, plain) for index in range(rng.randint(0, 8))]
         conversation = serialized(messages)
         text = serialize_conversation(convert_to_llm(messages), keep_tail=True)
-        assert conversation.text == (text if messages else "")
+        expected = text if messages else ""
+        # The length is counted part by part before the text is joined.
+        assert conversation.utf16_units() == utf16_len(expected)
+        assert bool(conversation) == bool(expected)
+        assert conversation.text == expected
         split = split_parts(conversation.text)
         parts = parts_of(conversation)
         assert [(p.role, p.text) for p in parts] == [(p.role, p.text) for p in split]

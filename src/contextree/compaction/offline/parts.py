@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final, NamedTuple
+from typing import Final
 
 from contextree.compaction.offline.digest import COMMAND_CHARS
 from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.text import clip
 from contextree.compaction.serialize import SerializedPart
+from contextree.tokens.estimate import utf16_len
 
 _ROLES: Final = "User|Assistant thinking|Assistant tool calls|Assistant|Tool result"
 _ROLE_KEYS: Final = {
@@ -48,30 +49,64 @@ class ToolCall:
         return f"{self.name} `{clip(target, COMMAND_CHARS)}`" if target else self.name
 
 
-class Conversation(NamedTuple):
-    """A serialized conversation with its parts: what :func:`split_parts` makes of the text,
-    known from the serializer (a 100k-entry session's compaction split the 4 MB of text it had
-    just joined, and parsed back the JSON of 1,400 tool calls: 20 ms). ``parts`` is ``None``
-    when the text is to be split after all."""
+class Conversation:
+    """A serialized conversation, read by its parts when it came with them: what
+    :func:`split_parts` makes of the text, known from the serializer (a 100k-entry session's
+    compaction joined 4 MB of text, split it again and parsed back the JSON of 1,400 tool
+    calls: 20 ms). The text itself is joined only when asked for; ``parts`` is ``None`` when
+    the text is to be split after all."""
 
-    text: str
-    parts: list[Part] | None = None
+    __slots__ = ("_pieces", "_text", "parts")
+
+    def __init__(
+        self,
+        text: str | None = None,
+        parts: list[Part] | None = None,
+        *,
+        pieces: Sequence[SerializedPart] = (),
+    ) -> None:
+        self._text = text
+        self._pieces = pieces
+        self.parts = parts
+
+    @property
+    def text(self) -> str:
+        """The text ``serialize_conversation`` makes of it."""
+        if self._text is None:
+            self._text = _joined(self._pieces)
+        return self._text
+
+    def __bool__(self) -> bool:
+        # (Every part's text starts with its role's mark.)
+        return bool(self._text) if self._text is not None else bool(self._pieces)
+
+    def utf16_units(self) -> int:
+        """``utf16_len(self.text)``: counted part by part when the text is not joined (the
+        text of a long session is not ASCII, and its length in UTF-16 meant encoding it)."""
+        if self._text is not None:
+            return utf16_len(self._text)
+        pieces = self._pieces
+        # "[" label "]: " text, and a blank line between two parts.
+        marks = sum(len(label) + 4 for label, _, _ in pieces) + 2 * max(len(pieces) - 1, 0)
+        return marks + sum(utf16_len(text) for _, text, _ in pieces)
+
+
+def _joined(pieces: Sequence[SerializedPart]) -> str:
+    return "\n\n".join(f"[{label}]: {text}" for label, text, _ in pieces)
 
 
 def conversation(serialized: Sequence[SerializedPart]) -> Conversation:
-    """The text ``serialize_conversation`` makes of the parts ``serialized``, with the parts
-    as :func:`split_parts` reads them back: unless a part's text holds a boundary of its own
-    (``\\n\\n[User]: `` in a message), where the text alone says where parts start."""
-    text = "\n\n".join(f"[{label}]: {body}" for label, body, _ in serialized)
+    """The conversation of the parts ``serialized`` (``serialize_conversation``'s), with the
+    parts as :func:`split_parts` reads them back from its text: unless a part's text holds a
+    boundary of its own (``\\n\\n[User]: `` in a message), where the text alone says where
+    parts start."""
     if any("\n\n[" in body and _PART_BOUNDARY.search(body) for _, body, _ in serialized):
-        return Conversation(text)
-    return Conversation(
-        text,
-        [
-            Part(_ROLE_KEYS[label], body, None if calls is None else _as_read(calls))
-            for label, body, calls in serialized
-        ],
-    )
+        return Conversation(_joined(serialized))
+    parts = [
+        Part(_ROLE_KEYS[label], body, None if calls is None else _as_read(calls))
+        for label, body, calls in serialized
+    ]
+    return Conversation(parts=parts, pieces=serialized)
 
 
 _CALL_NAME_WHOLE = LazyPattern(r"[^\s(;]+")
@@ -116,7 +151,7 @@ def parts_of(conversation: str | Conversation) -> list[Part]:
         return split_parts(conversation) if conversation else []
     if conversation.parts is not None:
         return conversation.parts
-    return split_parts(conversation.text)
+    return split_parts(conversation.text) if conversation else []
 
 
 def split_parts(conversation: str) -> list[Part]:

@@ -40,7 +40,6 @@ def read_digest(
     if previous_summary and previous_summary.strip():
         old = digest_summary(previous_summary)
         user_chars = digest.user_chars
-        reread = earlier.text if isinstance(earlier, Conversation) else earlier
-        digest = reread_digest(old, digest) if reread else merge_digest(old, digest)
+        digest = reread_digest(old, digest) if earlier else merge_digest(old, digest)
         digest.user_chars = user_chars
     return digest

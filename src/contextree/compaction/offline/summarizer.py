@@ -213,7 +213,7 @@ class OfflineSummarizer:
         if context:
             # A hook gives its context for this call; older context lines are replaced.
             digest.extra_context = context
-        budget = self._budget(conversation.text, previous_summary, budget_tokens, user_tokens)
+        budget = self._budget(conversation, previous_summary, budget_tokens, user_tokens)
         if kind == "short":
             return fit_text(short_summary(digest), budget)
         # The layout drops lines by importance; the essentials it never drops are cut last
@@ -221,14 +221,18 @@ class OfflineSummarizer:
         return fit_text(render_digest(digest, kind=kind, budget_tokens=budget), budget)
 
     def _budget(
-        self, conversation: str, previous: str | None, limit: int | None, user_tokens: int = 0
+        self,
+        conversation: Conversation,
+        previous: str | None,
+        limit: int | None,
+        user_tokens: int = 0,
     ) -> int:
         # The previous summary already stands for older history at most max_fraction of its
         # size, so it is carried at its own size; only the new messages are scaled. What the
         # user wrote is not scaled: in a conversation of plain talk (a trip, a budget, a
         # support call) the user's messages are a large share and each says something the
         # next reader needs, where a coding session's bulk is tool output.
-        conversation_tokens = estimate_tokens(conversation)
+        conversation_tokens = math.ceil(conversation.utf16_units() / 4)  # estimate_tokens
         user_tokens = min(user_tokens, conversation_tokens)
         # (A quarter more than their size: list markers, labels and headings around them.)
         new_share = user_tokens * 5 // 4 + math.floor(
