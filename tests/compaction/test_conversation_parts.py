@@ -135,6 +135,16 @@ def test_a_boundary_inside_a_message_leaves_the_text_to_be_split() -> None:
     assert [p.text for p in parts_of(conversation)] == ["first", "not the assistant", "second"]
 
 
+def test_a_key_that_is_no_string_is_read_back_from_the_text() -> None:
+    call = {"type": "toolCall", "id": "c", "name": "read", "arguments": {1: "a", "path": "b"}}
+    messages = [{"role": "assistant", "content": [call], "timestamp": 1}]
+    conversation = serialized(messages)
+    assert conversation.parts is not None
+    (part,) = conversation.parts
+    assert part.calls is None  # parsed from the text, as before
+    assert parse_tool_calls(part.text)[0].args == {"1": "a", "path": "b"}
+
+
 def test_a_plain_text_is_split_as_before() -> None:
     text = '[User]: hi\n\n[Assistant tool calls]: read(path="a.py")'
     assert parts_of(text) == split_parts(text)

@@ -407,8 +407,7 @@ def compact(
     report_load(session_tree)
     client = _summarizer(model, base_url, options.prompts_dir)
     if dry_run:
-        from contextree.compaction.cost_report import compaction_cost
-
+        from contextree.compaction.cost_report import compaction_cost  # (for --dry-run only)
         plan = plan_compaction(session_tree, settings=settings, options=options)
         cost = (
             compaction_cost(plan, loaded, summarizer=model, estimator=options.estimator)

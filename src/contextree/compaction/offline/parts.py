@@ -95,7 +95,7 @@ def _joined(pieces: Sequence[SerializedPart]) -> str:
     return "\n\n".join(f"[{label}]: {text}" for label, text, _ in pieces)
 
 
-def conversation(serialized: Sequence[SerializedPart]) -> Conversation:
+def conversation_of(serialized: Sequence[SerializedPart]) -> Conversation:
     """The conversation of the parts ``serialized`` (``serialize_conversation``'s), with the
     parts as :func:`split_parts` reads them back from its text: unless a part's text holds a
     boundary of its own (``\\n\\n[User]: `` in a message), where the text alone says where
@@ -130,11 +130,17 @@ def _as_read(
             return None
         args: dict[str, object] = {}
         for key, value in entries or ():
-            if not _reads_back(value) or not (key.isidentifier() or _CALL_KEY_WHOLE.fullmatch(key)):
+            if not _reads_back(value) or not _whole_key(key):
                 return None
             args[key] = value
         read.append(ToolCall(name, args))
     return tuple(read)
+
+
+def _whole_key(key: object) -> bool:
+    """Whether the key pattern takes ``key`` whole (a caller's dict may have a key that is no
+    string: it is rendered, and read back, as one)."""
+    return type(key) is str and (key.isidentifier() or _CALL_KEY_WHOLE.fullmatch(key) is not None)
 
 
 def _reads_back(value: object) -> bool:

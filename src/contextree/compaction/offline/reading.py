@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from contextree.compaction.offline.conversation import as_user, digest_conversation
 from contextree.compaction.offline.digest import Digest
-from contextree.compaction.offline.parts import Conversation, conversation
+from contextree.compaction.offline.parts import Conversation, conversation_of
 from contextree.compaction.offline.previous import digest_summary, merge_digest, reread_digest
 from contextree.compaction.serialize import serialized_parts
 from contextree.context.convert import convert_to_llm
@@ -21,7 +21,7 @@ def serialized(messages: Sequence[StoredMessage]) -> Conversation:
     (§7.1), long tool results kept at both ends (``""`` for none), with its parts."""
     if not messages:
         return Conversation("", [])
-    return conversation(serialized_parts(as_user(convert_to_llm(messages)), keep_tail=True))
+    return conversation_of(serialized_parts(as_user(convert_to_llm(messages)), keep_tail=True))
 
 
 def read_digest(
