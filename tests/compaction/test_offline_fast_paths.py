@@ -234,6 +234,26 @@ def test_specific_values_are_found_as_all_the_shapes_find_them() -> None:
         assert specifics.specific_count(text) == expected, text
 
 
+# The shapes as they were written before they began with the characters they look for.
+_SHAPES_BEFORE = {
+    2: r"\b\d+(?:\.\d+){1,3}\b",
+    3: r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b",
+    6: r"\b[A-Z]{2,}[-_]\d+\b|#\d{2,}\b",
+}
+
+
+@pytest.mark.parametrize("index", sorted(_SHAPES_BEFORE))
+def test_a_shape_matches_where_it_matched_before(index: int) -> None:
+    before = re.compile(_SHAPES_BEFORE[index])
+    rng = random.Random(index)
+    pieces = [*_ODD, "1", "12", "2026", "-", "/", ".", "#", "_", "A", "AB", "JIRA", "x", "٣", "²"]
+    pieces += ["v1.2", "10.0.0.1", "2026-12-05", "12/5/26", "JIRA-123", "#42", "a1", "é"]
+    for _ in range(30000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        found, expected = specifics._SHAPES[index].search(text), before.search(text)
+        assert (found and found.span()) == (expected and expected.span()), text
+
+
 # Where a sentence ends, as the pattern said it before it was written to begin with the white
 # space character every split begins at.
 _SENTENCE_END = re.compile(

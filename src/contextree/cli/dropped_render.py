@@ -4,18 +4,21 @@ and the lines under ``compact``'s table); nothing here reads files (the session'
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
 from contextree.cli.dropped_counts import dropped_summary
 from contextree.cli.preview import entry_kind, entry_preview, plural
-from contextree.compaction.cost import CostReport
 from contextree.compaction.dropped import DroppedFromView, dropped_from_view
 from contextree.compaction.prepare import NothingToCompact
 from contextree.compaction.run import CompactionOutcome, CompactionPlan
 from contextree.entries.types import StoredEntry
 from contextree.session.tree import SessionTree
+
+if TYPE_CHECKING:  # (a type only: the cost is reckoned for --dry-run alone)
+    from contextree.compaction.cost import CostReport
 
 __all__ = ["dropped_entries", "dropped_summary", "dry_run_view", "outcome_view"]
 

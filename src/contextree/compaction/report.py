@@ -4,15 +4,17 @@ results, so a field added to a result is one line here (docs/cli-json.md has the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contextree.compaction.cost import CostReport
 from contextree.compaction.dropped import DroppedFromView, dropped_json
 from contextree.compaction.prepare import CompactionPreparation, NothingToCompact
-from contextree.compaction.prune import PruneDecision
 from contextree.compaction.run import CompactionOutcome, CompactionPlan
 from contextree.entries.types import StoredMessage
 from contextree.tokens.estimate import estimate_tokens
+
+if TYPE_CHECKING:  # (types only: `compact` without --dry-run needs neither module)
+    from contextree.compaction.cost import CostReport
+    from contextree.compaction.prune import PruneDecision
 
 __all__ = ["compaction_json", "plan_json", "prune_json"]
 

@@ -7,18 +7,32 @@ continue it. The output is byte-for-byte what pi's ``serializeConversation`` pro
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final, assert_never
+from typing import Any, Final, assert_never
 
 from contextree.entries.js_json import js_object_entries, js_stringify
 from contextree.entries.types import LlmMessage, is_text_content, known_block, known_message
 from contextree.tokens.estimate import utf16_len
 
-__all__ = ["TOOL_RESULT_MAX_CHARS", "TOOL_RESULT_TAIL_CHARS", "serialize_conversation"]
+__all__ = [
+    "TOOL_RESULT_MAX_CHARS",
+    "TOOL_RESULT_TAIL_CHARS",
+    "RawCall",
+    "SerializedPart",
+    "serialize_conversation",
+    "serialized_parts",
+]
 
 TOOL_RESULT_MAX_CHARS: Final = 2000
 """Tool results longer than this (in UTF-16 code units, as pi counts) are cut."""
 TOOL_RESULT_TAIL_CHARS: Final = 1000
 """With ``keep_tail``: how much of a long tool result's end is kept besides its start."""
+
+RawCall = tuple[object, list[tuple[str, Any]] | None]
+"""A tool call as :func:`serialized_parts` renders it: its name, and its arguments' entries
+in JavaScript's order (``None`` when they are not an object)."""
+SerializedPart = tuple[str, str, list[RawCall] | None]
+"""A part of a serialized conversation: its role's label (``"User"``, ``"Tool result"``...),
+its text after ``[label]: ``, and for a tool-call part the calls its text renders."""
 
 
 def serialize_conversation(llm_messages: Iterable[LlmMessage], *, keep_tail: bool = False) -> str:
@@ -33,20 +47,30 @@ def serialize_conversation(llm_messages: Iterable[LlmMessage], *, keep_tail: boo
     Raises:
         TypeError: a tool-call argument is not a JSON value.
     """
-    parts: list[str] = []
+    parts = serialized_parts(llm_messages, keep_tail=keep_tail)
+    return "\n\n".join(f"[{label}]: {text}" for label, text, _ in parts)
+
+
+def serialized_parts(
+    llm_messages: Iterable[LlmMessage], *, keep_tail: bool = False
+) -> list[SerializedPart]:
+    """The parts :func:`serialize_conversation` joins, in order, each with its role's label
+    apart and, for tool calls, the calls as they were: a reader of the text need not split
+    it again nor parse the calls back (the offline summarizer, see offline/parts.py)."""
+    parts: list[SerializedPart] = []
     for message in llm_messages:
         parts.extend(_message_parts(message, keep_tail))
-    return "\n\n".join(parts)
+    return parts
 
 
-def _message_parts(message: object, keep_tail: bool = False) -> list[str]:
+def _message_parts(message: object, keep_tail: bool = False) -> list[SerializedPart]:
     known = known_message(message)
     if known is None:
         return []  # not an object, or a role this format does not define: not rendered
     match known["role"]:
         case "user":
             text = _joined_text(known.get("content"))
-            return [f"[User]: {text}"] if text else []
+            return [("User", text, None)] if text else []
         case "assistant":
             return _assistant_parts(known.get("content"))
         case "toolResult":
@@ -54,8 +78,8 @@ def _message_parts(message: object, keep_tail: bool = False) -> list[str]:
             if not text:
                 return []
             if keep_tail:
-                return [f"[Tool result]: {_head_and_tail(text)}"]
-            return [f"[Tool result]: {_truncate(text, TOOL_RESULT_MAX_CHARS)}"]
+                return [("Tool result", _head_and_tail(text), None)]
+            return [("Tool result", _truncate(text, TOOL_RESULT_MAX_CHARS), None)]
         case (
             "developer"
             | "bashExecution"
@@ -79,12 +103,12 @@ def _joined_text(content: object) -> str:
     return "".join(_str(block.get("text")) for block in content if is_text_content(block))
 
 
-def _assistant_parts(content: object) -> list[str]:
+def _assistant_parts(content: object) -> list[SerializedPart]:
     if not isinstance(content, list):
         return []
     texts: list[str] = []
     thinkings: list[str] = []
-    calls: list[str] = []
+    calls: list[RawCall] = []
     for item in content:
         block = known_block(item)
         if block is None:
@@ -95,28 +119,29 @@ def _assistant_parts(content: object) -> list[str]:
             case "thinking":
                 thinkings.append(_str(block.get("thinking")))
             case "toolCall":
-                calls.append(_tool_call(block.get("name"), block.get("arguments")))
+                arguments = block.get("arguments")
+                entries = js_object_entries(arguments) if isinstance(arguments, dict) else None
+                calls.append((block.get("name"), entries))
             case "image" | "redactedThinking":
                 pass  # pi renders neither
             case _:
                 assert_never(block)
-    parts: list[str] = []
+    parts: list[SerializedPart] = []
     # As in pi, a part is emitted as soon as it has a block, even one with empty text.
     if thinkings:
-        parts.append("[Assistant thinking]: " + "\n".join(thinkings))
+        parts.append(("Assistant thinking", "\n".join(thinkings), None))
     if texts:
-        parts.append("[Assistant]: " + "\n".join(texts))
+        parts.append(("Assistant", "\n".join(texts), None))
     if calls:
-        parts.append("[Assistant tool calls]: " + "; ".join(calls))
+        rendered = "; ".join(_tool_call(name, entries) for name, entries in calls)
+        parts.append(("Assistant tool calls", rendered, calls))
     return parts
 
 
-def _tool_call(name: object, arguments: object) -> str:
+def _tool_call(name: object, entries: list[tuple[str, Any]] | None) -> str:
     rendered = ""
-    if isinstance(arguments, dict):
-        rendered = ", ".join(
-            f"{key}={js_stringify(value)}" for key, value in js_object_entries(arguments)
-        )
+    if entries is not None:
+        rendered = ", ".join(f"{key}={js_stringify(value)}" for key, value in entries)
     return f"{_str(name)}({rendered})"
 
 

@@ -43,12 +43,13 @@ from contextree.compaction.offline.digest import (
 )
 from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.parts import (
+    Conversation,
     Part,
     ToolCall,
     call_command,
     call_path,
     parse_tool_calls,
-    split_parts,
+    parts_of,
 )
 from contextree.compaction.offline.previous import digest_summary, merge_digest
 from contextree.compaction.offline.prose import (
@@ -176,14 +177,16 @@ def _reports_finished(text: str) -> bool:
     return any(_FINISHED.search(sentence) for sentence in sentences[:3])
 
 
-def digest_conversation(text: str, *, focus: str | None, earlier: str = "") -> Digest:
+def digest_conversation(
+    text: str | Conversation, *, focus: str | None, earlier: str | Conversation = ""
+) -> Digest:
     """The digest of ``earlier`` and ``text`` read as one conversation; its ``user_chars``
     counts ``text``'s user messages only (the budget makes room for the new ones)."""
     reader = _ConversationReader(focus)
-    for part in split_parts(earlier) if earlier else ():
+    for part in parts_of(earlier):
         reader.feed(part)
     earlier_chars = reader.digest.user_chars
-    for part in split_parts(text):
+    for part in parts_of(text):
         reader.feed(part)
     reader.digest.user_chars -= earlier_chars
     return reader.finish()
@@ -221,7 +224,7 @@ class _ConversationReader:
             case "assistant":
                 self._assistant(part.text.strip())
             case "calls":
-                self._calls(part.text)
+                self._calls(part)
             case "result":
                 self._result(part.text)
             case _:
@@ -501,8 +504,8 @@ class _ConversationReader:
                 if not change.ops:
                     change.ops["said"] = 1
 
-    def _calls(self, text: str) -> None:
-        calls = parse_tool_calls(text)
+    def _calls(self, part: Part) -> None:
+        calls = list(part.calls) if part.calls is not None else parse_tool_calls(part.text)
         if not calls:
             return
         d = self.digest

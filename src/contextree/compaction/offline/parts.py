@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
 from contextree.compaction.offline.digest import COMMAND_CHARS
 from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.text import clip
+from contextree.compaction.serialize import SerializedPart
+from contextree.tokens.estimate import utf16_len
 
 _ROLES: Final = "User|Assistant thinking|Assistant tool calls|Assistant|Tool result"
 _ROLE_KEYS: Final = {
@@ -31,6 +34,9 @@ _JSON = json.JSONDecoder()
 class Part:
     role: str
     text: str
+    calls: tuple[ToolCall, ...] | None = field(default=None, compare=False, repr=False)
+    """A tool-call part's calls, as :func:`parse_tool_calls` reads them from ``text``, when
+    they came with it (see :class:`Conversation`); ``None``: parse the text."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,117 @@ class ToolCall:
     def describe(self) -> str:
         target = call_path(self) or call_command(self)
         return f"{self.name} `{clip(target, COMMAND_CHARS)}`" if target else self.name
+
+
+class Conversation:
+    """A serialized conversation, read by its parts when it came with them: what
+    :func:`split_parts` makes of the text, known from the serializer (a 100k-entry session's
+    compaction joined 4 MB of text, split it again and parsed back the JSON of 1,400 tool
+    calls: 20 ms). The text itself is joined only when asked for; ``parts`` is ``None`` when
+    the text is to be split after all."""
+
+    __slots__ = ("_pieces", "_text", "parts")
+
+    def __init__(
+        self,
+        text: str | None = None,
+        parts: list[Part] | None = None,
+        *,
+        pieces: Sequence[SerializedPart] = (),
+    ) -> None:
+        self._text = text
+        self._pieces = pieces
+        self.parts = parts
+
+    @property
+    def text(self) -> str:
+        """The text ``serialize_conversation`` makes of it."""
+        if self._text is None:
+            self._text = _joined(self._pieces)
+        return self._text
+
+    def __bool__(self) -> bool:
+        # (Every part's text starts with its role's mark.)
+        return bool(self._text) if self._text is not None else bool(self._pieces)
+
+    def utf16_units(self) -> int:
+        """``utf16_len(self.text)``: counted part by part when the text is not joined (the
+        text of a long session is not ASCII, and its length in UTF-16 meant encoding it)."""
+        if self._text is not None:
+            return utf16_len(self._text)
+        pieces = self._pieces
+        # "[" label "]: " text, and a blank line between two parts.
+        marks = sum(len(label) + 4 for label, _, _ in pieces) + 2 * max(len(pieces) - 1, 0)
+        return marks + sum(utf16_len(text) for _, text, _ in pieces)
+
+
+def _joined(pieces: Sequence[SerializedPart]) -> str:
+    return "\n\n".join(f"[{label}]: {text}" for label, text, _ in pieces)
+
+
+def conversation_of(serialized: Sequence[SerializedPart]) -> Conversation:
+    """The conversation of the parts ``serialized`` (``serialize_conversation``'s), with the
+    parts as :func:`split_parts` reads them back from its text: unless a part's text holds a
+    boundary of its own (``\\n\\n[User]: `` in a message), where the text alone says where
+    parts start."""
+    if any("\n\n[" in body and _PART_BOUNDARY.search(body) for _, body, _ in serialized):
+        return Conversation(_joined(serialized))
+    parts = [
+        Part(_ROLE_KEYS[label], body, None if calls is None else _as_read(calls))
+        for label, body, calls in serialized
+    ]
+    return Conversation(parts=parts, pieces=serialized)
+
+
+_CALL_NAME_WHOLE = LazyPattern(r"[^\s(;]+")
+_CALL_KEY_WHOLE = LazyPattern(r"[^=(),\s]+")
+_SAFE_INTEGER: Final = 2**53
+"""JavaScript writes an integer below this in magnitude as Python does."""
+
+
+def _as_read(
+    calls: Sequence[tuple[object, list[tuple[str, object]] | None]],
+) -> tuple[ToolCall, ...] | None:
+    """The calls as :func:`parse_tool_calls` reads back their rendering, when that is sure to
+    give them as they are: a name and keys its patterns take whole, and values that JSON gives
+    back with their type (strings, booleans, null, safe integers). ``None``: parse the text.
+    (An identifier holds none of the characters the patterns stop at.)"""
+    read: list[ToolCall] = []
+    for name, entries in calls:
+        if not isinstance(name, str) or not (
+            name.isidentifier() or _CALL_NAME_WHOLE.fullmatch(name)
+        ):
+            return None
+        args: dict[str, object] = {}
+        for key, value in entries or ():
+            if not _reads_back(value) or not _whole_key(key):
+                return None
+            args[key] = value
+        read.append(ToolCall(name, args))
+    return tuple(read)
+
+
+def _whole_key(key: object) -> bool:
+    """Whether the key pattern takes ``key`` whole (a caller's dict may have a key that is no
+    string: it is rendered, and read back, as one)."""
+    return type(key) is str and (key.isidentifier() or _CALL_KEY_WHOLE.fullmatch(key) is not None)
+
+
+def _reads_back(value: object) -> bool:
+    """Whether JSON gives ``value`` back as it was from JavaScript's rendering of it."""
+    if value is None or type(value) is str or type(value) is bool:
+        return True
+    return type(value) is int and -_SAFE_INTEGER < value < _SAFE_INTEGER
+
+
+def parts_of(conversation: str | Conversation) -> list[Part]:
+    """The parts of ``conversation``: those it came with from the serializer, else split
+    from its text."""
+    if isinstance(conversation, str):
+        return split_parts(conversation) if conversation else []
+    if conversation.parts is not None:
+        return conversation.parts
+    return split_parts(conversation.text) if conversation else []
 
 
 def split_parts(conversation: str) -> list[Part]:

@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from contextree.compaction.offline.parts import Conversation
 from contextree.compaction.offline.prompt import parse_summary_prompt
 from contextree.compaction.offline.reading import read_digest, serialized
 from contextree.compaction.offline.render import render_digest, short_summary
@@ -135,14 +136,14 @@ class OfflineSummarizer:
         own) summarized, read again before ``messages`` (``compaction/earlier.py``). See
         :meth:`summarize` for the other arguments.
         """
-        return self.summarize(
+        return self._summarize(
             serialized(messages),
             kind=kind,
             previous_summary=previous_summary,
             extra_context=extra_context,
             focus=focus,
             budget_tokens=budget_tokens,
-            earlier_conversation=serialized(earlier),
+            earlier=serialized(earlier),
         )
 
     def summarize(
@@ -174,22 +175,45 @@ class OfflineSummarizer:
         Raises:
             ValueError: ``kind`` is not one of :data:`SUMMARY_KINDS`.
         """
+        return self._summarize(
+            Conversation(conversation_text),
+            kind=kind,
+            previous_summary=previous_summary,
+            extra_context=extra_context,
+            focus=focus,
+            budget_tokens=budget_tokens,
+            earlier=Conversation(earlier_conversation),
+        )
+
+    def _summarize(
+        self,
+        conversation: Conversation,
+        *,
+        kind: SummaryKind,
+        previous_summary: str | None,
+        extra_context: Iterable[str],
+        focus: str | None,
+        budget_tokens: int | None,
+        earlier: Conversation,
+    ) -> str:
+        """:meth:`summarize` of a conversation that may come with its parts (from
+        :meth:`summarize_messages`: the reader need not split the text again)."""
         if kind not in SUMMARY_KINDS:
             raise ValueError(f'unknown summary kind "{kind}"; expected one of: {SUMMARY_KINDS}')
         focus_text = focus.strip() if focus and focus.strip() else None
         digest = read_digest(
-            conversation_text,
+            conversation,
             # A turn prefix is summarized on its own; the history's summary merges the rest.
             previous_summary=None if kind == "turn_prefix" else previous_summary,
             focus=focus_text,
-            earlier=earlier_conversation,
+            earlier=earlier,
         )
         user_tokens = digest.user_chars // 4
         context = [line.strip() for line in extra_context if line.strip()]
         if context:
             # A hook gives its context for this call; older context lines are replaced.
             digest.extra_context = context
-        budget = self._budget(conversation_text, previous_summary, budget_tokens, user_tokens)
+        budget = self._budget(conversation, previous_summary, budget_tokens, user_tokens)
         if kind == "short":
             return fit_text(short_summary(digest), budget)
         # The layout drops lines by importance; the essentials it never drops are cut last
@@ -197,14 +221,18 @@ class OfflineSummarizer:
         return fit_text(render_digest(digest, kind=kind, budget_tokens=budget), budget)
 
     def _budget(
-        self, conversation: str, previous: str | None, limit: int | None, user_tokens: int = 0
+        self,
+        conversation: Conversation,
+        previous: str | None,
+        limit: int | None,
+        user_tokens: int = 0,
     ) -> int:
         # The previous summary already stands for older history at most max_fraction of its
         # size, so it is carried at its own size; only the new messages are scaled. What the
         # user wrote is not scaled: in a conversation of plain talk (a trip, a budget, a
         # support call) the user's messages are a large share and each says something the
         # next reader needs, where a coding session's bulk is tool output.
-        conversation_tokens = estimate_tokens(conversation)
+        conversation_tokens = math.ceil(conversation.utf16_units() / 4)  # estimate_tokens
         user_tokens = min(user_tokens, conversation_tokens)
         # (A quarter more than their size: list markers, labels and headings around them.)
         new_share = user_tokens * 5 // 4 + math.floor(
