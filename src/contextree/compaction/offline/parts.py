@@ -96,12 +96,11 @@ def _joined(pieces: Sequence[SerializedPart]) -> str:
 
 
 def conversation_of(serialized: Sequence[SerializedPart]) -> Conversation:
-    """The conversation of the parts ``serialized`` (``serialize_conversation``'s), with the
-    parts as :func:`split_parts` reads them back from its text: unless a part's text holds a
-    boundary of its own (``\\n\\n[User]: `` in a message), where the text alone says where
-    parts start."""
-    if any("\n\n[" in body and _PART_BOUNDARY.search(body) for _, body, _ in serialized):
-        return Conversation(_joined(serialized))
+    """The conversation of the parts ``serialized`` (``serialize_conversation``'s), each part
+    as the serializer made it. A part's text may hold what looks like a boundary of its own
+    (``\n\n[User]: `` in a fetched page or a file): split from the joined text, that would
+    make the page's words the user's - a request, a rule, the goal - so the serializer's
+    boundaries are the ones read."""
     parts = [
         Part(_ROLE_KEYS[label], body, None if calls is None else _as_read(calls))
         for label, body, calls in serialized
