@@ -14,7 +14,7 @@ from contextree.compaction.offline import OfflineSummarizer
 from contextree.compaction.offline.digest import Digest
 from contextree.compaction.offline.previous import digest_summary
 from contextree.compaction.offline.render import render_digest
-from contextree.compaction.offline.tool_results import result_facts
+from contextree.compaction.offline.tool_results import result_facts, spoken_words
 from summary_messages import Message, _call, _developer, _result, _say, _user
 from summary_sections import offline_summary as _summary
 from summary_sections import section as _section
@@ -892,8 +892,9 @@ _FEES = (
 
 def test_a_results_sentence_the_assistant_speaks_of_is_noted_beyond_the_most_specific() -> None:
     result = "\n".join([*_PITCHES[:7], _FEES, *_PITCHES[7:]])
-    spoken = result_facts("email_read", result, "Heads up: the pitch fees go by bank transfer now.")
-    unspoken = result_facts("email_read", result, "Here is the pitch list.")
+    said = spoken_words("Heads up: the pitch fees go by bank transfer now.")
+    spoken = result_facts("email_read", result, said)
+    unspoken = result_facts("email_read", result, spoken_words("Here is the pitch list."))
     assert [fact.spoken for fact in spoken if "cash on the day" in fact.text] == [True]
     assert not any("cash on the day" in fact.text for fact in unspoken)
     assert len(spoken) == len(unspoken) + 1

@@ -45,6 +45,8 @@ def test_a_preference_said_plainly_is_a_preference(line: str) -> None:
         "we tried the new flour, not much luck so far",
         "it's fine, not a problem at all",
         "I like it",
+        "I can't stand up the new cluster until ops approve the quota",
+        "we cannot stand by this estimate any more",
     ],
 )
 def test_talk_is_not_a_preference(line: str) -> None:

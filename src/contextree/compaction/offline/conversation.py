@@ -96,6 +96,7 @@ from contextree.compaction.offline.tool_results import (
     call_note,
     result_facts,
     saved_paths,
+    spoken_words,
     tool_failed,
 )
 from contextree.compaction.offline.user_lines import USER_MARK, decides, user_todo
@@ -591,8 +592,11 @@ class _ConversationReader:
 
     def _read_results(self, echo: str = "") -> None:
         """Note the facts of the results waiting for the assistant's words (``echo``)."""
+        if not self.unread:
+            return
+        spoken = spoken_words(echo)
         for name, text in self.unread:
-            for fact in result_facts(name, text, echo):
+            for fact in result_facts(name, text, spoken):
                 self.noted.add(fact.text)
                 if fact.spoken:
                     self.digest.spoken.setdefault(fact.text)

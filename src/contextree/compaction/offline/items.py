@@ -48,11 +48,11 @@ _RESPOND_CHARS: Final = 80
 _REFERENCE_PRIORITY: Final = 86
 """A reference code's line: a few tokens that outlast the sentences naming the code."""
 _USER_TODO_PRIORITY: Final = 80
+"""A TODO the user left open ranks with their preferences (80-85)."""
 _SPOKEN_BONUS: Final = 5
 """A tool result's line the assistant went on to speak of outlasts one it passed over: its
 own words often leave out the value the line holds (dev +13, held-out +9 at the full budget;
 within 20% of the history -2 and -1, the user's plain statements they displaced)."""
-"""A TODO the user left open ranks with their preferences (80-85)."""
 _SHOWN_COMMANDS: Final = 10
 """Clean runs listed one per line (the most recent); older ones are counted by program."""
 

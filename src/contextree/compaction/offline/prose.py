@@ -270,7 +270,9 @@ PREFERENCE_LINE = GatedAlternatives(
             (
                 r"\bI (?:really |just |do )?(?:like|love|hate|can['\u2019]?t stand) (?:my|our|"
                 r"it when|it if|them to|when|having|getting|giant|big|long|small|short|lots|too)\b"
+                # Not "can't stand up the cluster", "cannot stand by this estimate".
                 r"|\bI (?:really |just |honestly )?(?:can['\u2019]?t|cannot) (?:stand|bear)\b"
+                r"(?!\s+(?:up|by|in|down|on|out|for|to)\b)"
                 r"|\bI(?:'d| would) lean (?:towards?|to)\b"
                 r"|\b(?:I|we) (?:really |just |honestly )?(?:don['\u2019]?t|do not) want (?:a|an|"
                 r"any|anything|to|them|him|her|it|the)\b",

@@ -16,7 +16,14 @@ from contextree.compaction.offline.specifics import has_specifics, specific_coun
 from contextree.compaction.offline.text import clip, one_line, split_sentences
 from contextree.text.tables import standout_rows
 
-__all__ = ["READ_ONLY_TOOLS", "ResultFact", "call_note", "result_facts", "tool_failed"]
+__all__ = [
+    "READ_ONLY_TOOLS",
+    "ResultFact",
+    "call_note",
+    "result_facts",
+    "spoken_words",
+    "tool_failed",
+]
 
 READ_ONLY_TOOLS: Final = frozenset({"grep", "find", "ls", "glob"})
 """pi's and oh-my-pi's tools that list or search files: their output can be asked again."""
@@ -86,10 +93,19 @@ class ResultFact(NamedTuple):
     spoken: bool
 
 
-def result_facts(name: str, text: str, echo: str = "") -> list[ResultFact]:
+def spoken_words(echo: str) -> frozenset[str]:
+    """The words of what the assistant said that can tie a result's sentence to it, for
+    :func:`result_facts` (found once for all the results it speaks of)."""
+    return frozenset(stems(echo) - _COMMON)
+
+
+def result_facts(
+    name: str, text: str, spoken: frozenset[str] = frozenset()
+) -> list[ResultFact]:
     """What a result of the tool ``name`` states: a short result whole, a long one as its
     sentences that name the most specific values (at most six, in their order) and those that
-    ``echo``, what the assistant said next, speaks of (up to eight more), each marked so."""
+    the assistant's next words (``spoken``, from :func:`spoken_words`) speak of (up to eight
+    more), each marked so."""
     whole = one_line(text)
     if not whole:
         return []
@@ -136,7 +152,6 @@ def result_facts(name: str, text: str, echo: str = "") -> list[ResultFact]:
     # The sentences the assistant went on to speak of are the ones that mattered to the work,
     # whatever values they name: its own words often leave the value out ("there's a cap on
     # the field", "her nan has photosensitive epilepsy") and only the result holds it.
-    spoken = _words(echo)
     # A mail's header and greeting lines name values (an address, a date) but say little.
     found.sort(key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -item[2], item[0]))
     picked = found[: _FACTS_PER_RESULT - len(standouts)]
@@ -162,17 +177,12 @@ _COMMON: Final = frozenset(
 """Words too common to tie a result's sentence to what the assistant said of it."""
 
 
-def _words(text: str) -> set[str]:
-    """The word stems of ``text`` that can tie a sentence to it (see :func:`stems`)."""
-    return stems(text) - _COMMON
-
-
-def _echoed(sentence: str, spoken: set[str]) -> bool:
+def _echoed(sentence: str, spoken: frozenset[str]) -> bool:
     """Whether ``sentence`` shares at least two words, and a quarter of its own, with what the
     assistant said next (``spoken``)."""
     if not spoken:
         return False
-    own = _words(sentence)
+    own = stems(sentence) - _COMMON
     shared = len(own & spoken)
     return shared >= 2 and 4 * shared >= len(own)
 
