@@ -36,6 +36,17 @@ def test_the_lazy_names_still_resolve() -> None:
         assert getattr(llm, name) is not None
 
 
+def test_a_packages_submodules_are_its_attributes_though_it_loads_them_lazily() -> None:
+    # In a fresh interpreter: here other tests have imported the submodules already.
+    code = (
+        "import contextree.compaction as c\n"
+        "assert callable(c.prune.prune_session)\n"
+        "assert callable(c.offline.facts.extract_facts)\n"
+        "assert not hasattr(c, 'no_such_module') and not hasattr(c.offline, '_private')\n"
+    )
+    assert _imports("contextree.compaction.prune", code)
+
+
 @pytest.mark.parametrize("module", ["httpx", "contextree.serve"])
 def test_compact_with_the_offline_summarizer_imports_no_network_code(
     module: str, tmp_path: Path
