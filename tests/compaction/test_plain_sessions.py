@@ -15,6 +15,7 @@ from contextree.compaction.offline.digest import Digest
 from contextree.compaction.offline.previous import digest_summary
 from contextree.compaction.offline.render import render_digest
 from contextree.compaction.offline.tool_results import result_facts, spoken_words
+from contextree.text.surrogates import well_formed
 from summary_messages import Message, _call, _developer, _result, _say, _user
 from summary_sections import offline_summary as _summary
 from summary_sections import section as _section
@@ -919,3 +920,18 @@ def test_under_a_tight_budget_a_result_line_the_assistant_spoke_of_outlasts_othe
     text = render_digest(digest, kind="full", budget_tokens=90)
     assert "Room 1 is free" in text
     assert "Room 2 is free" not in text
+
+
+def test_a_lone_surrogate_in_messages_built_in_memory_is_read_as_a_replacement_character() -> None:
+    # A string built in memory can hold one (a file's never does); the word automata encode
+    # their text to UTF-8 and raised UnicodeEncodeError.
+    summary = _summary([_user("book the hall for the 12th \ud800 ref HX-2231"), _say("Booked.")])
+    assert "book the hall for the 12th \ufffd ref HX-2231" in summary
+    text = "[User]: book the hall \udc80 for the 12th"
+    assert "book the hall \ufffd for the 12th" in OfflineSummarizer().summarize(text)
+
+
+def test_well_formed_replaces_lone_surrogates_in_nested_values() -> None:
+    value = {"k\ud800": ["a\udfff", ("b", 3)], "n": None}
+    assert well_formed(value) == {"k\ufffd": ["a\ufffd", ("b", 3)], "n": None}
+    assert well_formed("plain \U0001f600") == "plain \U0001f600"  # a pair is no lone surrogate

@@ -23,6 +23,7 @@ from contextree.compaction.summary_request import (
 from contextree.entries.types import StoredMessage, is_text_content
 from contextree.llm.base import Completion, CompletionRequest, make_usage
 from contextree.store.index import collector_paused
+from contextree.text.surrogates import well_formed
 
 __all__ = ["OfflineSummarizer"]
 
@@ -136,15 +137,28 @@ class OfflineSummarizer:
         own) summarized, read again before ``messages`` (``compaction/earlier.py``). See
         :meth:`summarize` for the other arguments.
         """
-        return self._summarize(
-            serialized(messages),
-            kind=kind,
-            previous_summary=previous_summary,
-            extra_context=extra_context,
-            focus=focus,
-            budget_tokens=budget_tokens,
-            earlier=serialized(earlier),
-        )
+        try:
+            return self._summarize(
+                serialized(messages),
+                kind=kind,
+                previous_summary=previous_summary,
+                extra_context=extra_context,
+                focus=focus,
+                budget_tokens=budget_tokens,
+                earlier=serialized(earlier),
+            )
+        except UnicodeEncodeError:
+            # A lone surrogate in a message built in memory: read again, made well formed
+            # (never on the path of a session read from a file).
+            return self._summarize(
+                serialized(well_formed(list(messages))),
+                kind=kind,
+                previous_summary=well_formed(previous_summary),
+                extra_context=well_formed(list(extra_context)),
+                focus=well_formed(focus),
+                budget_tokens=budget_tokens,
+                earlier=serialized(well_formed(list(earlier))),
+            )
 
     def summarize(
         self,
@@ -175,15 +189,27 @@ class OfflineSummarizer:
         Raises:
             ValueError: ``kind`` is not one of :data:`SUMMARY_KINDS`.
         """
-        return self._summarize(
-            Conversation(conversation_text),
-            kind=kind,
-            previous_summary=previous_summary,
-            extra_context=extra_context,
-            focus=focus,
-            budget_tokens=budget_tokens,
-            earlier=Conversation(earlier_conversation),
-        )
+        context = list(extra_context)
+        try:
+            return self._summarize(
+                Conversation(conversation_text),
+                kind=kind,
+                previous_summary=previous_summary,
+                extra_context=context,
+                focus=focus,
+                budget_tokens=budget_tokens,
+                earlier=Conversation(earlier_conversation),
+            )
+        except UnicodeEncodeError:  # (see summarize_messages)
+            return self._summarize(
+                Conversation(well_formed(conversation_text)),
+                kind=kind,
+                previous_summary=well_formed(previous_summary),
+                extra_context=well_formed(context),
+                focus=well_formed(focus),
+                budget_tokens=budget_tokens,
+                earlier=Conversation(well_formed(earlier_conversation)),
+            )
 
     def _summarize(
         self,
