@@ -13,7 +13,7 @@ from contextree.errors import ParentCycleError
 from contextree.session import SessionTree
 from contextree.session.check import count_types
 from contextree.store import Record
-from core_helpers import Chain, assistant, header, jsonl, tool_result, user
+from core_helpers import Chain, assistant, header, jsonl, tool_result, user, user_entry
 
 
 def _branched() -> tuple[Chain, SessionTree]:
@@ -272,3 +272,18 @@ def test_preload_of_an_empty_or_uncompacted_session(tmp_path: Path) -> None:
     _, tree = _branched()
     tree.preload()
     assert _decoded(tree) == {"e001", "e002", "e005", "e006", "e007"}
+
+
+@pytest.mark.parametrize("preload", [True, False])
+def test_a_missing_parent_another_writer_appends_lengthens_the_cached_path(
+    tmp_path: Path, preload: bool
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(header(), user_entry("b", "a", "two"), user_entry("c", "b", "three")))
+    tree = SessionTree.open(path, preload=preload)
+    assert [e["id"] for e in tree.get_branch()] == ["b", "c"]
+    with path.open("ab") as other_writer:
+        other_writer.write(jsonl(user_entry("a", None, "one")))
+    assert tree.refresh()
+    assert [e["id"] for e in tree.get_branch("c")] == ["a", "b", "c"]
+    assert len(tree.build_session_context("c").messages) == 3

@@ -418,11 +418,15 @@ class TreeSync(TreeQuery):
             leaf = self.leaf_id
             # Paths, cached contexts and cycle marks stay true unless a foreign line repeats
             # an id we know (the last line wins, which moves a path) or is the missing parent
-            # a marked chain ended at. Dropping them for every foreign line made the next
-            # append walk the whole chain under the lock (issue 27 item 1).
+            # a marked chain or the cached path ended at. Dropping them for every foreign
+            # line made the next append walk the whole chain under the lock (issue 27 item 1).
             known = self._reaches_root
             ids = [r.id for r in foreign if isinstance(r, Record) and r.id is not None]
-            if any(key in known or key in index.by_id for key in ids):
+            # The cached path ended at a parent that was missing: a foreign line that is that
+            # parent lengthens it.
+            cached = self._path_cache
+            orphan = cached[1][0].parent_id if cached is not None and cached[1] else None
+            if any(key in known or key in index.by_id or key == orphan for key in ids):
                 self._reaches_root = {}
                 self._forget_branches()
             index.add(foreign)
