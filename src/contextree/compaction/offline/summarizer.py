@@ -5,8 +5,9 @@ model-client protocol over the prompt parser (for prompts that arrive as text, e
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from typing import Any, NamedTuple
 
 from contextree.compaction.offline.parts import Conversation
 from contextree.compaction.offline.prompt import parse_summary_prompt
@@ -137,28 +138,17 @@ class OfflineSummarizer:
         own) summarized, read again before ``messages`` (``compaction/earlier.py``). See
         :meth:`summarize` for the other arguments.
         """
-        try:
-            return self._summarize(
-                serialized(messages),
-                kind=kind,
-                previous_summary=previous_summary,
-                extra_context=extra_context,
-                focus=focus,
-                budget_tokens=budget_tokens,
-                earlier=serialized(earlier),
-            )
-        except UnicodeEncodeError:
-            # A lone surrogate in a message built in memory: read again, made well formed
-            # (never on the path of a session read from a file).
-            return self._summarize(
-                serialized(well_formed(list(messages))),
-                kind=kind,
-                previous_summary=well_formed(previous_summary),
-                extra_context=well_formed(list(extra_context)),
-                focus=well_formed(focus),
-                budget_tokens=budget_tokens,
-                earlier=serialized(well_formed(list(earlier))),
-            )
+        return self._read_twice(
+            lambda fix: _Read(
+                serialized(fix(list(messages))),
+                fix(previous_summary),
+                fix(list(extra_context)),
+                fix(focus),
+                serialized(fix(list(earlier))),
+            ),
+            kind,
+            budget_tokens,
+        )
 
     def summarize(
         self,
@@ -190,40 +180,33 @@ class OfflineSummarizer:
             ValueError: ``kind`` is not one of :data:`SUMMARY_KINDS`.
         """
         context = list(extra_context)
-        try:
-            return self._summarize(
-                Conversation(conversation_text),
-                kind=kind,
-                previous_summary=previous_summary,
-                extra_context=context,
-                focus=focus,
-                budget_tokens=budget_tokens,
-                earlier=Conversation(earlier_conversation),
-            )
-        except UnicodeEncodeError:  # (see summarize_messages)
-            return self._summarize(
-                Conversation(well_formed(conversation_text)),
-                kind=kind,
-                previous_summary=well_formed(previous_summary),
-                extra_context=well_formed(context),
-                focus=well_formed(focus),
-                budget_tokens=budget_tokens,
-                earlier=Conversation(well_formed(earlier_conversation)),
-            )
+        return self._read_twice(
+            lambda fix: _Read(
+                Conversation(fix(conversation_text)),
+                fix(previous_summary),
+                fix(context),
+                fix(focus),
+                Conversation(fix(earlier_conversation)),
+            ),
+            kind,
+            budget_tokens,
+        )
 
-    def _summarize(
-        self,
-        conversation: Conversation,
-        *,
-        kind: SummaryKind,
-        previous_summary: str | None,
-        extra_context: Iterable[str],
-        focus: str | None,
-        budget_tokens: int | None,
-        earlier: Conversation,
+    def _read_twice(
+        self, inputs: Callable[[Callable[[Any], Any]], _Read], kind: SummaryKind, budget: int | None
     ) -> str:
+        """The summary of ``inputs`` as they are; when a lone surrogate in text built in memory
+        (never in a session read from a file) makes the word automata raise
+        UnicodeEncodeError, of the inputs made well formed (U+FFFD for each)."""
+        try:
+            return self._summarize(inputs(_as_is), kind=kind, budget_tokens=budget)
+        except UnicodeEncodeError:
+            return self._summarize(inputs(well_formed), kind=kind, budget_tokens=budget)
+
+    def _summarize(self, read: _Read, *, kind: SummaryKind, budget_tokens: int | None) -> str:
         """:meth:`summarize` of a conversation that may come with its parts (from
         :meth:`summarize_messages`: the reader need not split the text again)."""
+        conversation, previous_summary, extra_context, focus, earlier = read
         if kind not in SUMMARY_KINDS:
             raise ValueError(f'unknown summary kind "{kind}"; expected one of: {SUMMARY_KINDS}')
         focus_text = focus.strip() if focus and focus.strip() else None
@@ -285,3 +268,18 @@ def _message_text(message: object) -> str:
         for block in content
         if is_text_content(block) and isinstance(block.get("text"), str)
     )
+
+
+class _Read(NamedTuple):
+    """What a summary is made of: the conversation, the previous summary, a hook's context
+    lines, the focus, and what the previous summary summarized."""
+
+    conversation: Conversation
+    previous_summary: str | None
+    extra_context: list[str]
+    focus: str | None
+    earlier: Conversation
+
+
+def _as_is(value: Any) -> Any:
+    return value
