@@ -49,6 +49,7 @@ from contextree.security.redact import DEFAULT_REDACTOR, Redactor
 from contextree.serve.intake import Intake, json_reply, send_and_close
 from contextree.serve.stream import DeadlineStream, SocketWriter
 from contextree.text.escapes import escaped
+from contextree.text.surrogates import without_lone_surrogates
 
 __all__ = ["ServerConfig", "SummaryServer", "is_loopback"]
 
@@ -272,7 +273,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(system, str):
             self._error(HTTPStatus.BAD_REQUEST, 'field "systemPrompt" must be a string')
             return
-        prompt, system = _without_lone_surrogates(prompt), _without_lone_surrogates(system)
+        # (JSON allows "\ud800": a model request or our reply could not be encoded with it.)
+        prompt, system = without_lone_surrogates(prompt), without_lone_surrogates(system)
         try:
             summary = self.server.summarize(system, prompt)
         except TimeoutError:
@@ -289,16 +291,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"summary failed: {type(exc).__name__}")
             return
         self._reply(HTTPStatus.OK, {"summary": summary})
-
-
-def _without_lone_surrogates(text: str) -> str:
-    """``text`` with lone surrogates (JSON allows ``"\\ud800"``) as U+FFFD: they cannot be
-    encoded as UTF-8, so a model request or our reply would fail on them."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
 
 
 _BODY_GRACE_S: Final = 5.0

@@ -1,22 +1,30 @@
 """Text that UTF-8 can encode: a lone surrogate (U+D800-U+DFFF on its own) can be in a string
-built in memory - never in one read from a file, which decoding makes well formed - and the
-byte-level searches (the automata that scan for words) cannot take it."""
+built in memory or decoded from JSON (``"\\ud800"``) - never in one read from a session file,
+which decoding makes well formed - and neither the byte-level searches (the automata that scan
+for words) nor a UTF-8 request or reply can take it."""
 
 from __future__ import annotations
 
-import re
-from typing import Any, Final
+from typing import Any
 
-__all__ = ["well_formed"]
+__all__ = ["well_formed", "without_lone_surrogates"]
 
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate as U+FFFD (a high and a low one side by side are the
+    character they make); ``text`` itself when it has none."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
 
 
 def well_formed(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings (in lists, tuples and dict values
-    and keys too) replaced by U+FFFD, one code point for one; other values as they are."""
+    """``value`` with :func:`without_lone_surrogates` applied to its strings (in lists, tuples
+    and dict values and keys too); other values as they are."""
     if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return without_lone_surrogates(value)
     if isinstance(value, dict):
         return {well_formed(key): well_formed(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
