@@ -65,10 +65,6 @@ def __getattr__(name: str) -> object:
         from contextree.compaction.offline import facts
 
         return getattr(facts, name)
-    # A submodule that nothing imported yet (``contextree.compaction.prune`` was an attribute
-    # of the package while the package imported it itself).
-    import importlib.util
+    from contextree.compaction.submodules import submodule  # (when no name above)
 
-    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}"):
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module 'contextree.compaction.offline' has no attribute {name!r}")
+    return submodule(__name__, name)
