@@ -18,6 +18,7 @@ __all__ = [
     "TOOL_RESULT_TAIL_CHARS",
     "RawCall",
     "SerializedPart",
+    "joined_parts",
     "serialize_conversation",
     "serialized_parts",
 ]
@@ -47,7 +48,11 @@ def serialize_conversation(llm_messages: Iterable[LlmMessage], *, keep_tail: boo
     Raises:
         TypeError: a tool-call argument is not a JSON value.
     """
-    parts = serialized_parts(llm_messages, keep_tail=keep_tail)
+    return joined_parts(serialized_parts(llm_messages, keep_tail=keep_tail))
+
+
+def joined_parts(parts: Iterable[SerializedPart]) -> str:
+    """The text of ``parts``: ``[label]: text`` each, a blank line between two."""
     return "\n\n".join(f"[{label}]: {text}" for label, text, _ in parts)
 
 

@@ -11,7 +11,7 @@ from typing import Final
 from contextree.compaction.offline.digest import COMMAND_CHARS
 from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.text import clip
-from contextree.compaction.serialize import SerializedPart
+from contextree.compaction.serialize import SerializedPart, joined_parts
 from contextree.tokens.estimate import utf16_len
 
 _ROLES: Final = "User|Assistant thinking|Assistant tool calls|Assistant|Tool result"
@@ -50,11 +50,11 @@ class ToolCall:
 
 
 class Conversation:
-    """A serialized conversation, read by its parts when it came with them: what
-    :func:`split_parts` makes of the text, known from the serializer (a 100k-entry session's
-    compaction joined 4 MB of text, split it again and parsed back the JSON of 1,400 tool
-    calls: 20 ms). The text itself is joined only when asked for; ``parts`` is ``None`` when
-    the text is to be split after all."""
+    """A serialized conversation, read by its parts when it came with them: the parts the
+    serializer made (a 100k-entry session's compaction joined 4 MB of text, split it again
+    and parsed back the JSON of 1,400 tool calls: 20 ms; and a part's own text may hold what
+    looks like a boundary, see :func:`conversation_of`). The text itself is joined only when
+    asked for; ``parts`` is ``None`` for a conversation given as text, which is split."""
 
     __slots__ = ("_pieces", "_text", "parts")
 
@@ -73,7 +73,7 @@ class Conversation:
     def text(self) -> str:
         """The text ``serialize_conversation`` makes of it."""
         if self._text is None:
-            self._text = _joined(self._pieces)
+            self._text = joined_parts(self._pieces)
         return self._text
 
     def __bool__(self) -> bool:
@@ -89,10 +89,6 @@ class Conversation:
         # "[" label "]: " text, and a blank line between two parts.
         marks = sum(len(label) + 4 for label, _, _ in pieces) + 2 * max(len(pieces) - 1, 0)
         return marks + sum(utf16_len(text) for _, text, _ in pieces)
-
-
-def _joined(pieces: Sequence[SerializedPart]) -> str:
-    return "\n\n".join(f"[{label}]: {text}" for label, text, _ in pieces)
 
 
 def conversation_of(serialized: Sequence[SerializedPart]) -> Conversation:

@@ -149,12 +149,12 @@ def result_facts(
         and (line := one_line(sentence)) not in standout_lines
         and not _part_of(line, shown, plain_rows)
     ]
-    # The sentences the assistant went on to speak of are the ones that mattered to the work,
-    # whatever values they name: its own words often leave the value out ("there's a cap on
-    # the field", "her nan has photosensitive epilepsy") and only the result holds it.
     # A mail's header and greeting lines name values (an address, a date) but say little.
     found.sort(key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -item[2], item[0]))
     picked = found[: _FACTS_PER_RESULT - len(standouts)]
+    # The sentences the assistant went on to speak of are the ones that mattered to the work,
+    # whatever values they name: its own words often leave the value out ("there's a cap on
+    # the field", "her nan has photosensitive epilepsy") and only the result holds it.
     echoed = [item for item in found[len(picked) :] if _echoed(item[1], spoken)]
     picked += echoed[:_ECHOED_PER_RESULT]
     kept = [*standouts, *(sentence for _, sentence, _ in sorted(picked))]
