@@ -7,6 +7,7 @@ from typing import Any
 
 from contextree.recall.tool import MAX_RESULT_CHARS, SessionRecall, fill
 from contextree.session.tree import SessionTree
+from core_helpers import tool_result
 from recall.recall_session import fold_away
 
 _MODEL = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-test"}
@@ -41,15 +42,7 @@ def _session(tmp_path: Path, *, asked_first: bool = True) -> SessionTree:
     tree.append_message({"role": "user", "content": "read me the harbour rota", "timestamp": 1})
     call = {"type": "toolCall", "id": "c0", "name": "sheet", "arguments": {}}
     tree.append_message(_assistant("Reading.", call))
-    tree.append_message(
-        {
-            "role": "toolResult",
-            "toolCallId": "c0",
-            "toolName": "sheet",
-            "content": [{"type": "text", "text": _roster()}],
-            "timestamp": 3,
-        }
-    )
+    tree.append_message(tool_result("c0", _roster(), name="sheet", timestamp=3))
     return fold_away(tree, "## Goal\nRun the regatta.")
 
 
