@@ -100,6 +100,11 @@ from contextree.compaction.offline.tool_results import (
     tool_failed,
 )
 from contextree.compaction.offline.user_lines import USER_MARK, decides, user_todo
+from contextree.compaction.offline.written import (
+    WRITTEN_COUNTED_CHARS,
+    written_by,
+    written_text,
+)
 
 _BASH_EXECUTION = LazyPattern(r"Ran `(?P<cmd>.*?)`\n", re.S)
 _EMBEDDED_SUMMARY = LazyPattern(
@@ -213,7 +218,8 @@ class _ConversationReader:
         self.asked: list[str] = []
         self.seq = 0
         # Results of service tools whose facts wait for what the assistant says of them.
-        self.unread: list[tuple[str, str]] = []
+        # (tool, text, label): label is how a note of what a writing call wrote starts.
+        self.unread: list[tuple[str, str, str]] = []
 
     def feed(self, part: Part) -> None:
         self.digest.active = True
@@ -578,7 +584,17 @@ class _ConversationReader:
             stripped = text.strip()
             rest = stripped.split("\n", 1)[1] if "\n" in stripped else ""
         else:
-            self.done_notes.add(call_note(call))
+            written = written_text(call)
+            if written:
+                # What the document now says, as a note of its own (the call's note would
+                # repeat it, clipped).
+                self.unread.append((call.name, written, written_by(call)))
+                # The budget counts a document the user had written as it counts their own
+                # words (up to a short document's length): noted, the new words otherwise
+                # displaced as many other notes as they added (dev +9 at the full budget).
+                d.user_chars += min(len(written), WRITTEN_COUNTED_CHARS)
+            else:
+                self.done_notes.add(call_note(call))
             for path in saved_paths(call):
                 d.saved.setdefault(path, call.name)
             rest = text
@@ -588,15 +604,15 @@ class _ConversationReader:
                 if key in CODE_ARGUMENTS and isinstance(value, str):
                     for written in code_written_paths(value):
                         self._written(written, call.name)
-        self.unread.append((call.name, rest))
+        self.unread.append((call.name, rest, ""))
 
     def _read_results(self, echo: str = "") -> None:
         """Note the facts of the results waiting for the assistant's words (``echo``)."""
         if not self.unread:
             return
         spoken = spoken_words(echo)
-        for name, text in self.unread:
-            for fact in result_facts(name, text, spoken):
+        for name, text, label in self.unread:
+            for fact in result_facts(name, text, spoken, label=label):
                 self.noted.add(fact.text)
                 if fact.spoken:
                     self.digest.spoken.setdefault(fact.text)

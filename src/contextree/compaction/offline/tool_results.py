@@ -14,6 +14,7 @@ from contextree.compaction.offline.parts import ToolCall
 from contextree.compaction.offline.prose import FILE_EXTENSIONS, stems
 from contextree.compaction.offline.specifics import has_specifics, specific_count
 from contextree.compaction.offline.text import clip, one_line, split_sentences
+from contextree.compaction.offline.written import writes
 from contextree.text.tables import standout_rows
 
 __all__ = [
@@ -34,6 +35,9 @@ _FACTS_PER_RESULT: Final = 6
 _STANDOUTS_PER_RESULT: Final = 3
 _FLAGGED_PER_RESULT: Final = 2
 _ECHOED_PER_RESULT: Final = 8
+_WRITTEN_FACTS: Final = 3
+"""A long text a call wrote: its most specific sentences (dev, held-out: 2 to 6 the same; the
+assistant's words about the text added nothing and cost 1)."""
 _MAIL_FRAME: Final = LazyPattern(
     r"(?i)^\W*(?:(?:from|to|cc|bcc|subject|date|sent|reply-to)\s*:|(?:dear|hi|hello)\s+\w+,?$|"
     r"(?:kind regards|best regards|regards|many thanks|best wishes)\b)"
@@ -100,20 +104,22 @@ def spoken_words(echo: str) -> frozenset[str]:
 
 
 def result_facts(
-    name: str, text: str, spoken: frozenset[str] = frozenset()
+    name: str, text: str, spoken: frozenset[str] = frozenset(), *, label: str = ""
 ) -> list[ResultFact]:
     """What a result of the tool ``name`` states: a short result whole, a long one as its
     sentences that name the most specific values (at most six, in their order) and those that
     the assistant's next words (``spoken``, from :func:`spoken_words`) speak of (up to eight
-    more), each marked so."""
+    more), each marked so. ``label``: how each note starts instead of "`name` returned" (what
+    a writing call wrote: a short text is noted whole, whatever values it names)."""
     whole = one_line(text)
     if not whole:
         return []
+    start = f"{label or f'`{name}` returned'}: "
     if len(whole) <= _WHOLE_CHARS:
-        noted = has_specifics(whole) and _RECEIPT.match(whole) is None
+        noted = bool(label) or (has_specifics(whole) and _RECEIPT.match(whole) is None)
         # Not marked as spoken of: a short answer is the tool's whole answer, and ranking the
         # ones the assistant spoke of higher cost the held-out blind splits 5 probes.
-        return [ResultFact(f"`{name}` returned: {whole}", False)] if noted else []
+        return [ResultFact(f"{start}{whole}", False)] if noted else []
     head = text[:20_000]
     # A table's rows that stand out from their column (one MISSING among many ok, the one row
     # with a note) are what the table says; then the sentences that name the most values.
@@ -151,15 +157,17 @@ def result_facts(
     ]
     # A mail's header and greeting lines name values (an address, a date) but say little.
     found.sort(key=lambda item: (_MAIL_FRAME.match(item[1]) is not None, -item[2], item[0]))
-    picked = found[: _FACTS_PER_RESULT - len(standouts)]
+    most = _WRITTEN_FACTS if label else _FACTS_PER_RESULT
+    picked = found[: max(0, most - len(standouts))]
     # The sentences the assistant went on to speak of are the ones that mattered to the work,
     # whatever values they name: its own words often leave the value out ("there's a cap on
     # the field", "her nan has photosensitive epilepsy") and only the result holds it.
-    echoed = [item for item in found[len(picked) :] if _echoed(item[1], spoken)]
-    picked += echoed[:_ECHOED_PER_RESULT]
+    if not label:
+        echoed = [item for item in found[len(picked) :] if _echoed(item[1], spoken)]
+        picked += echoed[:_ECHOED_PER_RESULT]
     kept = [*standouts, *(sentence for _, sentence, _ in sorted(picked))]
     return [
-        ResultFact(f"`{name}` returned: {clip(one_line(s), SENTENCE_CHARS)}", _echoed(s, spoken))
+        ResultFact(f"{start}{clip(one_line(s), SENTENCE_CHARS)}", _echoed(s, spoken))
         for s in kept
     ]
 
@@ -212,11 +220,6 @@ def call_note(call: ToolCall) -> str:
     return f"Called `{call.name}`" + (f": {args}" if args else "")
 
 
-_WRITE_VERBS: Final = frozenset(
-    {"write", "save", "create", "update", "upload", "export", "generate", "rename", "copy",
-     "edit", "append", "put", "draft"}
-)
-_NAME_PARTS: Final = LazyPattern(r"[^a-z0-9]+")
 _NOT_TARGETS: Final = frozenset(
     {"body", "text", "content", "contents", "message", "html", "markdown", "url", "query",
      "from", "source", "src", "old", "old_path", "old_name", "from_path", "template"}
@@ -234,8 +237,7 @@ def saved_paths(call: ToolCall) -> list[str]:
     """The file names a service tool that writes (``docs.write``, ``sheets.create``,
     ``drive_upload``) was given: its string arguments shaped like a file name with a known
     extension, in argument order."""
-    name = re.sub(r"([a-z])([A-Z])", r"\1_\2", call.name).lower()  # docsWrite: docs, write
-    if not _WRITE_VERBS.intersection(_NAME_PARTS.split(name)):
+    if not writes(call):
         return []
     found = []
     for key, value in call.args.items():
