@@ -38,6 +38,8 @@ pytestmark = pytest.mark.usefixtures("bench_importable")
         "fresh8",
         "fresh9",
         "dev6",
+        "fresh10",
+        "dev7",
     ],
 )
 def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> None:
@@ -68,6 +70,7 @@ def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
             "fresh7",
             "fresh8",
             "fresh9",
+            "fresh10",
         )
         for s in scripts(split)
         for p in s.probes
@@ -88,11 +91,14 @@ def test_lost_probes_are_listed_only_for_the_readable_splits(
 ) -> None:
     from bench.blind.__main__ import READABLE, SPLITS, main
 
-    assert set(READABLE) == {"dev", "dev2", "dev3", "dev4", "dev5", "dev6"}
+    assert set(READABLE) == {"dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7"}
     for split in set(SPLITS) - set(READABLE):
         with pytest.raises(SystemExit):
             main(["--split", split, "--lost"])
-        assert "only for --split dev, dev2, dev3, dev4, dev5 or dev6" in capsys.readouterr().err
+        assert (
+            "only for --split dev, dev2, dev3, dev4, dev5, dev6 or dev7"
+            in capsys.readouterr().err
+        )
 
 
 def test_a_bad_script_names_its_file_and_field(tmp_path: Path) -> None:
@@ -151,6 +157,7 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
     assert {"blind_fresh7_full", "blind_fresh7_20", "blind_fresh7_recall_20"} <= rows
     assert {"blind_fresh8_full", "blind_fresh8_20", "blind_fresh8_recall_20"} <= rows
     assert {"blind_fresh9_full", "blind_fresh9_20", "blind_fresh9_recall_20"} <= rows
+    assert {"blind_fresh10_full", "blind_fresh10_20", "blind_fresh10_recall_20"} <= rows
 
 
 def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:
