@@ -935,3 +935,25 @@ def test_well_formed_replaces_lone_surrogates_in_nested_values() -> None:
     value = {"k\ud800": ["a\udfff", ("b", 3)], "n": None}
     assert well_formed(value) == {"k\ufffd": ["a\ufffd", ("b", 3)], "n": None}
     assert well_formed("plain \U0001f600") == "plain \U0001f600"  # a pair is no lone surrogate
+
+
+def test_what_the_assistant_said_as_it_made_the_call_ties_a_results_sentence_to_the_work() -> (
+    None
+):
+    # No words of the assistant follow the result (the user answers at once); its words as it
+    # made the call said what it looked for.
+    result = "\n".join([*_PITCHES[:7], _FEES, *_PITCHES[7:]])
+    asked = "Let me read Denise's email for how the pitch fees are paid now."
+
+    def summary(said: str) -> str:
+        return _summary(
+            [
+                _user("Read Denise's market email"),
+                _say(said, _call("email_read", sender="Denise")),
+                _result(result, tool="email_read"),
+                _user("ok thanks, and what about parking?"),
+            ]
+        )
+
+    assert "cash on the day will not be accepted" in summary(asked)
+    assert "cash on the day" not in summary("Reading it.")

@@ -94,12 +94,11 @@ from contextree.compaction.offline.text import (
 from contextree.compaction.offline.tool_results import (
     READ_ONLY_TOOLS,
     call_note,
-    result_facts,
     saved_paths,
-    spoken_words,
     tool_failed,
 )
 from contextree.compaction.offline.user_lines import USER_MARK, decides, user_todo
+from contextree.compaction.offline.waiting_results import WaitingResults
 from contextree.compaction.offline.written import (
     WRITTEN_COUNTED_CHARS,
     written_by,
@@ -218,8 +217,10 @@ class _ConversationReader:
         self.asked: list[str] = []
         self.seq = 0
         # Results of service tools whose facts wait for what the assistant says of them.
-        # (tool, text, label): label is how a note of what a writing call wrote starts.
-        self.unread: list[tuple[str, str, str]] = []
+        self.unread = WaitingResults()
+        # What the assistant said as it made the latest calls ("Let me check Priya's HR
+        # profile for her Thursday arrangement").
+        self.calling_text = ""
 
     def feed(self, part: Part) -> None:
         self.digest.active = True
@@ -516,6 +517,7 @@ class _ConversationReader:
         if not calls:
             return
         d = self.digest
+        self.calling_text = self.last_text if self.last_role == "assistant" else ""
         self.pending = []
         self.last_calls = calls
         self.last_role = "calls"
@@ -588,7 +590,7 @@ class _ConversationReader:
             if written:
                 # What the document now says, as a note of its own (the call's note would
                 # repeat it, clipped).
-                self.unread.append((call.name, written, written_by(call)))
+                self.unread.add(call.name, written, self.calling_text, written_by(call))
                 # The budget counts a document the user had written as it counts their own
                 # words (up to a short document's length): noted, the new words otherwise
                 # displaced as many other notes as they added (dev +9 at the full budget).
@@ -604,19 +606,14 @@ class _ConversationReader:
                 if key in CODE_ARGUMENTS and isinstance(value, str):
                     for written in code_written_paths(value):
                         self._written(written, call.name)
-        self.unread.append((call.name, rest, ""))
+        self.unread.add(call.name, rest, self.calling_text)
 
     def _read_results(self, echo: str = "") -> None:
         """Note the facts of the results waiting for the assistant's words (``echo``)."""
-        if not self.unread:
-            return
-        spoken = spoken_words(echo)
-        for name, text, label in self.unread:
-            for fact in result_facts(name, text, spoken, label=label):
-                self.noted.add(fact.text)
-                if fact.spoken:
-                    self.digest.spoken.setdefault(fact.text)
-        self.unread.clear()
+        for fact in self.unread.read(echo):
+            self.noted.add(fact.text)
+            if fact.spoken:
+                self.digest.spoken.setdefault(fact.text)
 
     def _written(self, path: str, how: str) -> None:
         change = self.digest.edits.setdefault(path, FileChange())
