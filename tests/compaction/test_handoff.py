@@ -108,6 +108,8 @@ def test_a_reply_to_an_offer_of_options_is_a_decision(question: str, reply: str)
         "oh god yeah the insurance. ok scrap that, give the wash to the other firm instead",
         "hmm fine, we'll take the later train then, the early one is too tight",
         "the hall is booked already so put the quiz on the friday instead",
+        "slept on it and rang my brother. i've decided, the agency can do the whole sale",
+        "we talked it through, we're going with the smaller van after all",
     ],
 )
 def test_a_choice_made_within_a_line_is_a_decision(line: str) -> None:
@@ -123,6 +125,7 @@ def test_a_choice_made_within_a_line_is_a_decision(line: str) -> None:
         "she usually goes with her sister to the market",  # "goes with" is no choice
         "ok, i'll take a look at the logs after lunch",
         "so we take the train every day, it's easier",
+        "i haven't decided about the van yet",
     ],
 )
 def test_a_question_or_a_plain_statement_is_not_a_choice(line: str) -> None:

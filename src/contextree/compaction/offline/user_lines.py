@@ -23,7 +23,9 @@ USER_CHOICE_WITHIN = LazyPattern(
     r"(?i)(?:^|[.!;,]\s+)(?:(?:ok(?:ay)?|right|so|actually|hmm+|fine|then)[,.]?\s+){0,3}"
     r"(?:scrap that|change of plan|let'?s (?:go with|go for|do|take|book)|"
     r"we'?ll (?:go with|do|take (?:the|that|this|those|these))|go with|go for|switch to|"
-    r"i(?:'|\u2019)ll take (?:the|that|this|those|these))\b"
+    r"i(?:'|\u2019)ll take (?:the|that|this|those|these)|"
+    r"(?:i|we)(?:(?:'|\u2019)ve| have)? (?:decided|made (?:up )?(?:my|our) minds?)|"
+    r"(?:i|we)(?:(?:'|\u2019)m| am|(?:'|\u2019)re| are) going (?:to go )?with)\b"
     r"|\binstead[.!]?(?:\s|$)"
 )
 """A choice made at the start of any clause of a user's line, after an "ok" or an "actually"
