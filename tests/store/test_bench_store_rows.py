@@ -13,20 +13,32 @@ def bench_importable(monkeypatch: pytest.MonkeyPatch, repo_root: Path) -> None:
     monkeypatch.syspath_prepend(str(repo_root))
 
 
-def test_eight_worker_rows_and_their_scaling() -> None:
-    from bench.core import Target, _metrics, _scaling_rows
+def test_eight_worker_rows_carry_the_floors_and_the_scaling_target() -> None:
+    from bench.core import Target, _metrics
 
     rows = {metric.key: metric for metric in _metrics()}
     limits = {"file": 3000, "sqlite": 2000, "postgres": 1000}
     for kind, limit in limits.items():
         assert rows[f"{kind}_appends_8"].target == Target(">=", limit)
         assert rows[f"{kind}_appends_8_ratio"].target == Target(">=", 0.7, "100k")
-    rows["file_appends_8"].values.update({"10k": 4000.0, "100k": 2600.0})
-    rows["sqlite_appends_8"].values.update({"10k": 3000.0})  # one size: no ratio
-    _scaling_rows(rows)
-    assert rows["file_appends_8_ratio"].values == {"100k": 0.65}
+    rows["file_appends_8_ratio"].values["100k"] = 0.65
     assert rows["file_appends_8_ratio"].status()[0] == "MISS"
-    assert rows["sqlite_appends_8_ratio"].values == {}
+
+
+def test_the_scaling_rows_take_both_sizes_in_turn(tmp_path: Path) -> None:
+    from bench.generate import generate_session
+    from bench.stores import measure_scaling
+
+    paths = {
+        size: generate_session(tmp_path / f"{size}.jsonl", entries, seed=3).path
+        for size, entries in (("10k", 60), ("100k", 240))
+    }
+    work = tmp_path / "work"
+    work.mkdir()
+    ratios = measure_scaling(paths, work, repeat=1, workers=2, appends=5)
+    assert set(ratios) >= {"file_appends_8_ratio", "sqlite_appends_8_ratio"}
+    assert all(ratio > 0 for ratio in ratios.values())
+    assert sorted(p.name for p in work.iterdir()) == []  # the copies and the database removed
 
 
 def test_a_floor_without_a_size_is_judged_on_the_worst_size() -> None:

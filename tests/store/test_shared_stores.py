@@ -129,6 +129,20 @@ def test_sqlite_database_is_0600_in_wal_mode(tmp_path: Path) -> None:
     conn.close()
 
 
+def test_sqlite_snapshot_reader_maps_the_database(tmp_path: Path) -> None:
+    # Lines spill into overflow pages; mapped, reading them costs no system call each.
+    store = SqliteStore(tmp_path / "s.db", "s")
+    with store.transaction() as txn:
+        txn.append(b'{"type":"session"}\n' + b'{"x":"' + b"y" * 9000 + b'"}\n')
+    snapshot = store.open_bytes()
+    assert snapshot is not None
+    try:
+        assert snapshot._rows("PRAGMA mmap_size", ())[0][0] > 0
+        assert snapshot.read(0, snapshot.size).endswith(b"y" * 10 + b'"}\n')
+    finally:
+        snapshot.close()
+
+
 def test_sqlite_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     path.write_bytes(b"this is a text file, not a database" * 100)

@@ -32,6 +32,8 @@ from contextree.store.rowstore import (
 __all__ = ["SqliteStore", "list_sqlite_sessions"]
 
 _FILE_MODE: Final = 0o600
+_READ_MAP_BYTES: Final = 1 << 30
+"""How much of the database a snapshot reader maps (SQLite caps it at its build's limit)."""
 
 SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS ct_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -215,6 +217,10 @@ class SqliteStore(RowStore):
             raise self._error(exc) from None
         size = None
         try:
+            # Rows of a session's lines spill into overflow pages, one read each: mapped,
+            # they cost no system call and no copy (open + context at 100k: 1.27-1.40x the
+            # file store's, 1.08-1.21x mapped).
+            conn.execute(f"PRAGMA mmap_size={_READ_MAP_BYTES}")
             # Without WAL a long read transaction would hold off every writer: read whole.
             if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
                 conn.execute("BEGIN")
