@@ -162,9 +162,9 @@ def measure_scaling(
 ) -> dict[str, float]:
     """``<backend>_appends_8_ratio``: the 8-worker rate on the 100k session over the rate on
     the 10k one, the runs of the two sizes taken in turn (10k, 100k, 10k, ...; the median of
-    ``repeat`` each: alone, SQLite's 100k / 10k read 0.69-0.95 over three runs of
-    three, 0.90-0.95 over two of five). Issue 27 asks that an append under contention cost the same at 100k as
-    at 10k; the rates of the two sizes' own rows are taken minutes apart in a whole-suite run,
+    ``repeat`` each: alone, SQLite's ratio read 0.69-0.95 over three runs of three each,
+    0.90-0.95 over two of five). Issue 27 asks that an append under contention cost the same
+    at 100k as at 10k; the two sizes' own rows are taken minutes apart in a whole-suite run,
     where a shared machine's speed drifts (SQLite read 0.62x there and 0.81-0.86x alone)."""
     from contextree.store.transfer import copy_session
 

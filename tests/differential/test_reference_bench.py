@@ -49,3 +49,12 @@ def test_a_missing_install_is_left_out_with_a_note(tmp_path: Path) -> None:
     ours = ["contextree", "contextree, preload=True"]
     assert list(medians) == ours and list(paths) == ours
     assert len(notes) == 2 and "pi left out" in notes[0] and "oh-my-pi left out" in notes[1]
+
+
+def test_the_table_gives_the_work_after_open_and_the_whole() -> None:
+    from bench.reference import _table
+
+    row = {"open": 400.0, "branch": 20.0, "prepare": 8.0, "branch_again": 0.5, "length": 90.0}
+    table = _table({"pi": row}).splitlines()
+    assert "path + prepare after open | open + path + prepare" in table[0]
+    assert "| pi | 400 ms | 20 ms | 8 ms | 28 ms | 428 ms | 0.5 ms | 90 |" in table
