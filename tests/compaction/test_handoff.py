@@ -126,6 +126,8 @@ def test_a_choice_made_within_a_line_is_a_decision(line: str) -> None:
         "ok, i'll take a look at the logs after lunch",
         "so we take the train every day, it's easier",
         "i haven't decided about the van yet",
+        "thanks, i'm going with my mum to the hospital on tuesday so i can't do the call",
+        "fyi, i have decided nothing yet about the van",
     ],
 )
 def test_a_question_or_a_plain_statement_is_not_a_choice(line: str) -> None:

@@ -218,8 +218,8 @@ class SqliteStore(RowStore):
         size = None
         try:
             # Rows of a session's lines spill into overflow pages, one read each: mapped,
-            # they cost no system call and no copy (open + context at 100k: 1.27-1.40x the
-            # file store's, 1.08-1.21x mapped).
+            # they cost no system call and no copy (open + context at 100k: 1.33-1.39x the
+            # file store's, 1.16-1.22x mapped).
             conn.execute(f"PRAGMA mmap_size={_READ_MAP_BYTES}")
             # Without WAL a long read transaction would hold off every writer: read whole.
             if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":

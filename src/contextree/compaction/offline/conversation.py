@@ -590,11 +590,13 @@ class _ConversationReader:
             if written:
                 # What the document now says, as a note of its own (the call's note would
                 # repeat it, clipped).
-                self.unread.add(call.name, written, self.calling_text, written_by(call))
+                label = written_by(call)
+                self.unread.add(call.name, written, self.calling_text, label)
                 # The budget counts a document the user had written as it counts their own
-                # words (up to a short document's length): noted, the new words otherwise
-                # displaced as many other notes as they added (dev +9 at the full budget).
-                d.user_chars += min(len(written), WRITTEN_COUNTED_CHARS)
+                # words, with the note's label (up to a short document's length): noted, the
+                # new words otherwise displaced as many other notes as they added (dev +9 at
+                # the full budget).
+                d.user_chars += min(len(label) + len(written), WRITTEN_COUNTED_CHARS)
             else:
                 self.done_notes.add(call_note(call))
             for path in saved_paths(call):

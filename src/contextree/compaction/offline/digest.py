@@ -30,8 +30,9 @@ ACTION_LABEL: Final = "**Last action before the cut**:"
 OUTPUT_LABEL: Final = "**Latest tool output** (excerpt):"
 STATUS_LABEL: Final = "**Current status**:"
 NOTED_LABEL: Final = "Noted during the work:"
-NOTE_HEAD: Final = r"`[^`\n]{1,80}` returned:"
-"""The pattern of what a note of a tool's result starts with ("`booking` returned:"), before
+NOTE_HEAD: Final = r"`[^`\n]{1,80}` (?:returned|wrote(?: \([^`()\n]{1,80}\))?):"
+"""The pattern of what a note of a tool's result starts with ("`booking` returned:", or of what
+a writing call wrote, "`docs_update` wrote (Price list):"), before
 the result (after a space) or the results nested under it (each on a line of its own, after
 :data:`NESTED_NOTE`): render.py writes both forms and previous.py reads them back."""
 NESTED_NOTE: Final = "  - "

@@ -14,7 +14,7 @@ from contextree.compaction.offline.parts import ToolCall
 from contextree.compaction.offline.prose import FILE_EXTENSIONS, stems
 from contextree.compaction.offline.specifics import has_specifics, specific_count
 from contextree.compaction.offline.text import clip, one_line, split_sentences
-from contextree.compaction.offline.written import writes
+from contextree.compaction.offline.written import SAVE_VERBS, writes
 from contextree.text.tables import standout_rows
 
 __all__ = [
@@ -237,7 +237,7 @@ def saved_paths(call: ToolCall) -> list[str]:
     """The file names a service tool that writes (``docs.write``, ``sheets.create``,
     ``drive_upload``) was given: its string arguments shaped like a file name with a known
     extension, in argument order."""
-    if not writes(call):
+    if not writes(call, SAVE_VERBS):
         return []
     found = []
     for key, value in call.args.items():

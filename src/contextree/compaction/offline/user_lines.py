@@ -24,8 +24,11 @@ USER_CHOICE_WITHIN = LazyPattern(
     r"(?:scrap that|change of plan|let'?s (?:go with|go for|do|take|book)|"
     r"we'?ll (?:go with|do|take (?:the|that|this|those|these))|go with|go for|switch to|"
     r"i(?:'|\u2019)ll take (?:the|that|this|those|these)|"
-    r"(?:i|we)(?:(?:'|\u2019)ve| have)? (?:decided|made (?:up )?(?:my|our) minds?)|"
-    r"(?:i|we)(?:(?:'|\u2019)m| am|(?:'|\u2019)re| are) going (?:to go )?with)\b"
+    # "i've decided nothing yet" is none, nor "i'm going with my mum to the hospital".
+    r"(?:i|we)(?:(?:'|\u2019)ve| have)? (?:decided|made (?:up )?(?:my|our) minds?)"
+    r"(?!\s+(?:nothing|not|yet|against)\b)|"
+    r"(?:i|we)(?:(?:'|\u2019)m| am|(?:'|\u2019)re| are) going (?:to go )?with"
+    r"(?!\s+(?:my|our|her|his|their|him|them|you|me|us|the kids|a friend|friends)\b))\b"
     r"|\binstead[.!]?(?:\s|$)"
 )
 """A choice made at the start of any clause of a user's line, after an "ok" or an "actually"
