@@ -5,7 +5,7 @@
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
 ``dev`` to ``dev7`` sessions may be read when the summarizer or recall is
-changed; ``test``, ``fresh`` to ``fresh10`` sessions are only ever scored (their
+changed; ``test``, ``fresh`` to ``fresh11`` sessions are only ever scored (their
 figures are what we quote, see bench/blind/README.md). ``--lost`` lists the probes lost (only
 for the readable splits: reading the others would tune on them).
 """
@@ -43,6 +43,7 @@ SPLITS = (
     "dev6",
     "fresh10",
     "dev7",
+    "fresh11",
 )
 READABLE = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
 """The splits that may be read to find what is lost (``--lost``); the others are only scored."""

@@ -40,6 +40,7 @@ pytestmark = pytest.mark.usefixtures("bench_importable")
         "dev6",
         "fresh10",
         "dev7",
+        "fresh11",
     ],
 )
 def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> None:
@@ -71,6 +72,7 @@ def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
             "fresh8",
             "fresh9",
             "fresh10",
+            "fresh11",
         )
         for s in scripts(split)
         for p in s.probes
@@ -158,6 +160,7 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
     assert {"blind_fresh8_full", "blind_fresh8_20", "blind_fresh8_recall_20"} <= rows
     assert {"blind_fresh9_full", "blind_fresh9_20", "blind_fresh9_recall_20"} <= rows
     assert {"blind_fresh10_full", "blind_fresh10_20", "blind_fresh10_recall_20"} <= rows
+    assert {"blind_fresh11_full", "blind_fresh11_20", "blind_fresh11_recall_20"} <= rows
 
 
 def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:
