@@ -149,7 +149,7 @@ def measure_stores(path: Path, workdir: Path, repeat: int = 3) -> dict[str, floa
             Path(target).unlink()
         if kind == "postgres":
             results["postgres_sessions_64"] = _many_sessions(base, workdir)
-    _remove_database(workdir)
+    _remove_database(workdir / "bench.db")
     return results
 
 
@@ -205,9 +205,7 @@ def _drop(kind: str, target: str) -> None:
     if kind == "file":
         Path(target).unlink(missing_ok=True)
     elif kind == "sqlite":
-        database = Path(target.removeprefix("sqlite://").split("#", 1)[0])
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{database}{suffix}").unlink(missing_ok=True)
+        _remove_database(Path(target.removeprefix("sqlite://").split("#", 1)[0]))
     else:
         import psycopg
 
@@ -217,10 +215,10 @@ def _drop(kind: str, target: str) -> None:
             conn.execute("DELETE FROM ct_sessions WHERE session = %s", (session,))
 
 
-def _remove_database(workdir: Path) -> None:
-    (workdir / "bench.db").unlink(missing_ok=True)
-    for suffix in ("-wal", "-shm"):
-        (workdir / f"bench.db{suffix}").unlink(missing_ok=True)
+def _remove_database(database: Path) -> None:
+    """Remove an SQLite database and its write-ahead log files."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{database}{suffix}").unlink(missing_ok=True)
 
 
 def _many_sessions(base: str, workdir: Path) -> float:

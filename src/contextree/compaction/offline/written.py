@@ -38,8 +38,9 @@ _READ_VERBS: Final = frozenset(
 )
 """A name that starts with one of these, or ends with "status", reads (``get_draft``,
 ``check_for_update``, ``upload_status``), whatever verb follows."""
-_NAME_PARTS: Final = LazyPattern(r"[^a-z0-9]+")
-_KEY_NOISE: Final = LazyPattern(r"[^a-z0-9]+")
+_NOT_WORD: Final = LazyPattern(r"[^a-z0-9]+")
+"""What separates the words of a tool's name, and what an argument's name is compared without
+(``old_str``, ``oldString``: ``oldstr``, ``oldstring``)."""
 _OLD_PREFIXES: Final = (
     "old", "find", "search", "contains", "original", "current", "existing", "previous",
     "before", "match",
@@ -72,7 +73,7 @@ def writes(call: ToolCall, verbs: frozenset[str] = _WRITE_VERBS) -> bool:
     """Whether the tool's name says it writes (``docs.write``, ``sheet_update``, ``saveDraft``;
     not ``get_draft``), by one of ``verbs``."""
     name = re.sub(r"([a-z])([A-Z])", r"\1_\2", call.name).lower()  # docsWrite: docs, write
-    parts = [part for part in _NAME_PARTS.split(name) if part]
+    parts = [part for part in _NOT_WORD.split(name) if part]
     if not parts or parts[0] in _READ_VERBS or parts[-1] == "status":
         return False
     return bool(verbs.intersection(parts))
@@ -120,7 +121,7 @@ def written_text(call: ToolCall) -> str:
 
 
 def _key(key: object) -> str:
-    return _KEY_NOISE.sub("", str(key).lower())
+    return _NOT_WORD.sub("", str(key).lower())
 
 
 def _target(key: str, value: object) -> bool:
