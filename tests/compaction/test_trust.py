@@ -194,6 +194,52 @@ def test_an_open_todo_is_its_sentence_not_the_paragraph_around_it() -> None:
     assert "Ordered!" not in todos
 
 
+def _tight_summary_with_todos(budget: int) -> str:
+    """A session of plain talk: a long request, a preference, then the assistant's states
+    said in passing ("... isn't booked yet") and one piece of work named as left to do."""
+    messages: list[Message] = [
+        _user("Sort out the street party for the 14 June, the road closure and the stalls."),
+        _say("On it."),
+        _user("Keep the updates to me short, three lines at most, I read them on the bus."),
+        _say("Will do."),
+    ]
+    for n in range(12):
+        messages += [
+            _user(f"What about stall {n + 1}?"),
+            _say(f"Stall {n + 1}'s trader isn't confirmed yet, the council list is long."),
+        ]
+    messages += [
+        _say("I still need to send the road closure form to the council."),
+        _user("Ok."),
+        _say("Fine."),
+    ]
+    return _summary(messages, budget_tokens=budget)
+
+
+def test_a_state_said_as_not_yet_goes_before_the_users_preference_under_a_budget() -> None:
+    # Twelve "isn't confirmed yet" lines were must lines: a small budget was spent on them
+    # and the user's preference was dropped.
+    roomy = _tight_summary_with_todos(4000)
+    assert "Stall 3's trader isn't confirmed yet" in _section(roomy, "### Open TODOs")
+    tight = _tight_summary_with_todos(230)
+    assert "three lines at most" in tight
+    assert "Stall 3's trader" not in tight
+    # Work named as left to do survives whatever the budget.
+    assert "I still need to send the road closure form to the council." in tight
+
+
+def test_comfort_is_not_an_open_todo() -> None:
+    summary = _summary(
+        [
+            _user("I forgot to pay the estate agent's invoice and now there's a late fee."),
+            _say("These things happen, you haven't done anything wrong by asking."),
+            _user("Ok."),
+            _say("Fine."),
+        ]
+    )
+    assert "### Open TODOs" not in summary
+
+
 def test_an_unanswered_question_stays_open_and_an_answered_one_does_not() -> None:
     messages = [
         _user("Clean up the dashboards."),

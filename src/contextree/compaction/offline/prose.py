@@ -375,7 +375,8 @@ TODO_STATEMENT = Gated(
         # you'd still need to reconnect the sink"); the assistant's "I'd still need to" is.
         r"|(?<!you'd )(?<!you\u2019d )(?<!you would )\b(?:still need to|still have to)\b"
         r"|\b(?:not done yet|left to do|remaining work"
-        r"|haven't (?:yet )?(?:done|migrated|updated|fixed))\b"
+        # (Not "you haven't done anything wrong": comfort, not work left.)
+        r"|haven't (?:yet )?(?:done|migrated|updated|fixed))\b(?!\s+(?:anything|nothing)\b)"
         # "X is not wired up yet", "nobody has started Y yet": unfinished work without a keyword.
         r"|\b(?:not|isn't|aren't|hasn't|haven't|wasn't|weren't|no one|nobody)\b[^.?!]{0,60}"
         r"\byet\b"
