@@ -262,6 +262,20 @@ def test_an_unanswered_question_stays_open_and_an_answered_one_does_not() -> Non
     assert "Unanswered question" not in closed
 
 
+def test_a_question_in_a_quoted_draft_is_not_one_to_the_user() -> None:
+    draft = (
+        "Here's the message for the caterer:\n\n"
+        "> Hi Joan,\n>\n> We're 40 on the night. Could the vegan option be the default?\n"
+        "> Best, Sam\n\nIt leaves the guest names out."
+    )
+    for messages in (
+        [_user("Write to the caterer about numbers."), _say(draft)],
+        [_user("Write to the caterer."), _say(draft), _user("The bus is late."), _say("Ok.")],
+    ):
+        summary = _summary(messages)
+        assert "## Open Questions" not in summary, summary
+
+
 def _asked_and_answered(question: str, reply: str) -> str:
     """The summary of a question of the assistant's and the user's next message."""
     return _summary(

@@ -448,11 +448,16 @@ def listed_rules(text: str) -> tuple[list[tuple[str, bool]], int | None]:
     return rules, first
 
 
+_QUOTED_LINES = LazyPattern(r"(?m)^[ \t]*>.*$")
+
+
 def pending_question_in(text: str) -> str | None:
     """The end of an assistant message that asks the user something, verbatim."""
     paragraphs = [p for p in re.split(r"\n[ \t]*\n", text.strip()) if p.strip()]
     for index in range(len(paragraphs) - 1, max(len(paragraphs) - 4, -1), -1):
-        prose = FENCE.sub("", paragraphs[index])
+        # A quoted draft ("> ... is a gluten-free cake possible?") asks its addressee, not
+        # the user.
+        prose = _QUOTED_LINES.sub("", FENCE.sub("", paragraphs[index]))
         if re.search(r"\?(?:[\s)\"'*_`]|$)", prose):
             tail = "\n\n".join(paragraphs[index:])
             if len(tail) <= 1200:
