@@ -32,7 +32,7 @@ def measure_retention() -> dict[str, float]:
 def measure_blind_retention() -> dict[str, float]:
     """Survival on the blind ``test`` sessions (written without sight of the summarizer): at
     the full budget and within 20%, each also with the recall tool's answer counted; and on
-    ``fresh2`` to ``fresh11``, the splits written last (``fresh4`` to ``fresh11`` within 20%
+    ``fresh2`` to ``fresh12``, the splits written last (``fresh4`` to ``fresh12`` within 20%
     with recall too); and on ``dev2`` (items inside long tool results) with the recall tool's
     answer counted."""
     from bench.blind.__main__ import blind_reports
@@ -54,7 +54,15 @@ def measure_blind_retention() -> dict[str, float]:
         **{
             key: value
             for split in (
-                "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11"
+                "fresh4",
+                "fresh5",
+                "fresh6",
+                "fresh7",
+                "fresh8",
+                "fresh9",
+                "fresh10",
+                "fresh11",
+                "fresh12",
             )
             for key, value in _with_recall_rows(split, dict(blind_reports(split))).items()
         },

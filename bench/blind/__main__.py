@@ -4,8 +4,8 @@
     python -m bench.blind [--split SPLIT|all] [--rounds 5] [--lost] [--json OUT]
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
-``dev`` to ``dev7`` sessions may be read when the summarizer or recall is
-changed; ``test``, ``fresh`` to ``fresh11`` sessions are only ever scored (their
+``dev`` to ``dev8`` sessions may be read when the summarizer or recall is
+changed; ``test``, ``fresh`` to ``fresh12`` sessions are only ever scored (their
 figures are what we quote, see bench/blind/README.md). ``--lost`` lists the probes lost (only
 for the readable splits: reading the others would tune on them).
 """
@@ -44,8 +44,10 @@ SPLITS = (
     "fresh10",
     "dev7",
     "fresh11",
+    "fresh12",
+    "dev8",
 )
-READABLE = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
+READABLE = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8")
 """The splits that may be read to find what is lost (``--lost``); the others are only scored."""
 
 
@@ -191,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
-        "--lost", action="store_true", help="list lost probes (dev to dev7 only)"
+        "--lost", action="store_true", help="list lost probes (dev to dev8 only)"
     )
     parser.add_argument("--json", type=Path, dest="out")
     parser.add_argument("--to", type=Path, help="export: the directory to write to")
@@ -210,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.lost and split not in READABLE:
             parser.error(
                 "--lost reads the probes: only for --split "
-                "dev, dev2, dev3, dev4, dev5, dev6 or dev7"
+                "dev, dev2, dev3, dev4, dev5, dev6, dev7 or dev8"
             )
         return _run(split, args.rounds, args.lost, args.out)
     except ScriptError as exc:

@@ -41,6 +41,8 @@ pytestmark = pytest.mark.usefixtures("bench_importable")
         "fresh10",
         "dev7",
         "fresh11",
+        "fresh12",
+        "dev8",
     ],
 )
 def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> None:
@@ -73,6 +75,7 @@ def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
             "fresh9",
             "fresh10",
             "fresh11",
+            "fresh12",
         )
         for s in scripts(split)
         for p in s.probes
@@ -93,12 +96,12 @@ def test_lost_probes_are_listed_only_for_the_readable_splits(
 ) -> None:
     from bench.blind.__main__ import READABLE, SPLITS, main
 
-    assert set(READABLE) == {"dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7"}
+    assert set(READABLE) == {"dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8"}
     for split in set(SPLITS) - set(READABLE):
         with pytest.raises(SystemExit):
             main(["--split", split, "--lost"])
         assert (
-            "only for --split dev, dev2, dev3, dev4, dev5, dev6 or dev7"
+            "only for --split dev, dev2, dev3, dev4, dev5, dev6, dev7 or dev8"
             in capsys.readouterr().err
         )
 
@@ -161,6 +164,7 @@ def test_the_blind_rows_are_in_the_bench_table() -> None:
     assert {"blind_fresh9_full", "blind_fresh9_20", "blind_fresh9_recall_20"} <= rows
     assert {"blind_fresh10_full", "blind_fresh10_20", "blind_fresh10_recall_20"} <= rows
     assert {"blind_fresh11_full", "blind_fresh11_20", "blind_fresh11_recall_20"} <= rows
+    assert {"blind_fresh12_full", "blind_fresh12_20", "blind_fresh12_recall_20"} <= rows
 
 
 def test_an_exported_session_scores_the_same_with_contextree_eval(tmp_path: Path) -> None:
