@@ -957,3 +957,64 @@ def test_what_the_assistant_said_as_it_made_the_call_ties_a_results_sentence_to_
 
     assert "cash on the day will not be accepted" in summary(asked)
     assert "cash on the day" not in summary("Reading it.")
+
+
+def _survey_weekend() -> list[Message]:
+    """A rule in the oldest of seven short results of one tool, then six plain facts."""
+    messages = [
+        _user("Plan the club's survey weekend on the island, the counts and the minibus."),
+        _say("", _call("site_notes", site="Gull Island")),
+        _result(
+            "Gull Island access: never cross the causeway after 14:30 on Saturday 12 April, "
+            "the tide cuts it off.",
+            tool="site_notes",
+        ),
+    ]
+    for topic, note in [
+        ("Minibus", "reg KX19 ABD, 16 seats, keys at the Red Lion from 08:15"),
+        ("Hide 3", "closed from 1 April for repairs, use hide 5 instead"),
+        ("Count sheet", "version 7 dated 3 March, columns for 41 species"),
+        ("Permit", "ref NE-20931 valid 10-13 April"),
+        ("Car park", "pay and display, £6.50 a day, card only"),
+        ("Tide table", "high water 16:48 on Sat 12 April, 5.9 m"),
+    ]:
+        messages += [
+            _user(f"what about the {topic.lower()}?"),
+            _say("", _call("site_notes", site=topic)),
+            _result(f"{topic}: {note}.", tool="site_notes"),
+        ]
+    return [*messages, _say("That's everything for the weekend."), _user("ok thanks")]
+
+
+def test_under_a_tight_budget_a_result_line_that_sets_a_rule_outlasts_plain_facts() -> None:
+    # Oldest, it went first; a colleague who loses it may strand a group on the island.
+    summary = _summary(_survey_weekend(), budget_tokens=200)
+    assert "never cross the causeway after 14:30" in summary
+    facts = ["KX19", "hide 5", "41 species", "NE-20931", "£6.50", "16:48"]
+    assert sum(fact in summary for fact in facts) == 5
+
+
+def test_the_items_of_a_list_the_user_typed_are_kept_whatever_their_words() -> None:
+    todo = "scan the watercolour textures at the library, their scanner is better than mine"
+    summary = _summary(
+        [
+            _user("Help me plan the picture book's last month, the roughs and the cover."),
+            _say("Sure."),
+            _user(
+                "right, sorry, the flu knocked me out for a week and the editor has been very "
+                "patient, so i want this week to count. ok this week, my list:\n"
+                "- finish spread 9\n- fix the collar on spread 6\n"
+                f"- {todo}\n- chase the publisher again\n"
+                "and i'm at my sister's all saturday so that's gone"
+            ),
+            _say("Got it."),
+        ]
+    )
+    assert f"- {todo}" in _section(summary, "## Key Facts")
+    # A long list is a paste, not a list typed item by item: its items are not facts one by one.
+    sections = "red blue green amber grey white black pink brown olive teal navy gold plum"
+    pasted = "\n".join(f"- tick the box of the {name} section" for name in sections.split())
+    long = _summary(
+        [_user("Fill in the form."), _say("Sure."), _user("here:\n" + pasted), _say("Ok.")]
+    )
+    assert "the olive section" not in long

@@ -8,7 +8,6 @@ conversation (from an earlier compaction) are read back and merged first.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -78,7 +77,6 @@ from contextree.compaction.offline.references import add_references, latest_refe
 from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import (
     FENCE,
-    LIST_MARKER,
     OnceList,
     add_grouped,
     add_once,
@@ -98,6 +96,7 @@ from contextree.compaction.offline.tool_results import (
     tool_failed,
 )
 from contextree.compaction.offline.user_lines import USER_MARK, decides, user_todo
+from contextree.compaction.offline.user_text import PASTED, prose_lines, typed_items
 from contextree.compaction.offline.waiting_results import WaitingResults
 from contextree.compaction.offline.written import (
     WRITTEN_COUNTED_CHARS,
@@ -115,10 +114,6 @@ _STATE_CHARS: Final = 400
 _USER_SCAN_CHARS: Final = 4000
 _FILE_TOOLS: Final = {"read": "read", "write": "write", "edit": "edit"}
 _USER_LINE_CHARS: Final = 300
-_PASTED = LazyPattern(
-    r"^\s*(?:[{\[\]}\"<]|at\s|E\s|>>>|\$\s|#\s|File \"|Traceback|\d{4}-\d\d-\d\d[T ]\d|\d+:\d\d|"
-    r"(?:INFO|DEBUG|WARN(?:ING)?|ERROR|TRACE)\b)"
-)
 _CHANGE_VERBS: Final = (
     *("updated", "edited", "changed", "modified", "fixed", "rewrote", "rewritten", "created"),
     *("added", "wrote", "written", "refactored", "renamed", "deleted", "removed", "extended"),
@@ -134,37 +129,6 @@ _BOLD: Final = LazyPattern(r"(\*\*|__)(.+?)\1")
 _NOTED_PER_MESSAGE: Final = 4
 """Specific statements kept from one assistant message: a long report names many things."""
 _MIN_REQUEST_WORDS: Final = 3
-
-
-_NOT_LETTERS: Final = dict.fromkeys(
-    code for code in range(128) if chr(code).isalpha() or chr(code).isspace()
-)
-"""str.translate's table that deletes the ASCII letters and spaces (as isalpha and isspace
-say)."""
-
-
-def _letters(line: str) -> int:
-    """How many of ``line``'s characters are letters or spaces: for ASCII, what deleting them
-    leaves tells (a quarter of the time of testing each character)."""
-    if line.isascii():
-        return len(line) - len(line.translate(_NOT_LETTERS))
-    return sum(c.isalpha() or c.isspace() for c in line)
-
-
-@functools.lru_cache(maxsize=16)
-def _prose_lines(text: str) -> tuple[str, ...]:
-    """The lines of a user's message that are their own words: not code blocks, pasted logs,
-    JSON, stack traces or quoted output. (Cached: three readers of a message ask.)"""
-    lines = []
-    for line in FENCE.sub("\n", text).splitlines():
-        stripped = LIST_MARKER.sub("", line).strip()
-        if len(stripped) < 8 or _PASTED.match(stripped):
-            continue
-        letters = _letters(stripped)
-        if letters < 0.6 * len(stripped):
-            continue  # mostly symbols and numbers: data, not prose
-        lines.append(stripped)
-    return tuple(lines)
 
 
 _FINISHED = LazyPattern(
@@ -312,7 +276,7 @@ class _ConversationReader:
             kept = self._clip(item, _USER_LINE_CHARS, rule=not preference)
             add_once(d.preferences if preference else d.constraints, kept)
         listed = {item for item, _ in rules}
-        for line in _prose_lines(scanned):
+        for line in prose_lines(scanned):
             if line in listed:
                 continue
             # The user's whole line, verbatim: a sentence alone ("That has to keep working.")
@@ -360,14 +324,20 @@ class _ConversationReader:
         short = len(whole) <= _USER_LINE_CHARS and "?" not in whole
         # A plain statement (no value) is a fact when it states something; an instruction
         # without a value stays among the requests.
-        if short and not _PASTED.match(whole) and states_fact(whole):
+        if short and not PASTED.match(whole) and states_fact(whole):
             add(whole)
             return
         # A long message is often context pasted or told at length: its sentences that name
         # something are kept. A short one that asks or instructs may state things besides
         # ("book the one by the sea. my sister gets seasick though"): those sentences too.
         stated = len(whole) <= _USER_LINE_CHARS
-        for line in _prose_lines(text[:_USER_SCAN_CHARS]):
+        items = typed_items(text[:_USER_SCAN_CHARS])
+        for line in prose_lines(text[:_USER_SCAN_CHARS]):
+            if line in items:
+                # An item of a list the user typed ("- scan the textures at the library")
+                # is a thing they named, one by one, whatever its words.
+                add(self._clip(line, _USER_LINE_CHARS))
+                continue
             for sentence in split_sentences(line):
                 if sentence.endswith(("?", ":")):
                     continue
@@ -390,7 +360,7 @@ class _ConversationReader:
         # words also stay among the facts or requests.
         status = [
             sentence
-            for line in _prose_lines(text)
+            for line in prose_lines(text)
             for sentence in split_sentences(line)
             if STATUS.search(sentence) and not sentence.endswith("?")
         ]
