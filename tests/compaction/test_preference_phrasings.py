@@ -32,6 +32,8 @@ def _digest(line: str) -> Digest:
         "yes post it, keep it chatty, not like a council notice",
         "and i can't stand invoices with the VAT hidden at the bottom",
         "I really cannot bear hold music, book online if you can",
+        "ugh i loathe ringing round suppliers, email them if you can",
+        "put it in the newsletter, i hate phoning people who never asked",
     ],
 )
 def test_a_preference_said_plainly_is_a_preference(line: str) -> None:
@@ -47,6 +49,7 @@ def test_a_preference_said_plainly_is_a_preference(line: str) -> None:
         "I like it",
         "I can't stand up the new cluster until ops approve the quota",
         "we cannot stand by this estimate any more",
+        "honestly I hate everything about this oven",
     ],
 )
 def test_talk_is_not_a_preference(line: str) -> None:
@@ -72,12 +75,23 @@ def test_a_preference_against_its_alternative_is_a_rule() -> None:
         "the parish council said if it goes over 400 they won't fund the marquee",
         "the landlord is really strict that nothing gets pinned to the walls",
         "this grant is it, there's no more where that came from",
+        "the vet says she cant be left on her own longer than three hours at a time",
+        "sam says we're not spending more than two hundred quid on the signage",
+        "we won't be paying over £40 a head for the buffet",
+        "the drawings need to be with the printer by the 3rd whatever happens",
     ],
 )
 def test_a_limit_said_as_what_happens_past_it_is_a_rule(line: str) -> None:
     assert line in _digest(line).constraints
 
 
-def test_a_plain_report_past_a_place_is_not_a_rule() -> None:
-    line = "the van went past the bakery twice this morning"
+@pytest.mark.parametrize(
+    "line",
+    [
+        "the van went past the bakery twice this morning",
+        "the driver was not going over the bridge in that wind",
+        "i cant be sure the order was more than ten trays",
+    ],
+)
+def test_a_plain_report_past_a_place_is_not_a_rule(line: str) -> None:
     assert line not in _digest(line).constraints

@@ -43,6 +43,13 @@ _NOT_A_RULE_AFTER_NO: Final = (
 """Words after "no" that report, answer or reassure ("no luck", "no worries", "no idea"),
 rather than rule something out."""
 
+_AMOUNT = (
+    r"(?:[£$€]?\d+|(?:a |an )?(?:couple|few|hour|day|week|month|night|mile|grand|half|quarter|"
+    r"midnight|noon|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|"
+    r"twenty|thirty|forty|fifty|sixty|hundred|thousand))"
+)
+"""What follows a limit's "more than" when words stand between it and the verb: an amount."""
+
 # Imperatives at the start of a sentence, or obligations anywhere in it. "I don't know why"
 # is a complaint, not a rule, so "don't" only counts at the start. A curly apostrophe is an
 # apostrophe.
@@ -57,6 +64,16 @@ CONSTRAINT = Gated(
         r"|\b(?:no more than(?!\s+an?\b)|not more than|no later than|not later than|"
         r"can['\u2019]?t (?:be|go|cost|run|spend|pay|take|last) (?:\w+ )?"
         r"(?:over|above|past|beyond|more than|later than|longer than)|"
+        # With more words between, a limit names an amount: "i cant be away from the farm more
+        # than a couple of hours", "we're not spending more than three hundred quid" (not
+        # "he was not going over the bridge", "i can't be sure it was more than that").
+        r"(?:can['\u2019]?t (?:be|go|stay|spend|pay|take|last|work|drive)(?! sure\b)|"
+        r"(?:not|never|won['\u2019]?t) (?:be )?(?:spending|spend|paying|pay|going|go|driving|"
+        r"drive|working|work|taking|take|staying|stay|travell?ing|travel)) (?:\w+ ){0,4}?"
+        rf"(?:over|above|past|beyond|more than|later than|longer than) {_AMOUNT}|"
+        # A must said as what holds whatever else happens ("they need a cover they can show
+        # by then whatever happens").
+        r"whatever happens|no matter what|without fail|at all costs|"
         r"(?:shouldn['\u2019]?t|should not|mustn['\u2019]?t|must not) (?:cost|be|go|run|take|last) "
         r"(?:\w+ )?(?:over|above|more than|later than|longer than)|"
         r"(?:cannot|can['\u2019]?t|must not|mustn['\u2019]?t|shouldn['\u2019]?t|should not) exceed|"
@@ -134,6 +151,11 @@ CONSTRAINT = Gated(
         "above",
         "beyond",
         "strict",
+        "longer than",
+        "whatever happens",
+        "no matter what",
+        "without fail",
+        "at all costs",
     ),
 )
 GOAL_STATEMENT = Gated(
@@ -270,13 +292,17 @@ PREFERENCE_LINE = GatedAlternatives(
             (
                 r"\bI (?:really |just |do )?(?:like|love|hate|can['\u2019]?t stand) (?:my|our|"
                 r"it when|it if|them to|when|having|getting|giant|big|long|small|short|lots|too)\b"
+                # "i hate texting people who didn't ask", "I loathe ringing round": a way of
+                # working the speaker avoids.
+                r"|\bI (?:really |just |honestly )?(?:hate|loathe|detest|can['\u2019]?t stand) "
+                r"(?!(?:every|any|no|some)thing\b)\w+ing\b"
                 # Not "can't stand up the cluster", "cannot stand by this estimate".
                 r"|\bI (?:really |just |honestly )?(?:can['\u2019]?t|cannot) (?:stand|bear)\b"
                 r"(?!\s+(?:up|by|in|down|on|out|for|to)\b)"
                 r"|\bI(?:'d| would) lean (?:towards?|to)\b"
                 r"|\b(?:I|we) (?:really |just |honestly )?(?:don['\u2019]?t|do not) want (?:a|an|"
                 r"any|anything|to|them|him|her|it|the)\b",
-                ("like", "love", "hate", "stand", "bear", "lean", "want"),
+                ("like", "love", "hate", "stand", "bear", "lean", "want", "loathe", "detest"),
             ),
             # "keep it short", "keep it simple", "bullet points pls".
             (
@@ -314,7 +340,7 @@ PREFERENCE_LINE = GatedAlternatives(
      "language", "voice", "register", "answer", "replies", "response", "heading", "emoji", "dash",
      "bullet", "prose", "paragraph", "better", "easier", "harder", "person", "useless",
      "hopeless", "rubbish", "terrible", "awful", "no good", "blind", "love", "stand", "bear",
-     "lean", ", not"),
+     "lean", "loathe", "detest", ", not"),
 )
 # fmt: on
 """A user's line that states a preference: :meth:`~GatedAlternatives.found` answers."""
