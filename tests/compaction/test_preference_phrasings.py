@@ -34,6 +34,12 @@ def _digest(line: str) -> Digest:
         "I really cannot bear hold music, book online if you can",
         "ugh i loathe ringing round suppliers, email them if you can",
         "put it in the newsletter, i hate phoning people who never asked",
+        "print the rotas on paper, none of this shared-drive nonsense",
+        "im not a fan of group chats, one email a week is plenty",
+        "honestly im sick of long emails from the committee",
+        "i cant be doing with video calls, phone me",
+        "it drives me mad when they reply-all to the whole club",
+        "i really dislike the new logo, keep the old one on the flyers",
     ],
 )
 def test_a_preference_said_plainly_is_a_preference(line: str) -> None:
@@ -50,6 +56,8 @@ def test_a_preference_said_plainly_is_a_preference(line: str) -> None:
         "I can't stand up the new cluster until ops approve the quota",
         "we cannot stand by this estimate any more",
         "honestly I hate everything about this oven",
+        "the kids were tired of walking by the end",
+        "she is sick of the rain up there",
     ],
 )
 def test_talk_is_not_a_preference(line: str) -> None:

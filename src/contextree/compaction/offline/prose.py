@@ -304,6 +304,22 @@ PREFERENCE_LINE = GatedAlternatives(
                 r"any|anything|to|them|him|her|it|the)\b",
                 ("like", "love", "hate", "stand", "bear", "lean", "want", "loathe", "detest"),
             ),
+            # A taste said as a complaint: "im not a fan of group chats", "honestly im sick of
+            # long emails", "i cant be doing with zoom", "it drives me mad when they cc
+            # everyone", "none of this app nonsense", "i really dislike the new logo".
+            (
+                r"\b(?:not|never) (?:a |much of a |the biggest )?fan of\b"
+                r"|\b(?:i|we)(?:['\u2019]m|m|['\u2019]re| am| are)? (?:so |really |just |honestly "
+                r"|a bit |getting )?(?:sick|tired|fed up) (?:of|with)\b"
+                r"|\bcan['\u2019]?t be doing with\b"
+                r"|\bdrives? me (?:mad|nuts|crazy|insane|up the wall|round the bend|bananas)\b"
+                r"|\bnone of (?:this|that|those|your|the) (?:[\w-]+ ){0,3}(?:nonsense|rubbish|faff|"
+                r"malarkey|palaver)\b"
+                r"|\bI (?:really |just |honestly )?(?:dislike|detest|loathe)\b"
+                r"|\bmakes? me (?:cringe|wince)\b",
+                ("fan of", "sick", "tired", "fed up", "doing with", "drive", "none of",
+                 "dislike", "detest", "loathe", "cringe", "wince"),
+            ),
             # "keep it short", "keep it simple", "bullet points pls".
             (
                 r"\bkeep (?:it|them|things|replies|messages|emails) (?:short|brief|simple|casual|"
@@ -340,7 +356,8 @@ PREFERENCE_LINE = GatedAlternatives(
      "language", "voice", "register", "answer", "replies", "response", "heading", "emoji", "dash",
      "bullet", "prose", "paragraph", "better", "easier", "harder", "person", "useless",
      "hopeless", "rubbish", "terrible", "awful", "no good", "blind", "love", "stand", "bear",
-     "lean", "loathe", "detest", ", not"),
+     "lean", "loathe", "detest", "fan of", "sick", "tired", "fed up", "doing with", "drive",
+     "none of", "dislike", "cringe", "wince", ", not"),
 )
 # fmt: on
 """A user's line that states a preference: :meth:`~GatedAlternatives.found` answers."""
