@@ -75,6 +75,11 @@ def test_a_users_choice_is_a_decision_in_their_words() -> None:
         "No, keep the old flag name: `--dry-run` stays.",
         "nope - the retry belongs in the client, not the handler",
         "No. Leave the migration as it is and add a new one.",
+        # A fact the user corrects: the new value supersedes the one said before.
+        "oh hang on, correction - the ewe lambed on the 25th, not the 15th",
+        "ugh I should have said - Priya has dropped out, so we're five",
+        "sorry i meant the blue van, the white one is at the garage",
+        "40?? must be a typo, it's 14 tables",
     ],
 )
 def test_a_users_correction_is_a_decision_in_their_words(correction: str) -> None:
@@ -84,6 +89,15 @@ def test_a_users_correction_is_a_decision_in_their_words(correction: str) -> Non
         messages += [_user(f"Now also handle case number {n} in the parser, please."), _say("OK.")]
     summary = _summary(messages, budget_tokens=600)
     assert f"- User: {correction}" in _section(summary, "## Key Decisions")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["i meant it when i said no weekend calls", "the typo checker runs on every commit"],
+)
+def test_emphasis_or_talk_of_typos_is_no_correction(line: str) -> None:
+    summary = _summary([_user("Plan the week."), _say("Sure."), _user(line), _say("OK.")])
+    assert "## Key Decisions" not in summary
 
 
 @pytest.mark.parametrize(

@@ -65,15 +65,30 @@ _CORRECTION_DIRECTIVE = LazyPattern(
 )
 
 
+_FACT_CORRECTION = LazyPattern(
+    r"(?i)(?:^|[.!?;,:(]\s*|\s[-\u2013\u2014]\s*)(?:oh\s+|oops,?\s+|sorry,?\s+|hang on,?\s+|"
+    r"wait,?\s+|ugh,?\s+){0,2}(?:correction\b|i meant\b(?!\s+it\b)|my mistake\b|my bad\b|"
+    r"scratch that\b|i was wrong\b|i got (?:that|it|the \w+) wrong\b|"
+    r"i (?:wrote|put|typed|said) (?:it|that|the \w+) (?:in )?wrong\b|"
+    r"i should(?: have|['\u2019]ve) said\b|(?:it was|that was|must be) a typo\b)"
+)
+"""A user's line that corrects what they said before ("correction on the sheet - pepper
+wasn't served the 15th, it was the 25th", "sorry, i meant the blue one", "ugh I should have
+said - Sanjay's dropped out"): the new value supersedes one the summary may still hold."""
+
+
 def user_correction(line: str) -> bool:
     """A user's line that turns down what the assistant did or proposed and says what instead
     ("no, the block should stay as is"; "nope - use the v2 endpoint"): in real sessions the
     plainest way a user decides, and what a summary must not lose. At least three words after
     the "no", one of them saying what to do; a question is not one, and neither is a report
     ("nope, still failing with the same error")."""
+    if line.endswith("?"):
+        return False
+    if _FACT_CORRECTION.search(line) is not None:
+        return True
     return (
         _CORRECTION_START.match(line) is not None
-        and not line.endswith("?")
         and _CORRECTION_DIRECTIVE.search(line, 2) is not None
     )
 
