@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from contextree.compaction.offline import commands, prose, specifics
+from contextree.compaction.offline import commands, preferences, prose, specifics
 from contextree.compaction.offline.text import (
     _ABBREVIATIONS,
     LIST_MARKER,
@@ -170,8 +170,8 @@ def test_a_gate_word_of_two_words_is_found_across_any_white_space() -> None:
     # "cash,<tab>not cheques" was not a preference).
     spaced = ("\t", "\n", "  ", "\xa0", "\u2003", " \r\n ")
     for line in ["cash, not cheques", *(f"cash,{space}not cheques" for space in spaced)]:
-        assert any(part.pattern.search(line) for part in prose.PREFERENCE_LINE.parts)
-        assert prose.PREFERENCE_LINE.found(line), line
+        assert any(part.pattern.search(line) for part in preferences.PREFERENCE_LINE.parts)
+        assert preferences.PREFERENCE_LINE.found(line), line
 
 
 def test_a_gate_added_later_is_asked_of_texts_already_scanned() -> None:

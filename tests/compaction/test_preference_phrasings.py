@@ -87,6 +87,13 @@ def test_a_preference_against_its_alternative_is_a_rule() -> None:
         "sam says we're not spending more than two hundred quid on the signage",
         "we won't be paying over £40 a head for the buffet",
         "the drawings need to be with the printer by the 3rd whatever happens",
+        # A rule someone else set, reported.
+        "the landlord wont allow candles in the flat",
+        "apparently dogs arent allowed in the tearoom",
+        "the insurer says the trailer cant be parked on the road overnight",
+        "my partner says no presents over twenty quid",
+        "the council told us nothing can go up before 6pm",
+        "the school wont let us use the field after 4",
     ],
 )
 def test_a_limit_said_as_what_happens_past_it_is_a_rule(line: str) -> None:
@@ -99,6 +106,9 @@ def test_a_limit_said_as_what_happens_past_it_is_a_rule(line: str) -> None:
         "the van went past the bakery twice this morning",
         "the driver was not going over the bridge in that wind",
         "i cant be sure the order was more than ten trays",
+        "i cant be bothered with the long form tbh",
+        "the supplier said no to the smaller order",
+        "she said no problem, it can wait",
     ],
 )
 def test_a_plain_report_past_a_place_is_not_a_rule(line: str) -> None:

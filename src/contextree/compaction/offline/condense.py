@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Final
 
 from contextree.compaction.offline.lazy_pattern import LazyPattern
-from contextree.compaction.offline.prose import CONSTRAINT, GOAL_STATEMENT, PREFERENCE_LINE
+from contextree.compaction.offline.preferences import PREFERENCE_LINE
+from contextree.compaction.offline.prose import CONSTRAINT, GOAL_STATEMENT
 from contextree.compaction.offline.specifics import PLAIN_WORDS, specific_count
 from contextree.compaction.offline.text import LIST_MARKER, SENTENCE_SPLIT, clip
 

@@ -50,13 +50,12 @@ from contextree.compaction.offline.parts import (
     parse_tool_calls,
     parts_of,
 )
+from contextree.compaction.offline.preferences import FIRM_PREFERENCE, PREFERENCE_LINE
 from contextree.compaction.offline.previous import digest_summary, merge_digest
 from contextree.compaction.offline.prose import (
     DONE_WORDS,
     FILE_EXTENSIONS,
-    FIRM_PREFERENCE,
     PATH,
-    PREFERENCE_LINE,
     PROSE_ERROR,
     RULE_START,
     STATUS,

@@ -32,9 +32,9 @@ from contextree.compaction.offline.digest import (
     FileChange,
 )
 from contextree.compaction.offline.lazy_pattern import LazyPattern
+from contextree.compaction.offline.preferences import FIRM_PREFERENCE
 from contextree.compaction.offline.prose import (
     CONSTRAINT,
-    FIRM_PREFERENCE,
     GOAL_STATEMENT,
     reports_done,
     says_the_goal,
