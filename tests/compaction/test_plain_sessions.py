@@ -1013,7 +1013,7 @@ def test_the_items_of_a_list_the_user_typed_are_kept_whatever_their_words() -> N
     assert f"- {todo}" in _section(summary, "## Key Facts")
     # A long list is a paste, not a list typed item by item: its items are not facts one by one.
     sections = "red blue green amber grey white black pink brown olive teal navy gold plum"
-    pasted = "\n".join(f"- tick the box of the {name} section" for name in sections.split())
+    pasted = "\n".join(f"- add the {name} section to the form" for name in sections.split())
     long = _summary(
         [_user("Fill in the form."), _say("Sure."), _user("here:\n" + pasted), _say("Ok.")]
     )

@@ -49,6 +49,19 @@ def test_a_long_message_keeps_its_sentences_with_values() -> None:
     assert "thanks for looking" not in _section(summary, "## Key Facts")
 
 
+def test_a_plain_statement_said_in_passing_in_a_long_message_is_kept() -> None:
+    passing = "my dad can't manage stairs since his hip op"
+    long = (
+        "right so the plan for the weekend is the cottage, we drive up friday after work and "
+        "the kids are off school so it's a long one, the dog comes too obviously. "
+        f"{passing}. anyway can you look for somewhere with parking near the door and a "
+        "pub within walking distance, nothing fancy, and check the weather for saturday"
+    )
+    summary = _summary([_user("Help me plan a weekend away."), _say("Sure."), _user(long)])
+    assert len(long) > 300  # kept by its sentences, not whole
+    assert f"- {passing}." in _section(summary, "## Key Facts")
+
+
 def test_a_developer_message_survives_like_the_users() -> None:
     note = "Deploys happen from the release-2026.4 branch only."
     summary = _summary([_user("Fix the build."), _developer(note), _say("On it.")])

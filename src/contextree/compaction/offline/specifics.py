@@ -172,9 +172,11 @@ _ACKNOWLEDGEMENT: Final = LazyPattern(
     r"cool|awesome|nice|fine|thanks?|thank|you|thx|ty|that|that's|thats|this|it|is|works?|"
     r"for|to|me|us|got|makes|sense|all|lgtm|wonderful|excellent|exactly|right|alright|"
     r"agreed|much|so|very|really|a|lot|again|done|noted|understood|brilliant|amazing|"
-    r"oh|go|on|then|ahead|please|pls|do|brill|ace|lovely|ta|cheers)+$"
+    r"oh|go|on|then|ahead|please|pls|do|brill|ace|lovely|ta|cheers|anyway|looking|helping|"
+    r"checking|your|help|time)+$"
 )
-"""A message made of nothing but thanks and agreement ("sounds good to me, thanks!")."""
+"""A message made of nothing but thanks and agreement ("sounds good to me, thanks!", "anyway,
+thanks for looking")."""
 
 
 def says_something(statement: str) -> bool:
