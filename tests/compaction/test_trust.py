@@ -62,6 +62,19 @@ def test_a_plain_statement_said_in_passing_in_a_long_message_is_kept() -> None:
     assert f"- {passing}." in _section(summary, "## Key Facts")
 
 
+def test_a_value_said_inside_a_question_is_kept_after_the_statements() -> None:
+    asked = "does the plan cope with him being in lisbon for work 11-15 august?"
+    summary = _summary(
+        [
+            _user("Build Raj a marathon plan, 16 weeks."),
+            _say("Here is week one."),
+            _user(f"looks decent honestly. q tho - {asked} he can run by the river there"),
+            _say("It does."),
+        ]
+    )
+    assert asked in _section(summary, "## Key Facts")
+
+
 def test_a_developer_message_survives_like_the_users() -> None:
     note = "Deploys happen from the release-2026.4 branch only."
     summary = _summary([_user("Fix the build."), _developer(note), _say("On it.")])

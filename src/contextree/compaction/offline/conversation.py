@@ -73,6 +73,7 @@ from contextree.compaction.offline.prose import (
     states_rule,
 )
 from contextree.compaction.offline.references import add_references, latest_references
+from contextree.compaction.offline.specifics import has_specifics
 from contextree.compaction.offline.text import (
     FENCE,
     OnceList,
@@ -338,6 +339,12 @@ class _ConversationReader:
                 add(self._clip(line, _USER_LINE_CHARS))
                 continue
             for sentence in split_sentences(line):
+                if sentence.endswith("?") and has_specifics(sentence):
+                    # A value said inside a question is said all the same ("does the plan
+                    # cope with him being in lisbon for work 11-15 august?"); ranked below
+                    # the statements (items.py).
+                    add(self._clip(sentence, _USER_LINE_CHARS))
+                    continue
                 if sentence.endswith(("?", ":")):
                     continue
                 if states_fact(sentence):
