@@ -1018,3 +1018,29 @@ def test_the_items_of_a_list_the_user_typed_are_kept_whatever_their_words() -> N
         [_user("Fill in the form."), _say("Sure."), _user("here:\n" + pasted), _say("Ok.")]
     )
     assert "the olive section" not in long
+
+
+def test_a_list_of_rules_in_a_document_is_noted_with_its_heading() -> None:
+    policy = "\n".join(
+        [
+            "Community hall hire - conditions 2026",
+            *(f"{n}. The hall opens at 0{n}:00 on weekday {n} of the month." for n in range(1, 9)),
+            "EXCLUDED ACTIVITIES - NOT COVERED UNDER ANY CIRCUMSTANCES",
+            "- bouncy castles (any size)",
+            "- open flames, candles included",
+            "- bringing alcohol without a licence",
+            *(f"Room {n} seats {20 + n} people and has {n} tables." for n in range(1, 9)),
+        ]
+    )
+    summary = _summary(
+        [
+            _user("Check what the hall's policy says before I book the party."),
+            _say("", _call("doc_read", doc="Hall hire policy")),
+            _result(policy, tool="doc_read"),
+            _say("I've read the policy."),
+            _user("ok"),
+        ]
+    )
+    assert "NOT COVERED UNDER ANY CIRCUMSTANCES: bouncy castles (any size);" in summary
+    # Only a heading that sets rules makes its list one: a plain list stays as it was.
+    assert result_facts("doc_read", "Kit list:\n- rope\n- torch\n" + "x " * 400) == []

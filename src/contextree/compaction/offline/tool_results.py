@@ -127,6 +127,8 @@ def result_facts(
     # A line the service flags ("Please note: our lift will be out of service ...") says
     # what it wants read, whatever values it names.
     flagged = [one_line(line) for line in lines if _FLAGGED.match(line)][:_FLAGGED_PER_RESULT]
+    # So does a list of rules under its heading (the items alone do not say they are rules).
+    flagged = _rule_lists(lines)[:_FLAGGED_PER_RESULT] + flagged
     # The rows that differ most (in more columns, from a column more alike) first; kept in
     # the table's order.
     rows = standout_rows(lines)
@@ -203,6 +205,41 @@ def _part_of(sentence: str, standouts: list[str], plain_rows: set[str]) -> bool:
     return any(sentence in row for row in standouts) or (
         "|" in sentence and any(sentence in row for row in plain_rows)
     )
+
+
+_RULE_HEADING: Final = LazyPattern(
+    r"(?i)\b(?:not covered|excluded|exclusions?|prohibited|not permitted|not allowed|"
+    r"forbidden|restrictions?|conditions|terms|rules|must|must not|never|do not|don't|"
+    r"cancellation|refunds?|requirements?)\b"
+)
+_ITEM: Final = LazyPattern(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(?P<item>\S.*)$")
+
+
+def _rule_lists(lines: list[str]) -> list[str]:
+    """The lists a document sets rules with ("Cancellation terms (per pupil):" or "EXCLUDED
+    ITEMS - NOT COVERED UNDER ANY CIRCUMSTANCES" and the items under it), each as one line:
+    its heading and its items, which alone do not say they are rules."""
+    found: list[str] = []
+    index = 0
+    while index < len(lines):
+        heading = lines[index].strip()
+        items: list[str] = []
+        next_index = index + 1
+        while next_index < len(lines) and (item := _ITEM.match(lines[next_index])):
+            items.append(item.group("item").strip())
+            next_index += 1
+        if (
+            len(items) >= 2
+            and heading
+            and len(heading) <= 100
+            and _ITEM.match(heading) is None
+            and _RULE_HEADING.search(heading)
+        ):
+            found.append(f"{heading.rstrip(':')}: " + "; ".join(items))
+            index = next_index
+        else:
+            index += 1
+    return found
 
 
 def _labels(sentence: str) -> bool:
