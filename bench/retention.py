@@ -35,7 +35,7 @@ def measure_blind_retention() -> dict[str, float]:
     ``fresh2`` to ``fresh12``, the splits written last (``fresh4`` to ``fresh12`` within 20%
     with recall too); and on ``dev2`` (items inside long tool results) with the recall tool's
     answer counted."""
-    from bench.blind.__main__ import blind_reports
+    from bench.blind.__main__ import HELD_OUT, blind_reports
 
     reports = dict(blind_reports("test"))
     visible, recalled = reports[""], reports[" +recall"]
@@ -53,17 +53,7 @@ def measure_blind_retention() -> dict[str, float]:
         "blind_fresh3_20": fresh3.budgets[1].overall().survival,
         **{
             key: value
-            for split in (
-                "fresh4",
-                "fresh5",
-                "fresh6",
-                "fresh7",
-                "fresh8",
-                "fresh9",
-                "fresh10",
-                "fresh11",
-                "fresh12",
-            )
+            for split in HELD_OUT[HELD_OUT.index("fresh4") :]
             for key, value in _with_recall_rows(split, dict(blind_reports(split))).items()
         },
         "blind_dev2_recall": long_results.full.overall().survival,

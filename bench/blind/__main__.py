@@ -49,6 +49,8 @@ SPLITS = (
 )
 READABLE = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8")
 """The splits that may be read to find what is lost (``--lost``); the others are only scored."""
+HELD_OUT = tuple(split for split in SPLITS if split not in READABLE)
+"""The splits only ever scored, in the order they were written."""
 
 
 def scripts(split: str) -> list[Script]:

@@ -57,26 +57,12 @@ def test_every_probe_is_placed_in_one_message_and_nowhere_else(split: str) -> No
 
 
 def test_no_unit_test_quotes_the_test_split(repo_root: Path) -> None:
-    from bench.blind.__main__ import scripts
+    from bench.blind.__main__ import HELD_OUT, scripts
 
     # A distinctive value: a number, an id, a name - not a shell's "No such file".
     values = {
         v
-        for split in (
-            "test",
-            "fresh",
-            "fresh2",
-            "fresh3",
-            "fresh4",
-            "fresh5",
-            "fresh6",
-            "fresh7",
-            "fresh8",
-            "fresh9",
-            "fresh10",
-            "fresh11",
-            "fresh12",
-        )
+        for split in HELD_OUT
         for s in scripts(split)
         for p in s.probes
         for v in p.values
