@@ -93,7 +93,11 @@ def test_a_users_correction_is_a_decision_in_their_words(correction: str) -> Non
 
 @pytest.mark.parametrize(
     "line",
-    ["i meant it when i said no weekend calls", "the typo checker runs on every commit"],
+    [
+        "i meant it when i said no weekend calls",
+        "the typo checker runs on every commit",
+        "i meant to send this yesterday, here's the file",
+    ],
 )
 def test_emphasis_or_talk_of_typos_is_no_correction(line: str) -> None:
     summary = _summary([_user("Plan the week."), _say("Sure."), _user(line), _say("OK.")])

@@ -58,6 +58,8 @@ def test_a_preference_said_plainly_is_a_preference(line: str) -> None:
         "honestly I hate everything about this oven",
         "the kids were tired of walking by the end",
         "she is sick of the rain up there",
+        "I'm sick with a cold so slow replies this week",
+        "I hate asking but could you check the invoice",
     ],
 )
 def test_talk_is_not_a_preference(line: str) -> None:
@@ -94,6 +96,7 @@ def test_a_preference_against_its_alternative_is_a_rule() -> None:
         "my partner says no presents over twenty quid",
         "the council told us nothing can go up before 6pm",
         "the school wont let us use the field after 4",
+        "I'd love a dog but the landlord won't let.",
     ],
 )
 def test_a_limit_said_as_what_happens_past_it_is_a_rule(line: str) -> None:
@@ -109,6 +112,12 @@ def test_a_limit_said_as_what_happens_past_it_is_a_rule(line: str) -> None:
         "i cant be bothered with the long form tbh",
         "the supplier said no to the smaller order",
         "she said no problem, it can wait",
+        # Reports, not rules.
+        "the update cannot be installed on this laptop",
+        "the checker says no errors in the file",
+        "the vet said nothing can be done for the old ewe",
+        "no matter what I do the printer jams",
+        "we're not going past one of those big farms",
     ],
 )
 def test_a_plain_report_past_a_place_is_not_a_rule(line: str) -> None:

@@ -254,6 +254,17 @@ def test_a_state_said_as_not_yet_goes_before_the_users_preference_under_a_budget
     assert "I still need to send the road closure form to the council." in tight
 
 
+@pytest.mark.parametrize(
+    "todo", ["1. TODO: write the migration", "I haven't migrated the billing tables yet."]
+)
+def test_work_named_as_left_to_do_stays_a_must_line(todo: str) -> None:
+    from contextree.compaction.offline.digest import Digest
+    from contextree.compaction.offline.items import build_items
+
+    items = build_items(Digest(todos=[todo]))["todos"]
+    assert items[0].must
+
+
 def test_comfort_is_not_an_open_todo() -> None:
     summary = _summary(
         [

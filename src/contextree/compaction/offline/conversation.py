@@ -340,6 +340,8 @@ class _ConversationReader:
                 continue
             for sentence in split_sentences(line):
                 if sentence.endswith("?") and has_specifics(sentence):
+                    if len(sentence) > _USER_LINE_CHARS:
+                        continue  # (cut, it would no longer read as a question: items.py)
                     # A value said inside a question is said all the same ("does the plan
                     # cope with him being in lisbon for work 11-15 august?"); ranked below
                     # the statements (items.py).

@@ -59,8 +59,8 @@ not as a must line (in a session of plain talk the assistant says a dozen of the
 lines they filled a small budget: dev +6 and held-out +3 probes within 20% of the history, the
 same at the full budget)."""
 _WORK_TODO: Final = LazyPattern(
-    r"(?i)^(?:\*\*)?(?:TODO|FIXME)\b|\b(?:still need to|still have to|not done yet|left to do|"
-    r"remaining work)\b"
+    r"(?i)^(?:[-*]\s+|\d+[.)]\s+)?(?:\*\*)?(?:TODO|FIXME)\b|\b(?:still need to|still have to|"
+    r"not done yet|left to do|remaining work|haven't (?:yet )?(?:done|migrated|updated|fixed))\b"
 )
 """What names work as left to do ("TODO: ...", "I still need to ..."): such a TODO survives
 every round, until history reports it done, whatever the budget."""
@@ -229,7 +229,7 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     for index, note in enumerate(d.noted):
         priority = 45 + 5 * min(specific_count(note), 3) + _recency(index, len(d.noted))
         priority += _SPOKEN_BONUS if note in d.spoken else 0
-        priority += _RULE_BONUS if _sets_rule(note) else 0
+        priority += _RULE_BONUS if _NOTE_LABEL.match(note) and _sets_rule(note) else 0
         b.add("facts", note, priority, label=NOTED_LABEL)
     for code, label in d.references.items():
         b.add("references", reference_line(code, label), _REFERENCE_PRIORITY)
@@ -308,7 +308,7 @@ def _add_in_progress(b: _ItemBuilder, d: Digest) -> None:
         shown = len(item) > _RESPOND_CHARS and item in in_facts
         b.add("in_progress", f"[ ] {clip(item, _RESPOND_CHARS) if shown else item}", 80)
     for todo in d.todos:
-        # An open TODO survives every round until history reports it done.
+        # An open TODO of work left to do survives every round until history reports it done.
         if todo.startswith(USER_MARK):
             # The user's own ("i'll ring them myself on monday"): kept beside their
             # preferences, not before everything as the work's own TODOs are (a must item

@@ -60,7 +60,7 @@ PREFERENCE_LINE = GatedAlternatives(
                 # "i hate texting people who didn't ask", "I loathe ringing round": a way of
                 # working the speaker avoids.
                 r"|\bI (?:really |just |honestly )?(?:hate|loathe|detest|can['\u2019]?t stand) "
-                r"(?!(?:every|any|no|some)thing\b)\w+ing\b"
+                r"(?!(?:every|any|no|some)thing\b|asking\b|being\b|having\b|bothering\b)\w+ing\b"
                 # Not "can't stand up the cluster", "cannot stand by this estimate".
                 r"|\bI (?:really |just |honestly )?(?:can['\u2019]?t|cannot) (?:stand|bear)\b"
                 r"(?!\s+(?:up|by|in|down|on|out|for|to)\b)"
@@ -75,7 +75,7 @@ PREFERENCE_LINE = GatedAlternatives(
             (
                 r"\b(?:not|never) (?:a |much of a |the biggest )?fan of\b"
                 r"|\b(?:i|we)(?:['\u2019]m|m|['\u2019]re| am| are)? (?:so |really |just |honestly "
-                r"|a bit |getting )?(?:sick|tired|fed up) (?:of|with)\b"
+                r"|a bit |getting )?(?:(?:sick|tired|fed up) of|fed up with)\b"
                 r"|\bcan['\u2019]?t be doing with\b"
                 r"|\bdrives? me (?:mad|nuts|crazy|insane|up the wall|round the bend|bananas)\b"
                 r"|\bnone of (?:this|that|those|your|the) (?:[\w-]+ ){0,3}(?:nonsense|rubbish|faff|"

@@ -209,9 +209,10 @@ def _part_of(sentence: str, standouts: list[str], plain_rows: set[str]) -> bool:
 
 _RULE_HEADING: Final = LazyPattern(
     r"(?i)\b(?:not covered|excluded|exclusions?|prohibited|not permitted|not allowed|"
-    r"forbidden|restrictions?|conditions|terms|rules|must|must not|never|do not|don't|"
-    r"cancellation|refunds?|requirements?)\b"
+    r"forbidden|restrictions?|(?<!search )terms|conditions|rules|must|must not|never|do not|"
+    r"don't|cancellation|refunds?(?! (?:issued|made|paid|processed|sent|due))|requirements?)\b"
 )
+"""A heading that sets rules (not "Search terms used:" or "Refunds issued this week:")."""
 _ITEM: Final = LazyPattern(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(?P<item>\S.*)$")
 
 

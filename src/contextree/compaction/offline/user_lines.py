@@ -67,7 +67,7 @@ _CORRECTION_DIRECTIVE = LazyPattern(
 
 _FACT_CORRECTION = LazyPattern(
     r"(?i)(?:^|[.!?;,:(]\s*|\s[-\u2013\u2014]\s*)(?:oh\s+|oops,?\s+|sorry,?\s+|hang on,?\s+|"
-    r"wait,?\s+|ugh,?\s+){0,2}(?:correction\b|i meant\b(?!\s+it\b)|my mistake\b|my bad\b|"
+    r"wait,?\s+|ugh,?\s+){0,2}(?:correction\b|i meant\b(?!\s+(?:it|to)\b)|my mistake\b|my bad\b|"
     r"scratch that\b|i was wrong\b|i got (?:that|it|the \w+) wrong\b|"
     r"i (?:wrote|put|typed|said) (?:it|that|the \w+) (?:in )?wrong\b|"
     r"i should(?: have|['\u2019]ve) said\b|(?:it was|that was|must be) a typo\b)"
@@ -78,9 +78,10 @@ said - Sanjay's dropped out"): the new value supersedes one the summary may stil
 
 
 def user_correction(line: str) -> bool:
-    """A user's line that turns down what the assistant did or proposed and says what instead
-    ("no, the block should stay as is"; "nope - use the v2 endpoint"): in real sessions the
-    plainest way a user decides, and what a summary must not lose. At least three words after
+    """A user's line that corrects what they said themselves (:data:`_FACT_CORRECTION`), or
+    turns down what the assistant did or proposed and says what instead ("no, the block should
+    stay as is"; "nope - use the v2 endpoint"): in real sessions the plainest way a user
+    decides, and what a summary must not lose. At least three words after
     the "no", one of them saying what to do; a question is not one, and neither is a report
     ("nope, still failing with the same error")."""
     if line.endswith("?"):
