@@ -339,15 +339,14 @@ class _ConversationReader:
                 add(self._clip(line, _USER_LINE_CHARS))
                 continue
             for sentence in split_sentences(line):
-                if sentence.endswith("?") and has_specifics(sentence):
-                    if len(sentence) > _USER_LINE_CHARS:
-                        continue  # (cut, it would no longer read as a question: items.py)
+                if sentence.endswith("?"):
                     # A value said inside a question is said all the same ("does the plan
-                    # cope with him being in lisbon for work 11-15 august?"); ranked below
-                    # the statements (items.py).
-                    add(self._clip(sentence, _USER_LINE_CHARS))
+                    # cope with him being in lisbon for work 11-15 august?"); items.py ranks
+                    # it below the statements by its "?", which a cut would lose.
+                    if has_specifics(sentence) and len(sentence) <= _USER_LINE_CHARS:
+                        add(sentence)
                     continue
-                if sentence.endswith(("?", ":")):
+                if sentence.endswith(":"):
                     continue
                 if states_fact(sentence):
                     add(self._clip(sentence, _USER_LINE_CHARS))

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from contextree.compaction.offline.lazy_pattern import LazyPattern
+
 WAITING: Final = "Waiting for the user's answer to the pending question"
 RESPOND: Final = "Respond to the latest user request: "
 GENERATED_STEPS: Final = (
@@ -35,6 +37,8 @@ NOTE_HEAD: Final = r"`[^`\n]{1,80}` (?:returned|wrote(?: \([^`()\n]{1,80}\))?):"
 a writing call wrote, "`docs_update` wrote (Price list):"), before
 the result (after a space) or the results nested under it (each on a line of its own, after
 :data:`NESTED_NOTE`): render.py writes both forms and previous.py reads them back."""
+NOTE_LABEL: Final = LazyPattern(rf"^{NOTE_HEAD} ")
+"""A note's label with the space after it, where a single note's result begins."""
 NESTED_NOTE: Final = "  - "
 UNANSWERED_LABEL: Final = "**Unanswered question to the user**:"
 LEFT_OUT: Final = "_{n} of the user's statements left out for the budget._"

@@ -14,7 +14,7 @@ from contextree.compaction.offline.digest import (
     ASKED,
     CONTEXT_LABEL,
     GOAL_SHOWN_CHARS,
-    NOTE_HEAD,
+    NOTE_LABEL,
     NOTED_LABEL,
     OUTPUT_LABEL,
     QUESTION_LABEL,
@@ -78,7 +78,6 @@ _RULE_BONUS: Final = 5
 contract's "must not be shared without ... consent") outlasts one that only states a fact: a
 colleague who loses it may do harm (held-out +6 at the full budget, safety 47 -> 49 and saved
 documents 28 -> 31 of 41, +3 within 20%; dev -2, the newest readable split +2)."""
-_NOTE_LABEL: Final = LazyPattern(rf"^{NOTE_HEAD}\s*")
 _SHOWN_COMMANDS: Final = 10
 """Clean runs listed one per line (the most recent); older ones are counted by program."""
 
@@ -229,7 +228,7 @@ def _add_asks(b: _ItemBuilder, d: Digest) -> None:
     for index, note in enumerate(d.noted):
         priority = 45 + 5 * min(specific_count(note), 3) + _recency(index, len(d.noted))
         priority += _SPOKEN_BONUS if note in d.spoken else 0
-        priority += _RULE_BONUS if _NOTE_LABEL.match(note) and _sets_rule(note) else 0
+        priority += _RULE_BONUS if _sets_rule(note) else 0
         b.add("facts", note, priority, label=NOTED_LABEL)
     for code, label in d.references.items():
         b.add("references", reference_line(code, label), _REFERENCE_PRIORITY)
@@ -411,9 +410,10 @@ def _add_context(b: _ItemBuilder, d: Digest, resolved: set[str], blocked_errors:
 
 
 def _sets_rule(note: str) -> bool:
-    """Whether a noted line (after its "`tool` returned:" label) has a sentence that sets a
-    rule."""
-    return states_rule(split_sentences(_NOTE_LABEL.sub("", note, count=1)))
+    """Whether a note of a tool's result (after its "`tool` returned:" label) has a sentence
+    that sets a rule; the assistant's own noted sentences have no label and never do."""
+    label = NOTE_LABEL.match(note)
+    return label is not None and states_rule(split_sentences(note[label.end() :]))
 
 
 def _earlier_passes(command: Command) -> str:

@@ -14,12 +14,11 @@ from contextree.compaction.offline.condense import condensed
 from contextree.compaction.offline.digest import (
     LEFT_OUT,
     NESTED_NOTE,
-    NOTE_HEAD,
+    NOTE_LABEL,
     NOTED_LABEL,
     Digest,
 )
 from contextree.compaction.offline.items import Item, build_items
-from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.references import (
     REFERENCES_HEADING,
     code_words,
@@ -188,8 +187,6 @@ def _held_references(
     }
 
 
-_NOTE_LABEL: Final = LazyPattern(rf"^{NOTE_HEAD} ")
-"""What a note of a tool's result starts with: kept whole when the rest is cut."""
 _NOTE_SHORT_CHARS: Final = 200
 """What a note of a tool's result is cut to: a result's sentences name more values than the
 user's (a ticket and a time slot), and cut to 120 they lost one (dev: three probes fewer at
@@ -198,7 +195,7 @@ the full budget than at 160-200)."""
 
 def _cut(text: str) -> str:
     """``text`` cut to its weightiest sentences; a note's "`tool` returned: " stays."""
-    label = _NOTE_LABEL.match(text)
+    label = NOTE_LABEL.match(text)
     if label is None:
         return condensed(text, _SHORT_CHARS)
     head = label.group(0)
@@ -222,7 +219,7 @@ def _note_groups(items: list[Item], texts: list[str], style: str) -> list[str | 
         if style == "-"
         and item.label == NOTED_LABEL
         and "\n" not in text
-        and (label := _NOTE_LABEL.match(text))
+        and (label := NOTE_LABEL.match(text))
         else None
         for item, text in zip(items, texts, strict=True)
     ]

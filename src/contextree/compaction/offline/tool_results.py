@@ -13,7 +13,7 @@ from contextree.compaction.offline.lazy_pattern import LazyPattern
 from contextree.compaction.offline.parts import ToolCall
 from contextree.compaction.offline.prose import FILE_EXTENSIONS, stems
 from contextree.compaction.offline.specifics import has_specifics, specific_count
-from contextree.compaction.offline.text import clip, one_line, split_sentences
+from contextree.compaction.offline.text import LIST_MARKER, clip, one_line, split_sentences
 from contextree.compaction.offline.written import SAVE_VERBS, writes
 from contextree.text.tables import standout_rows
 
@@ -213,7 +213,6 @@ _RULE_HEADING: Final = LazyPattern(
     r"don't|cancellation|refunds?(?! (?:issued|made|paid|processed|sent|due))|requirements?)\b"
 )
 """A heading that sets rules (not "Search terms used:" or "Refunds issued this week:")."""
-_ITEM: Final = LazyPattern(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(?P<item>\S.*)$")
 
 
 def _rule_lists(lines: list[str]) -> list[str]:
@@ -226,14 +225,17 @@ def _rule_lists(lines: list[str]) -> list[str]:
         heading = lines[index].strip()
         items: list[str] = []
         next_index = index + 1
-        while next_index < len(lines) and (item := _ITEM.match(lines[next_index])):
-            items.append(item.group("item").strip())
+        while next_index < len(lines) and (
+            (marker := LIST_MARKER.match(lines[next_index]))
+            and (item := lines[next_index][marker.end() :].strip())
+        ):
+            items.append(item)
             next_index += 1
         if (
             len(items) >= 2
             and heading
             and len(heading) <= 100
-            and _ITEM.match(heading) is None
+            and LIST_MARKER.match(heading) is None
             and _RULE_HEADING.search(heading)
         ):
             found.append(f"{heading.rstrip(':')}: " + "; ".join(items))
