@@ -42,6 +42,22 @@ def test_replace_beside_with_names_the_old_words() -> None:
     assert "£38" not in text and "edit" not in text and "Price list" not in text
 
 
+def test_a_value_is_named_as_its_argument_is_written() -> None:
+    # The names are compared without case, spaces or accents ("Chèvre" -> "chvre"), but a
+    # reader needs them as the document has them.
+    call = _tool(
+        "doc_update",
+        doc="Price list - market",
+        changes={"Raw goat milk 1L": "£3.00", "Chèvre plain 120g": "£4.50"},
+        version_note="March 2025 rise",
+    )
+    assert written_text(call).splitlines() == [
+        "Raw goat milk 1L: £3.00",
+        "Chèvre plain 120g: £4.50",
+        "version_note: March 2025 rise",
+    ]
+
+
 def test_a_long_value_is_written_text_without_its_name() -> None:
     body = "Subject: Looking after your new tattoo\n" + "Wash gently twice a day. " * 10
     assert written_text(_tool("docs_create", title="Aftercare", content=body)) == body.strip()

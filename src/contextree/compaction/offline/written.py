@@ -104,17 +104,19 @@ def written_text(call: ToolCall) -> str:
     size = 0
     # Depth first, in argument order, by hand: a deeply nested argument costs no recursion,
     # and the walk stops once enough is found.
-    stack: list[tuple[Any, str, frozenset[str]]] = [(call.args, "", frozenset())]
+    # Each item: a value, its argument's name as compared (``_key``) and as written, and the
+    # compared names beside it.
+    stack: list[tuple[Any, str, str, frozenset[str]]] = [(call.args, "", "", frozenset())]
     while stack and size < _WRITTEN_CHARS:
-        value, key, siblings = stack.pop()
+        value, key, name, siblings = stack.pop()
         if _left_out(key, value, siblings):
             continue  # with all it holds (``"containsText": {"text": old}``)
         if isinstance(value, dict):
             keys = frozenset(_key(k) for k in value)
-            stack.extend((v, _key(k), keys) for k, v in reversed(value.items()))
+            stack.extend((v, _key(k), str(k), keys) for k, v in reversed(value.items()))
         elif isinstance(value, list):
-            stack.extend((item, key, siblings) for item in reversed(value))
-        elif (line := _new_line(value, key)) is not None:
+            stack.extend((item, key, name, siblings) for item in reversed(value))
+        elif (line := _new_line(value, name)) is not None:
             lines.append(line)
             size += len(line) + 1
     return "\n".join(lines)[:_WRITTEN_CHARS]
@@ -135,8 +137,8 @@ def _left_out(key: str, value: object, siblings: frozenset[str]) -> bool:
     return key == "replace" and bool(siblings & _NEW_BESIDE_REPLACE)
 
 
-def _new_line(value: object, key: str) -> str | None:
-    """The line a value of an argument ``key`` gives, or ``None`` when it is no new word."""
+def _new_line(value: object, name: str) -> str | None:
+    """The line a value of an argument ``name`` gives, or ``None`` when it is no new word."""
     if isinstance(value, bool):
         text = "yes" if value else "no"
     elif isinstance(value, int | float):
@@ -147,5 +149,7 @@ def _new_line(value: object, key: str) -> str | None:
             return None
     else:
         return None
-    # A short value keeps its name ("column: Peanut"): alone it says little.
-    return f"{key}: {text}" if key and len(text) < _NAMED_CHARS else text
+    # A short value keeps its name ("column: Peanut"; "Chèvre plain 120g: £4.50" as the
+    # argument is written, not as names are compared): alone it says little.
+    label = one_line(name).strip()
+    return f"{clip(label, _NAMED_CHARS)}: {text}" if label and len(text) < _NAMED_CHARS else text
