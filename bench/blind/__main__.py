@@ -1,7 +1,7 @@
 """``python -m bench.blind``: the retention eval on sessions written blind to the summarizer.
 
     python -m bench.blind check [--split SPLIT|all]   # every probe placed, once
-    python -m bench.blind [--split SPLIT|all] [--rounds 5] [--lost] [--json OUT]
+    python -m bench.blind [--split SPLIT|all] [--rounds 5] [--lost] [--auto] [--json OUT]
     python -m bench.blind export --split dev --to DIR   # pi session files and probes files
 
 ``dev`` to ``dev8`` sessions may be read when the summarizer or recall is
@@ -108,14 +108,20 @@ def blind_reports(split: str, rounds: int = 5) -> list[tuple[str, Any]]:
     return _reports(scripts(split), rounds)
 
 
-def _reports(chosen: Sequence[Script], rounds: int) -> list[tuple[str, Any]]:
-    """The eval's report with what the model sees, then with recall's first hits too."""
+def _reports(
+    chosen: Sequence[Script], rounds: int, *, auto: bool = False
+) -> list[tuple[str, Any]]:
+    """The eval's report with what the model sees, then with recall's first hits too, and
+    with ``auto`` what ``recall.auto`` adds to a user message asking after each probe."""
     from contextree.compaction import OfflineSummarizer
     from contextree.eval import run_sessions, visible
-    from contextree.eval.recall_check import visible_or_recalled
+    from contextree.eval.recall_check import visible_or_auto_recalled, visible_or_recalled
 
+    checks: list[tuple[str, Any]] = [("", visible), (" +recall", visible_or_recalled)]
+    if auto:
+        checks.append((" +auto", visible_or_auto_recalled))
     reports = []
-    for label, kept in (("", visible), (" +recall", visible_or_recalled)):
+    for label, kept in checks:
         report = asyncio.run(
             run_sessions(
                 _corpus(chosen, rounds),
@@ -129,9 +135,9 @@ def _reports(chosen: Sequence[Script], rounds: int) -> list[tuple[str, Any]]:
     return reports
 
 
-def _run(split: str, rounds: int, lost: bool, out: Path | None) -> int:
+def _run(split: str, rounds: int, lost: bool, out: Path | None, auto: bool = False) -> int:
     chosen = scripts(split)
-    reports = _reports(chosen, rounds)
+    reports = _reports(chosen, rounds, auto=auto)
     full = reports[0][1].full
     print(
         f"blind sessions ({split}): {len(chosen)} sessions, {len(full.probes)} probes, "
@@ -197,6 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--lost", action="store_true", help="list lost probes (dev to dev8 only)"
     )
+    parser.add_argument(
+        "--auto",
+        action="store_true",
+        help="also count what recall.auto adds to a user message asking after each probe",
+    )
     parser.add_argument("--json", type=Path, dest="out")
     parser.add_argument("--to", type=Path, help="export: the directory to write to")
     args = parser.parse_args(argv)
@@ -216,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                 "--lost reads the probes: only for --split "
                 "dev, dev2, dev3, dev4, dev5, dev6, dev7 or dev8"
             )
-        return _run(split, args.rounds, args.lost, args.out)
+        return _run(split, args.rounds, args.lost, args.out, args.auto)
     except ScriptError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

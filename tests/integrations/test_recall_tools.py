@@ -13,7 +13,7 @@ import pytest
 
 from contextree.context.convert import RECALL_HINT
 from fakes.fake_llm import FakeLLMServer
-from recall.recall_session import PORT, add_turns, compacted_file
+from recall.recall_session import PORT, TOOL_DETAIL, add_turns, compacted_file
 
 pytestmark = pytest.mark.anyio
 
@@ -131,3 +131,49 @@ async def test_langchain(
     await run(plain, "hello")
     body = fake_llm.requests[0].body
     assert "recall" not in _tool_names(body) and RECALL_HINT not in _text(body)
+
+
+_LEAD = "[From the condensed part of this conversation"
+
+
+def _last_user_text(body: dict[str, Any]) -> str:
+    return json.dumps([m for m in body["messages"] if m["role"] == "user"][-1])
+
+
+async def test_recall_auto_in_pydantic_ai(fake_llm: FakeLLMServer, compacted: Path) -> None:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from contextree.integrations.pydantic_ai import SessionHistory
+
+    provider = OpenAIProvider(base_url=f"{fake_llm.url}/v1", api_key="sk-test")
+    history = SessionHistory.open(compacted, model="openai:gpt-4o")
+    agent = Agent(OpenAIChatModel("gpt-4o", provider=provider), capabilities=[history])
+    fake_llm.enqueue_text("7")
+    await agent.run(f"What was {TOOL_DETAIL} set to?")
+    text = _last_user_text(fake_llm.requests[0].body)
+    assert _LEAD in text and f"retries = 7 # {TOOL_DETAIL}" in text
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_recall_auto_in_langchain(
+    fake_llm: FakeLLMServer, compacted: Path, asynchronous: bool
+) -> None:
+    pytest.importorskip("langchain")
+    from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
+
+    from contextree.integrations.langchain import ContextreeMiddleware
+
+    model = ChatOpenAI(model="gpt-4o", base_url=f"{fake_llm.url}/v1", api_key="sk-test")  # type: ignore[arg-type]
+    agent = create_agent(model, tools=[], middleware=[ContextreeMiddleware(compacted)])
+    fake_llm.enqueue_text("7")
+    state = {"messages": [{"role": "user", "content": f"What was {TOOL_DETAIL} set to?"}]}
+    if asynchronous:
+        await agent.ainvoke(state)
+    else:
+        agent.invoke(state)
+    text = _last_user_text(fake_llm.requests[0].body)
+    assert _LEAD in text and f"retries = 7 # {TOOL_DETAIL}" in text

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from contextree.compaction import compact_session
+from contextree.llm.openai_compat import OpenAIClient
 from contextree.llm.scripted import ScriptedClient
+from contextree.runtime.agent import AgentSession
+from contextree.runtime.tools import ToolContext
 from contextree.session.tree import SessionTree
 from contextree.settings import CompactionSettings
+
+if TYPE_CHECKING:
+    from fakes.fake_llm import FakeLLMServer
 
 PORT = "8472"
 ERROR = "ERR_CONN_RESET"
@@ -91,3 +98,17 @@ def entry_id_holding(tree: SessionTree, text: str) -> str:
         if text in json.dumps(entry):
             return str(entry["id"])
     raise AssertionError(f"no entry holds {text!r}")
+
+
+def agent_on(tree: SessionTree, fake: FakeLLMServer, tmp_path: Path, **kw: Any) -> AgentSession:
+    """The built-in agent on ``tree``, talking to the fake OpenAI-compatible server."""
+    client = OpenAIClient("gpt-x", base_url=fake.url, api_key="")
+    return AgentSession(
+        tree,
+        client,
+        model_spec="openai:gpt-x",
+        tool_context=ToolContext(tmp_path),
+        system_prompt="SYSTEM",
+        context_window=200_000,
+        **kw,
+    )

@@ -10,26 +10,10 @@ from typing import Any
 import pytest
 
 from contextree.context.convert import RECALL_HINT, convert_to_llm
-from contextree.llm.openai_compat import OpenAIClient
 from contextree.recall.tool import MAX_RESULT_CHARS, SessionRecall
-from contextree.runtime.agent import AgentSession
-from contextree.runtime.tools import ToolContext
 from contextree.session.tree import SessionTree
 from fakes.fake_llm import FakeLLMServer
-from recall.recall_session import PORT, TOOL_DETAIL, add_turns, compacted_file
-
-
-def _agent(tree: SessionTree, fake: FakeLLMServer, tmp_path: Path, **kw: Any) -> AgentSession:
-    client = OpenAIClient("gpt-x", base_url=fake.url, api_key="")
-    return AgentSession(
-        tree,
-        client,
-        model_spec="openai:gpt-x",
-        tool_context=ToolContext(tmp_path),
-        system_prompt="SYSTEM",
-        context_window=200_000,
-        **kw,
-    )
+from recall.recall_session import PORT, TOOL_DETAIL, add_turns, agent_on, compacted_file
 
 
 def _tool_names(body: dict[str, Any]) -> list[str]:
@@ -52,7 +36,7 @@ async def test_recall_round_trips_through_the_agent(
     tree = compacted
     fake_llm.enqueue_tool_call("recall", {"query": PORT})
     fake_llm.enqueue_text("The flaky port was 8472.")
-    agent = _agent(tree, fake_llm, tmp_path)
+    agent = agent_on(tree, fake_llm, tmp_path)
     await agent.prompt("Which port was flaky?")
     first, second = (request.body for request in fake_llm.requests)
     assert "recall" in _tool_names(first)
@@ -68,7 +52,7 @@ async def test_no_recall_before_a_compaction(fake_llm: FakeLLMServer, tmp_path: 
     tree = SessionTree.open(tmp_path / "s.jsonl", cwd=str(tmp_path))
     add_turns(tree, 1)
     fake_llm.enqueue_text("ok")
-    await _agent(tree, fake_llm, tmp_path).prompt("hi")
+    await agent_on(tree, fake_llm, tmp_path).prompt("hi")
     body = fake_llm.requests[0].body
     assert "recall" not in _tool_names(body) and RECALL_HINT not in _all_text(body)
 
@@ -78,7 +62,7 @@ async def test_recall_can_be_turned_off(
     fake_llm: FakeLLMServer, tmp_path: Path, compacted: SessionTree
 ) -> None:
     fake_llm.enqueue_text("ok")
-    await _agent(compacted, fake_llm, tmp_path, recall=False).prompt("hi")
+    await agent_on(compacted, fake_llm, tmp_path, recall=False).prompt("hi")
     body = fake_llm.requests[0].body
     assert "recall" not in _tool_names(body) and RECALL_HINT not in _all_text(body)
 

@@ -90,6 +90,7 @@ def test_each_key_lands_in_its_field(tmp_path: Path) -> None:
         "pruning.protectedTools": ("bash,grep", ("bash", "grep")),
         "redaction.patterns": ("ACME-[0-9]+", ("ACME-[0-9]+",)),
         "recall.indexDir": ("/tmp/recall", "/tmp/recall"),
+        "recall.auto": ("false", False),
         "tokens.estimator": ("utf8", "utf8"),
     }
     environment = {name: samples[key][0] for name, key in ENV_NAMES.items() if key in samples}

@@ -18,7 +18,14 @@ from contextree.recall import RecallIndex, open_recall_index
 from contextree.recall.tool import SessionRecall
 from contextree.session.tree import SessionTree
 
-__all__ = ["RECALL_TOP", "recall_query", "recalled", "visible_or_recalled"]
+__all__ = [
+    "RECALL_TOP",
+    "auto_recalled",
+    "recall_query",
+    "recalled",
+    "visible_or_auto_recalled",
+    "visible_or_recalled",
+]
 
 RECALL_TOP: Final = 5
 """How many hits count, as in the issue: the model reads the first few."""
@@ -62,3 +69,22 @@ def recalled(probe: Probe, tree: SessionTree) -> bool:
 def visible_or_recalled(probe: Probe, tree: SessionTree) -> bool:
     """The ``--recall`` check: :func:`~contextree.eval.score.visible`, else :func:`recalled`."""
     return visible(probe, tree) or recalled(probe, tree)
+
+
+def auto_recalled(probe: Probe, tree: SessionTree) -> bool:
+    """Whether ``recall.auto``'s excerpts for a user message that asks after ``probe`` (its
+    planted sentence without its values) hold every value of it."""
+    from contextree.context.convert import convert_to_llm
+    from contextree.recall.auto import auto_recall, llm_text
+
+    text = probe.text
+    for value in probe.values:
+        text = text.replace(value, " ")
+    seen = llm_text(convert_to_llm(tree.build_session_context().messages))
+    found = auto_recall(SessionRecall(tree, index=_index(tree)), text, seen)
+    return found is not None and values_found(probe, found)
+
+
+def visible_or_auto_recalled(probe: Probe, tree: SessionTree) -> bool:
+    """:func:`~contextree.eval.score.visible`, else :func:`auto_recalled`."""
+    return visible(probe, tree) or auto_recalled(probe, tree)

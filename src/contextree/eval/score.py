@@ -9,12 +9,12 @@ check (e.g. one that also lets a search over compacted entries find the value) p
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 
 from contextree.context.convert import convert_to_llm
-from contextree.entries.types import LlmMessage, is_text_content, is_tool_call_content
+from contextree.entries.types import LlmMessage
 from contextree.eval.probes import Probe
+from contextree.recall.auto import llm_text
 from contextree.session.tree import SessionTree
 
 __all__ = ["KeptCheck", "context_text", "values_found", "visible"]
@@ -25,18 +25,7 @@ KeptCheck = Callable[[Probe, SessionTree], bool]
 
 def context_text(messages: Sequence[LlmMessage]) -> str:
     """Everything the model reads in ``messages``: text blocks and tool-call arguments."""
-    parts: list[str] = []
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-            continue
-        for block in content if isinstance(content, list) else []:
-            if is_text_content(block) and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            elif is_tool_call_content(block):
-                parts.append(json.dumps(block.get("arguments"), ensure_ascii=False))
-    return "\n".join(parts)
+    return llm_text(messages)
 
 
 def _normal(text: str) -> str:

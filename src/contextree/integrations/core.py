@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import threading
 import weakref
@@ -28,6 +29,7 @@ from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import ModelClient
 from contextree.llm.registry import context_window as registry_context_window
 from contextree.llm.registry import parse_model_spec
+from contextree.recall.auto import RecalledMessages
 from contextree.recall.tool import SessionRecall
 from contextree.runtime.events import EventHub, EventListener
 from contextree.runtime.triggers import CompactionSkipped, CompactionTriggers
@@ -36,6 +38,8 @@ from contextree.session.tree import SessionTree
 from contextree.settings.schema import Settings
 
 __all__ = ["ManagedSession"]
+
+log = logging.getLogger("contextree.integrations")
 
 _T = TypeVar("_T")
 
@@ -99,6 +103,12 @@ class ManagedSession:
         self.offer_recall = False
         """Set by an adapter that gives its model the ``recall`` tool: from then on, once the
         path has a compaction, the summary's wrapper says that the tool finds what it left out."""
+        self.auto_recall = False
+        """Set by an adapter whose session holds the user's new message before the request is
+        built (LangChain, pydantic-ai): with :attr:`offer_recall` and ``recall.auto``, the
+        message carries what recall finds for its unseen words (:mod:`contextree.recall.auto`).
+        The OpenAI Agents SDK adds the new input after the stored history, out of our sight."""
+        self._recalled = RecalledMessages()
 
     @classmethod
     def open(
@@ -154,8 +164,10 @@ class ManagedSession:
     def llm_messages(self) -> list[LlmMessage]:
         """:meth:`context_messages` as a provider accepts them (tool-call pairing repaired;
         with :attr:`offer_recall`, the recall line in the summary's wrapper)."""
+        context = self.tree.build_session_context()
         messages = self._provider_view.messages(
-            self.context_messages(), keep_thinking_turns=self.settings.keep_thinking_turns
+            self._recalled.apply(context.messages, context.entry_ids),
+            keep_thinking_turns=self.settings.keep_thinking_turns,
         )
         return with_recall_hint(messages) if self.recall_offered() else messages
 
@@ -187,7 +199,20 @@ class ManagedSession:
             done = await self._triggers.recover_from_overflow()
         else:
             done = await self._triggers.before_request()
+        await self._find_recalled()  # (every adapter asks this before it builds a request)
         return self._triggers.last_result if done else None
+
+    async def _find_recalled(self) -> None:
+        """recall.auto for the latest user message (once a message, in a thread)."""
+        if not (self.auto_recall and self.offer_recall and self.settings.recall_auto):
+            return
+        context = self.tree.build_session_context()
+        try:
+            await asyncio.to_thread(
+                self._recalled.find, context.messages, context.entry_ids, self.recall
+            )
+        except Exception as exc:  # (a help: an index that cannot be read must not stop a turn)
+            log.warning("recall.auto: the search failed, the request goes without it: %s", exc)
 
     def maybe_compact_sync(self, *, overflow: bool = False) -> CompactionResult | None:
         """:meth:`maybe_compact` for synchronous callers (also from inside a running loop)."""

@@ -14,7 +14,7 @@ too (see :mod:`contextree.recall.turns`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from contextree.recall.base import Hit
@@ -131,12 +131,40 @@ class SessionRecall:
             if text
         ]
 
-    def _search(self, query: str, limit: int) -> tuple[RecallResult, list[Excerpt]]:
-        limit = max(1, min(_MAX_LIMIT, limit))
+    def holds(self, term: str) -> bool:
+        """Whether an entry of the condensed part holds ``term`` (a word or a phrase)."""
+        return bool(self._search_hits(term, 1).hits)
+
+    def search_shown(
+        self, query: str, *, limit: int, max_chars: int, complete_only: bool
+    ) -> str | None:
+        """The hits of ``query`` (with ``complete_only``, only those holding every one of its
+        terms; at most ``limit``), shown as :meth:`search_text` shows them within
+        ``max_chars``, without its notes; ``None`` when there is none (see
+        :mod:`contextree.recall.auto`)."""
+        _, found = self._search(query, limit, max_chars=max_chars, complete_only=complete_only)
+        if not found:
+            return None
+        return _SEPARATOR.join(excerpt.render() for excerpt in found)[:max_chars]
+
+    def _search_hits(self, query: str, limit: int) -> RecallResult:
         if self._index is None:
             self._index = open_recall_index(self.tree, self.settings, literals=self._literals)
             self._owns_index = True
-        result = recall(self.tree, query, limit=limit, index=self._index)
+        return recall(self.tree, query, limit=max(1, min(_MAX_LIMIT, limit)), index=self._index)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        *,
+        max_chars: int = MAX_RESULT_CHARS,
+        complete_only: bool = False,
+    ) -> tuple[RecallResult, list[Excerpt]]:
+        result = self._search_hits(query, limit)
+        if complete_only:
+            # Hits holding only some terms, and the notes that say where they begin, go.
+            result = replace(result, hits=result.hits[: result.complete], any_term=False)
         if not result.hits:
             return result, []
         # The bound, once the notes and separators are counted, shared by the hits: each
@@ -148,7 +176,7 @@ class SessionRecall:
         separators = len(_SEPARATOR) * (len(result.hits) - (0 if result.any_term else 1))
         shown = {hit.entry_id for hit in result.hits}
         found = [self._parts(hit, result, shown) for hit in result.hits]
-        shares = fill([part.need() for part in found], MAX_RESULT_CHARS - notes - separators)
+        shares = fill([part.need() for part in found], max_chars - notes - separators)
         return result, [
             part.cut(result.terms, share) for part, share in zip(found, shares, strict=True)
         ]

@@ -18,6 +18,7 @@ then the configured fallback models, with retries and backoff.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.llm.errors import is_context_overflow
 from contextree.llm.registry import context_window as registry_context_window
 from contextree.llm.registry import create_client, parse_model_spec
+from contextree.recall.auto import RecalledMessages
 from contextree.recall.tool import RECALL_TOOL_NAME, SessionRecall
 from contextree.runtime.events import (
     AGENT_END,
@@ -76,6 +78,8 @@ from contextree.session.tree import SessionTree
 from contextree.settings.schema import Settings
 
 __all__ = ["OVERFLOW_RETRY_FAILED", "AgentSession", "TurnOutcome"]
+
+log = logging.getLogger("contextree.runtime")
 
 _MAX_AUTO_CONTINUES = 3
 
@@ -140,6 +144,8 @@ class AgentSession:
             if recall
             else None
         )
+        # What recall found for each user message (recall.auto), sent again as it was.
+        self._recalled = RecalledMessages()
         self.tool_context = tool_context
         self.hooks = hooks or HookRegistry()
         self.system_prompt = system_prompt
@@ -308,6 +314,23 @@ class AgentSession:
                 continue
             return
 
+    async def _find_recalled(self) -> None:
+        """recall.auto: what recall finds for the latest user message's unseen words, once a
+        message, searched in a thread (the index may be brought up to date first)."""
+        if self.recall is None or not self.settings.recall_auto:
+            return
+        context = self.tree.build_session_context()
+        try:
+            await asyncio.to_thread(
+                self._recalled.find,
+                context.messages,
+                context.entry_ids,
+                self.recall,
+                also_visible=self.system_prompt,
+            )
+        except Exception as exc:  # (a help: an index that cannot be read must not stop a turn)
+            log.warning("recall.auto: the search failed, the request goes without it: %s", exc)
+
     def offered_tools(self) -> dict[str, Tool]:
         """The tools of the next request: :attr:`tools`, and ``recall`` once the path has a
         compaction (unless a tool of that name was given)."""
@@ -318,8 +341,9 @@ class AgentSession:
     def _request(self) -> CompletionRequest:
         tools = self.offered_tools()
         hint = RECALL_TOOL_NAME in tools and self.recall is not None
+        context = self.tree.build_session_context()
         messages = request_messages(
-            self.context_messages(),
+            self._recalled.apply(context.messages, context.entry_ids),
             recall_hint=hint,
             keep_thinking_turns=self.settings.keep_thinking_turns,
         )
@@ -388,6 +412,7 @@ class AgentSession:
 
         caller.sleep = sleep
         while True:
+            await self._find_recalled()
             try:
                 completion = await caller.complete(self._request())
             except asyncio.CancelledError:

@@ -131,6 +131,9 @@ class Settings:
     recall_index_dir: str | None = None
     """``recall.indexDir``: where the recall indexes of session files are cached (default
     ``$XDG_CACHE_HOME/contextree/recall``)."""
+    recall_auto: bool = True
+    """``recall.auto``: once the path has a compaction, a user message that names words the
+    model no longer sees carries what recall finds for them (:mod:`contextree.recall.auto`)."""
     trust_project_settings: bool = False
     """``security.trustProjectSettings``, honoured from user files, the environment and the
     command line only: lets a project's files choose models and endpoints, turn redaction off
@@ -274,6 +277,7 @@ KEYS: dict[str, Key] = {
     "redaction.patterns": Key("redaction", "patterns", _patterns),
     "security.trustProjectSettings": Key("", "trust_project_settings", parse_bool),
     "recall.indexDir": Key("", "recall_index_dir", _str_or_none),
+    "recall.auto": Key("", "recall_auto", parse_bool),
 }
 """Every settings key we read, with where it lands and how it is validated."""
 

@@ -90,6 +90,7 @@ class ContextreeMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         # a request only while the session's path has a compaction.
         self.tools = [_recall_tool(self.session)] if recall else []
         self.session.offer_recall = recall
+        self.session.auto_recall = recall
         self._known: set[str] | None = None  # LangChain ids the session holds (read lazily)
         self._previous: list[LlmMessage] = []  # keeps the dicts _by_identity's ids name alive
         self._by_identity: dict[int, BaseMessage] = {}

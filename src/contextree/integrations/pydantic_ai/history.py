@@ -172,6 +172,7 @@ class SessionHistory(AbstractCapability[Any]):
             return None
         session = self.session
         session.offer_recall = True
+        session.auto_recall = True
 
         async def recall(query: str, limit: int = 5) -> str:
             return await asyncio.to_thread(session.recall_text, query, limit)
