@@ -150,6 +150,7 @@ async def test_recall_auto_in_pydantic_ai(fake_llm: FakeLLMServer, compacted: Pa
 
     provider = OpenAIProvider(base_url=f"{fake_llm.url}/v1", api_key="sk-test")
     history = SessionHistory.open(compacted, model="openai:gpt-4o")
+    history.session.recall.warm_up()  # (as a compaction made here or a search leaves it)
     agent = Agent(OpenAIChatModel("gpt-4o", provider=provider), capabilities=[history])
     fake_llm.enqueue_text("7")
     await agent.run(f"What was {TOOL_DETAIL} set to?")
@@ -168,7 +169,9 @@ async def test_recall_auto_in_langchain(
     from contextree.integrations.langchain import ContextreeMiddleware
 
     model = ChatOpenAI(model="gpt-4o", base_url=f"{fake_llm.url}/v1", api_key="sk-test")  # type: ignore[arg-type]
-    agent = create_agent(model, tools=[], middleware=[ContextreeMiddleware(compacted)])
+    middleware = ContextreeMiddleware(compacted)
+    middleware.session.recall.warm_up()  # (as a compaction made here or a search leaves it)
+    agent = create_agent(model, tools=[], middleware=[middleware])
     fake_llm.enqueue_text("7")
     state = {"messages": [{"role": "user", "content": f"What was {TOOL_DETAIL} set to?"}]}
     if asynchronous:

@@ -40,7 +40,11 @@ def _last_user(body: dict[str, Any]) -> str:
 
 @pytest.fixture
 def compacted(tmp_path: Path) -> SessionTree:
-    return compacted_file(tmp_path / "s.jsonl")  # asyncio.run: outside the test's loop
+    """A session compacted before the agent opens it, its recall index up to date (as after
+    a compaction made here, or a search)."""
+    tree = compacted_file(tmp_path / "s.jsonl")  # asyncio.run: outside the test's loop
+    SessionRecall(tree).warm_up()
+    return tree
 
 
 def test_unseen_words_are_the_pointing_words_the_model_cannot_see() -> None:
@@ -102,6 +106,7 @@ async def test_recall_auto_can_be_turned_off(
 def test_no_entry_holding_the_words_finds_nothing(tmp_path: Path) -> None:
     tree = compacted_file(tmp_path / "s.jsonl")
     recall = SessionRecall(tree)
+    recall.warm_up()
     assert auto_recall(recall, "what about the zebra crossing?", "") is None
     found = auto_recall(recall, f"and {ERROR}?", "")
     assert found is not None and ERROR in found
@@ -134,6 +139,7 @@ def _ids(messages: list[Any]) -> list[str | None]:
 def test_what_the_model_was_shown_is_not_searched_again(tmp_path: Path) -> None:
     tree = compacted_file(tmp_path / "s.jsonl")
     recall = SessionRecall(tree)
+    recall.warm_up()
     memo = RecalledMessages()
     context = tree.build_session_context()
     first = {"role": "user", "content": f"what was {TOOL_DETAIL}?", "timestamp": 1}
@@ -152,6 +158,7 @@ def test_what_the_model_was_shown_is_not_searched_again(tmp_path: Path) -> None:
 def test_the_agents_own_prompt_is_not_searched_and_images_stay(tmp_path: Path) -> None:
     tree = compacted_file(tmp_path / "s.jsonl")
     recall = SessionRecall(tree)
+    recall.warm_up()
     context = tree.build_session_context()
     synthetic = {"role": "user", "content": f"go on {TOOL_DETAIL}", "synthetic": True}
     messages = [*context.messages, synthetic]
@@ -180,6 +187,7 @@ def test_only_the_newest_four_messages_carry_what_was_found(tmp_path: Path) -> N
         tree.append_message({"role": "user", "content": f"{code} holds box {n}", "timestamp": n})
     fold_away(tree, "## Goal\nSort the lockers.")
     recall = SessionRecall(tree)
+    recall.warm_up()
     memo = RecalledMessages()
     messages = list(tree.build_session_context().messages)
     start = len(messages)
@@ -191,3 +199,27 @@ def test_only_the_newest_four_messages_carry_what_was_found(tmp_path: Path) -> N
     carrying = [at for at in range(start, len(messages)) if _LEAD in str(shown[at]["content"])]
     assert carrying == [start + 2, start + 4, start + 6, start + 8]
     recall.close()
+
+
+@pytest.fixture
+def cold(tmp_path: Path) -> SessionTree:
+    """Compacted elsewhere (by pi, say) and never searched: no recall index yet."""
+    return compacted_file(tmp_path / "cold.jsonl")
+
+
+@pytest.mark.anyio
+async def test_a_cold_index_waits_for_a_compaction_made_here(
+    fake_llm: FakeLLMServer, tmp_path: Path, cold: SessionTree
+) -> None:
+    tree = cold
+    fake_llm.enqueue_text("It was 7.")
+    agent = agent_on(tree, fake_llm, tmp_path)
+    await agent.prompt(f"What was {TOOL_DETAIL} set to?")
+    assert _LEAD not in _last_user(fake_llm.requests[0].body)  # not indexed while one waits
+    add_turns(tree, 60, start=100)
+    fake_llm.enqueue_text("## Goal\nKeep going.")  # the summary of the compaction made here
+    await agent.compact()
+    fake_llm.enqueue_text("That was the reset.")
+    await agent.prompt(f"and {ERROR}?")
+    text = _last_user(fake_llm.requests[-1].body)
+    assert _LEAD in text and ERROR in text.split(_LEAD, 1)[1]

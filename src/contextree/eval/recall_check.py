@@ -81,7 +81,9 @@ def auto_recalled(probe: Probe, tree: SessionTree) -> bool:
     for value in probe.values:
         text = text.replace(value, " ")
     seen = llm_text(convert_to_llm(tree.build_session_context().messages))
-    found = auto_recall(SessionRecall(tree, index=_index(tree)), text, seen)
+    tool = SessionRecall(tree, index=_index(tree))
+    tool.warm_up()  # (the eval's compactions are made in this process: the agent's would be)
+    found = auto_recall(tool, text, seen)
     return found is not None and values_found(probe, found)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
 import os
 import threading
 import weakref
@@ -29,7 +28,7 @@ from contextree.hooks.registry import HookRegistry
 from contextree.llm.base import ModelClient
 from contextree.llm.registry import context_window as registry_context_window
 from contextree.llm.registry import parse_model_spec
-from contextree.recall.auto import RecalledMessages
+from contextree.recall.auto import RecalledMessages, compaction_id, recall_before_request
 from contextree.recall.tool import SessionRecall
 from contextree.runtime.events import EventHub, EventListener
 from contextree.runtime.triggers import CompactionSkipped, CompactionTriggers
@@ -38,8 +37,6 @@ from contextree.session.tree import SessionTree
 from contextree.settings.schema import Settings
 
 __all__ = ["ManagedSession"]
-
-log = logging.getLogger("contextree.integrations")
 
 _T = TypeVar("_T")
 
@@ -108,7 +105,7 @@ class ManagedSession:
         built (LangChain, pydantic-ai): with :attr:`offer_recall` and ``recall.auto``, the
         message carries what recall finds for its unseen words (:mod:`contextree.recall.auto`).
         The OpenAI Agents SDK adds the new input after the stored history, out of our sight."""
-        self._recalled = RecalledMessages()
+        self._recalled = RecalledMessages(compaction_id(tree))
 
     @classmethod
     def open(
@@ -203,16 +200,9 @@ class ManagedSession:
         return self._triggers.last_result if done else None
 
     async def _find_recalled(self) -> None:
-        """recall.auto for the latest user message (once a message, in a thread)."""
-        if not (self.auto_recall and self.offer_recall and self.settings.recall_auto):
-            return
-        context = self.tree.build_session_context()
-        try:
-            await asyncio.to_thread(
-                self._recalled.find, context.messages, context.entry_ids, self.recall
-            )
-        except Exception as exc:  # (a help: an index that cannot be read must not stop a turn)
-            log.warning("recall.auto: the search failed, the request goes without it: %s", exc)
+        """recall.auto before a request (:func:`~contextree.recall.auto.recall_before_request`)."""
+        if self.auto_recall and self.offer_recall and self.settings.recall_auto:
+            await recall_before_request(self._recalled, self.tree, self.recall)
 
     def maybe_compact_sync(self, *, overflow: bool = False) -> CompactionResult | None:
         """:meth:`maybe_compact` for synchronous callers (also from inside a running loop)."""

@@ -15,6 +15,7 @@ and one that names something new costs a few hundred tokens at most.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
@@ -30,6 +31,9 @@ from contextree.entries.types import (
 
 if TYPE_CHECKING:
     from contextree.recall.tool import SessionRecall
+    from contextree.session.tree import SessionTree
+
+log = logging.getLogger("contextree.recall")
 
 __all__ = [
     "AUTO_RECALL_CHARS",
@@ -37,7 +41,9 @@ __all__ = [
     "AUTO_RECALL_LEAD",
     "RecalledMessages",
     "auto_recall",
+    "compaction_id",
     "llm_text",
+    "recall_before_request",
     "unseen_words",
 ]
 
@@ -120,13 +126,19 @@ def unseen_words(message: str, visible: str, most: int = _MAX_WORDS) -> list[str
 def auto_recall(recall: SessionRecall, message: str, visible: str) -> str | None:
     """What to add to the user's ``message`` for a model that reads ``visible``: the lead
     line and the excerpts recall finds for :func:`unseen_words`, within
-    :data:`AUTO_RECALL_CHARS`; ``None`` when the message names nothing unseen, the path has
-    no compaction, or no condensed entry holds every unseen word."""
+    :data:`AUTO_RECALL_CHARS`; ``None`` when the path has no compaction, the index would have
+    to be built first (:meth:`SessionRecall.cold`), or the message names nothing unseen that
+    a condensed entry holds."""
     if not recall.available():
+        return None
+    candidates = unseen_words(message, visible, most=_CANDIDATES)
+    if not candidates or recall.cold():
+        # Indexing a session anew takes seconds at 100k entries: not while the user waits.
+        # A compaction made here warms the index up (:func:`recall_before_request`), and so
+        # does a search with the recall tool.
         return None
     # Only the words the condensed part holds: "can Rashid still come on the seventh?" looks
     # for Rashid, not for a "seventh" no entry has.
-    candidates = unseen_words(message, visible, most=_CANDIDATES)
     words = [word for word in candidates if recall.holds(word)][:_MAX_WORDS]
     if not words:
         return None
@@ -152,6 +164,12 @@ def _user_text(message: StoredMessage) -> str:
     )
 
 
+def _latest_user(messages: Sequence[StoredMessage]) -> int | None:
+    return next(
+        (at for at in range(len(messages) - 1, -1, -1) if is_user_message(messages[at])), None
+    )
+
+
 def _carrying(message: StoredMessage, block: str) -> StoredMessage:
     """A copy of ``message`` with ``block`` as a text block of its own after its content."""
     content = message.get("content")
@@ -171,12 +189,32 @@ class RecalledMessages:
     the messages still in the context are remembered.
     """
 
-    __slots__ = ("_copies", "_found", "_searched")
+    __slots__ = ("_copies", "_found", "_searched", "compaction_seen")
 
-    def __init__(self) -> None:
+    def __init__(self, compaction_seen: str | None = None) -> None:
+        self.compaction_seen = compaction_seen
+        """The latest compaction whose index was warmed up (or that was there on open)."""
         self._found: dict[str, str] = {}
         self._searched: set[str] = set()
         self._copies: dict[str, tuple[StoredMessage, StoredMessage]] = {}
+
+    def due(
+        self, messages: Sequence[StoredMessage], ids: Sequence[str | None], recall: SessionRecall
+    ) -> bool:
+        """Whether :meth:`find` would search (a quick look, for a caller that would otherwise
+        hand every request's check to a thread): the path has a compaction, and the latest
+        user message is new to this object, has words, and is the user's own."""
+        if not recall.available():
+            return False
+        position = _latest_user(messages)
+        if position is None or position >= len(ids) or ids[position] is None:
+            return False
+        message = messages[position]
+        return (
+            ids[position] not in self._searched
+            and not message.get("synthetic")
+            and bool(_user_text(message).strip())
+        )
 
     def find(
         self,
@@ -198,10 +236,7 @@ class RecalledMessages:
             self._copies.pop(entry_id, None)
         if not recall.available():
             return None  # nothing condensed yet: nothing to find, nor a context to read
-        latest = next(
-            (at for at in range(len(messages) - 1, -1, -1) if is_user_message(messages[at])),
-            None,
-        )
+        latest = _latest_user(messages)
         if latest is None or latest >= len(ids) or ids[latest] is None:
             return None
         latest_id = ids[latest]
@@ -245,3 +280,33 @@ class RecalledMessages:
                 self._copies[entry_id] = held
             out[position] = held[1]
         return out
+
+
+def compaction_id(tree: SessionTree) -> str | None:
+    """The id of the latest compaction on ``tree``'s path (``None``: none)."""
+    latest = tree.latest_compaction()
+    found = latest.get("id") if latest is not None else None
+    return found if isinstance(found, str) else None
+
+
+async def recall_before_request(
+    memo: RecalledMessages, tree: SessionTree, recall: SessionRecall, *, also_visible: str = ""
+) -> None:
+    """What a host does before it builds a request: after a compaction made since ``memo``
+    last looked, bring the index up to date (the first time, indexing the session: seconds
+    at 100k entries, once); then :meth:`RecalledMessages.find` for the latest user message
+    when it is due. Both run in a thread; a failure is logged and the request goes without."""
+    import asyncio
+
+    latest_id = compaction_id(tree)
+    try:
+        if latest_id is not None and latest_id != memo.compaction_seen:
+            memo.compaction_seen = latest_id
+            await asyncio.to_thread(recall.warm_up)
+        context = tree.build_session_context()
+        if memo.due(context.messages, context.entry_ids, recall):
+            await asyncio.to_thread(
+                memo.find, context.messages, context.entry_ids, recall, also_visible=also_visible
+            )
+    except Exception as exc:  # (a help: an index that cannot be read must not stop a turn)
+        log.warning("recall.auto: the search failed, the request goes without it: %s", exc)

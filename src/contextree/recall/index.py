@@ -197,6 +197,16 @@ class RecallIndex:
             self.notice = "the recall index was damaged; it was rebuilt"
             return self._rebuild(tree, "damaged")
 
+    def needs_rebuild(self, tree: SessionTree) -> bool:
+        """Whether bringing the index up to date means indexing the session anew (missing,
+        other settings, the session rewritten), not only adding what was appended: a caller
+        that must not wait for that (``recall.auto``) can leave it for later."""
+        state = self.backend.load_state()
+        if state is None or state.config != self._config:
+            return True
+        identity = self.backend.identity() or "unknown"
+        return identity != state.identity or tree.known_size < state.size
+
     def _sync(self, tree: SessionTree) -> SyncReport:
         state = self.backend.load_state()
         if state is None:

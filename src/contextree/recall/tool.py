@@ -131,6 +131,22 @@ class SessionRecall:
             if text
         ]
 
+    def cold(self) -> bool:
+        """Whether the first search would index the session anew (seconds for a large one)
+        rather than add what was appended: see :meth:`RecallIndex.needs_rebuild`."""
+        return self._open_index().needs_rebuild(self.tree)
+
+    def warm_up(self) -> None:
+        """Bring the index up to date now (after a compaction: the search that follows finds
+        it ready)."""
+        self._open_index().sync(self.tree)
+
+    def _open_index(self) -> RecallIndex:
+        if self._index is None:
+            self._index = open_recall_index(self.tree, self.settings, literals=self._literals)
+            self._owns_index = True
+        return self._index
+
     def holds(self, term: str) -> bool:
         """Whether an entry of the condensed part holds ``term`` (a word or a phrase)."""
         return bool(self._search_hits(term, 1).hits)
@@ -148,10 +164,8 @@ class SessionRecall:
         return _SEPARATOR.join(excerpt.render() for excerpt in found)[:max_chars]
 
     def _search_hits(self, query: str, limit: int) -> RecallResult:
-        if self._index is None:
-            self._index = open_recall_index(self.tree, self.settings, literals=self._literals)
-            self._owns_index = True
-        return recall(self.tree, query, limit=max(1, min(_MAX_LIMIT, limit)), index=self._index)
+        index = self._open_index()
+        return recall(self.tree, query, limit=max(1, min(_MAX_LIMIT, limit)), index=index)
 
     def _search(
         self,

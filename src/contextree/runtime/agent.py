@@ -18,7 +18,6 @@ then the configured fallback models, with retries and backoff.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +42,7 @@ from contextree.llm.base import Completion, CompletionRequest, ModelClient
 from contextree.llm.errors import is_context_overflow
 from contextree.llm.registry import context_window as registry_context_window
 from contextree.llm.registry import create_client, parse_model_spec
-from contextree.recall.auto import RecalledMessages
+from contextree.recall.auto import RecalledMessages, compaction_id, recall_before_request
 from contextree.recall.tool import RECALL_TOOL_NAME, SessionRecall
 from contextree.runtime.events import (
     AGENT_END,
@@ -78,8 +77,6 @@ from contextree.session.tree import SessionTree
 from contextree.settings.schema import Settings
 
 __all__ = ["OVERFLOW_RETRY_FAILED", "AgentSession", "TurnOutcome"]
-
-log = logging.getLogger("contextree.runtime")
 
 _MAX_AUTO_CONTINUES = 3
 
@@ -145,7 +142,7 @@ class AgentSession:
             else None
         )
         # What recall found for each user message (recall.auto), sent again as it was.
-        self._recalled = RecalledMessages()
+        self._recalled = RecalledMessages(compaction_id(tree))
         self.tool_context = tool_context
         self.hooks = hooks or HookRegistry()
         self.system_prompt = system_prompt
@@ -315,21 +312,11 @@ class AgentSession:
             return
 
     async def _find_recalled(self) -> None:
-        """recall.auto: what recall finds for the latest user message's unseen words, once a
-        message, searched in a thread (the index may be brought up to date first)."""
-        if self.recall is None or not self.settings.recall_auto:
-            return
-        context = self.tree.build_session_context()
-        try:
-            await asyncio.to_thread(
-                self._recalled.find,
-                context.messages,
-                context.entry_ids,
-                self.recall,
-                also_visible=self.system_prompt,
+        """recall.auto before a request (:func:`~contextree.recall.auto.recall_before_request`)."""
+        if self.recall is not None and self.settings.recall_auto:
+            await recall_before_request(
+                self._recalled, self.tree, self.recall, also_visible=self.system_prompt
             )
-        except Exception as exc:  # (a help: an index that cannot be read must not stop a turn)
-            log.warning("recall.auto: the search failed, the request goes without it: %s", exc)
 
     def offered_tools(self) -> dict[str, Tool]:
         """The tools of the next request: :attr:`tools`, and ``recall`` once the path has a
