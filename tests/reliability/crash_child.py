@@ -129,7 +129,11 @@ def _scenario_compact(path: Path, rng: random.Random, emit: Emit) -> None:
 
 def _scenario_prune(path: Path, rng: random.Random, emit: Emit) -> None:
     tree = SessionTree.open(path, cwd="/work")
-    for _ in range(rng.randint(1, 3)):
+    # Two results at least, each (500 tokens and more) larger than the protected window: the
+    # older is always pruned, so there is always a rewrite to interrupt (with one result and a
+    # window as large as it, some seeds pruned nothing, and the test that a kill interrupted a
+    # rewrite failed for them).
+    for _ in range(rng.randint(2, 3)):
         call = f"call-{rng.getrandbits(32):08x}"
         marker = f"MARK{rng.getrandbits(48):012x}"
         emit("I", tree.append_message(assistant_call(call, "cat big.log")))
@@ -137,7 +141,7 @@ def _scenario_prune(path: Path, rng: random.Random, emit: Emit) -> None:
         entry_id = tree.append_message(result)
         emit("I", entry_id)
         emit("T", entry_id, marker)
-    prune_session(tree, PruneSettings(protect_tokens=rng.randint(100, 1500), minimum_savings=0))
+    prune_session(tree, PruneSettings(protect_tokens=rng.randint(100, 450), minimum_savings=0))
 
 
 def _scenario_navigate(path: Path, rng: random.Random, emit: Emit) -> None:
