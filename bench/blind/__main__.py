@@ -115,11 +115,16 @@ def _reports(
     with ``auto`` what ``recall.auto`` adds to a user message asking after each probe."""
     from contextree.compaction import OfflineSummarizer
     from contextree.eval import run_sessions, visible
-    from contextree.eval.recall_check import visible_or_auto_recalled, visible_or_recalled
+    from contextree.eval.recall_check import (
+        visible_or_asked,
+        visible_or_auto_recalled,
+        visible_or_recalled,
+    )
 
     checks: list[tuple[str, Any]] = [("", visible), (" +recall", visible_or_recalled)]
     if auto:
         checks.append((" +auto", visible_or_auto_recalled))
+        checks.append((" +ask", visible_or_asked))
     reports = []
     for label, kept in checks:
         report = asyncio.run(
@@ -206,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--auto",
         action="store_true",
-        help="also count what recall.auto adds to a user message asking after each probe",
+        help="also count what recall.auto adds to a user message asking after each probe: "
+        "its planted sentence (+auto) and the user's own question where one was written (+ask)",
     )
     parser.add_argument("--json", type=Path, dest="out")
     parser.add_argument("--to", type=Path, help="export: the directory to write to")

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from contextree.compaction.offline import OfflineSummarizer, SummaryKind
 from contextree.entries.types import AgentMessage
 from contextree.eval import PROBE_KINDS, build_corpus, run_eval
@@ -215,3 +217,27 @@ def test_a_model_summarizer_runs_through_the_prompt_path_with_recorded_facts() -
     assert report["kinds"]["constraint"]["survival"] > 0
     assert report["kinds"]["preference"]["survival"] > 0
     assert report["mean_survival"] >= 0.9
+
+
+def test_a_probes_ask_is_read_and_must_be_a_string() -> None:
+    from contextree.eval.probes_file import ProbesFileError, probe_from_object
+
+    probe = probe_from_object(
+        {"kind": "fact", "values": ["8472"], "ask": "which port was it again?"}, "p", default_id="a"
+    )
+    assert probe.ask == "which port was it again?"
+    assert probe_from_object({"kind": "fact", "values": ["x"]}, "p", default_id="b").ask == ""
+    with pytest.raises(ProbesFileError, match='p: field "ask": expected a string'):
+        probe_from_object({"kind": "fact", "values": ["x"], "ask": 3}, "p", default_id="c")
+
+
+def test_the_users_own_question_brings_the_value_back(tmp_path: Path) -> None:
+    from contextree.eval.probes import Probe
+    from contextree.eval.recall_check import visible_or_asked
+    from recall.recall_session import TOOL_DETAIL, compacted_file
+
+    tree = compacted_file(tmp_path / "s.jsonl")
+    probe = Probe(id="r", kind="fact", values=("retries = 7",), text=f"{TOOL_DETAIL} is 7")
+    assert not visible_or_asked(probe, tree)  # no question written: only what is visible
+    asked = Probe(id="r", kind="fact", values=("retries = 7",), ask=f"what's {TOOL_DETAIL} at?")
+    assert visible_or_asked(asked, tree)

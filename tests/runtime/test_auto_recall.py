@@ -223,3 +223,15 @@ async def test_a_cold_index_waits_for_a_compaction_made_here(
     await agent.prompt(f"and {ERROR}?")
     text = _last_user(fake_llm.requests[-1].body)
     assert _LEAD in text and ERROR in text.split(_LEAD, 1)[1]
+
+
+def test_a_question_looks_for_the_words_the_summary_names_too(tmp_path: Path) -> None:
+    # The summary names the retry logic; the file it was in is only in the condensed part.
+    tree = compacted_file(tmp_path / "s.jsonl")
+    recall = SessionRecall(tree)
+    recall.warm_up()
+    seen = "## Goal\nFix the retry logic; it works now."
+    assert auto_recall(recall, "ok, the retry logic then.", seen) is None
+    found = auto_recall(recall, "which file held the retry logic?", seen)
+    assert found is not None and "src/net/client.py" in found
+    recall.close()

@@ -41,6 +41,10 @@ class Probe:
     """The specific values (names, versions, hosts, paths, numbers ...) that must survive."""
     text: str = ""
     """The sentence as planted (for reports; not used to score)."""
+    ask: str = ""
+    """What the user might ask later when they need the item again, in their own words and
+    without its values (written with the blind sessions): the message ``recall.auto`` is
+    measured with (:func:`contextree.eval.recall_check.visible_or_asked`)."""
     phrasing: str = ""
     """The phrasing's key; empty for a user's own probes."""
     held_out: bool = False

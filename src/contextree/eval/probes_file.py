@@ -35,7 +35,8 @@ class ProbesFileError(ContextreeError):
 
 
 def probe_from_object(data: object, where: str, *, default_id: str) -> Probe:
-    """The probe an object describes (``kind``, ``values``, optional ``id`` and ``text``).
+    """The probe an object describes (``kind``, ``values``, optional ``id``, ``text`` and
+    ``ask``).
 
     Raises:
         ProbesFileError: a field is missing or of the wrong type; the message starts with
@@ -55,7 +56,7 @@ def probe_from_object(data: object, where: str, *, default_id: str) -> Probe:
         or not all(isinstance(v, str) and v.strip() for v in values)
     ):
         raise ProbesFileError(f'{where}: field "values": expected a non-empty list of strings')
-    for field in ("id", "text"):
+    for field in ("id", "text", "ask"):
         if field in data and not isinstance(data[field], str):
             raise ProbesFileError(f'{where}: field "{field}": expected a string')
     return Probe(
@@ -63,6 +64,7 @@ def probe_from_object(data: object, where: str, *, default_id: str) -> Probe:
         kind=cast(ProbeKind, kind),
         values=tuple(values),
         text=data.get("text", ""),
+        ask=data.get("ask", ""),
     )
 
 

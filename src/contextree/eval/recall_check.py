@@ -23,6 +23,7 @@ __all__ = [
     "auto_recalled",
     "recall_query",
     "recalled",
+    "visible_or_asked",
     "visible_or_auto_recalled",
     "visible_or_recalled",
 ]
@@ -71,13 +72,14 @@ def visible_or_recalled(probe: Probe, tree: SessionTree) -> bool:
     return visible(probe, tree) or recalled(probe, tree)
 
 
-def auto_recalled(probe: Probe, tree: SessionTree) -> bool:
-    """Whether ``recall.auto``'s excerpts for a user message that asks after ``probe`` (its
-    planted sentence without its values) hold every value of it."""
+def auto_recalled(probe: Probe, tree: SessionTree, message: str | None = None) -> bool:
+    """Whether ``recall.auto``'s excerpts for a user message that asks after ``probe``
+    (``message``; by default its planted sentence without its values) hold every value of
+    it."""
     from contextree.context.convert import convert_to_llm
     from contextree.recall.auto import auto_recall, llm_text
 
-    text = probe.text
+    text = probe.text if message is None else message
     for value in probe.values:
         text = text.replace(value, " ")
     seen = llm_text(convert_to_llm(tree.build_session_context().messages))
@@ -90,3 +92,10 @@ def auto_recalled(probe: Probe, tree: SessionTree) -> bool:
 def visible_or_auto_recalled(probe: Probe, tree: SessionTree) -> bool:
     """:func:`~contextree.eval.score.visible`, else :func:`auto_recalled`."""
     return visible(probe, tree) or auto_recalled(probe, tree)
+
+
+def visible_or_asked(probe: Probe, tree: SessionTree) -> bool:
+    """:func:`~contextree.eval.score.visible`, else what ``recall.auto`` adds to the user's
+    own later question (:attr:`~contextree.eval.probes.Probe.ask`; a probe without one counts
+    as visible or not)."""
+    return visible(probe, tree) or bool(probe.ask and auto_recalled(probe, tree, probe.ask))

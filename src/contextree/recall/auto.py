@@ -63,6 +63,8 @@ not in the session, so no size estimate counts it; four blocks are at most 6,000
 _CANDIDATES: Final = 12
 """Unseen words looked up one by one (a search each) before the first six the condensed part
 holds are searched together."""
+_HIT_ID: Final = re.compile(r"^\[(\w+)\] ", re.MULTILINE)
+"""The entry id a hit's head line starts with."""
 _WORD: Final = re.compile(r"\w(?:[\w-]*\w)?")
 _COMMON_WORDS: Final = """
     about above after again against also although always another anyone anything anyway
@@ -132,6 +134,12 @@ def auto_recall(recall: SessionRecall, message: str, visible: str) -> str | None
     if not recall.available():
         return None
     candidates = unseen_words(message, visible, most=_CANDIDATES)
+    if "?" in message:
+        # A question asks after something: the summary may name its subject ("Rashid") and
+        # still lack the detail asked for, so its seen words are looked for too, after the
+        # unseen ones.
+        named = unseen_words(message, "", most=_CANDIDATES)
+        candidates = [*candidates, *(w for w in named if w not in candidates)][:_CANDIDATES]
     if not candidates or recall.cold():
         # Indexing a session anew takes seconds at 100k entries: not while the user waits.
         # A compaction made here warms the index up (:func:`recall_before_request`), and so
@@ -149,7 +157,9 @@ def auto_recall(recall: SessionRecall, message: str, visible: str) -> str | None
     if found is None:
         # No entry holds them all: the one that holds the most of them (the rarer first).
         found = recall.search_shown(query, limit=1, max_chars=room, complete_only=False)
-    return f"{lead}\n{found}" if found else None
+    if not found or all(f"[{hit}]" in visible for hit in _HIT_ID.findall(found)):
+        return None  # (what an earlier message brought back: the model has it)
+    return f"{lead}\n{found}"
 
 
 def _user_text(message: StoredMessage) -> str:
