@@ -28,6 +28,7 @@ from contextree.entries.types import (
     is_tool_call_content,
     is_user_message,
 )
+from contextree.recall.documents import content_text
 
 if TYPE_CHECKING:
     from contextree.recall.tool import SessionRecall
@@ -63,8 +64,6 @@ not in the session, so no size estimate counts it; four blocks are at most 6,000
 _CANDIDATES: Final = 12
 """Unseen words looked up one by one (a search each) before the first six the condensed part
 holds are searched together."""
-_HIT_ID: Final = re.compile(r"^\[(\w+)\] ", re.MULTILINE)
-"""The entry id a hit's head line starts with."""
 _WORD: Final = re.compile(r"\w(?:[\w-]*\w)?")
 _COMMON_WORDS: Final = """
     about above after again against also although always another anyone anything anyway
@@ -157,21 +156,16 @@ def auto_recall(recall: SessionRecall, message: str, visible: str) -> str | None
     if found is None:
         # No entry holds them all: the one that holds the most of them (the rarer first).
         found = recall.search_shown(query, limit=1, max_chars=room, complete_only=False)
-    if not found or all(f"[{hit}]" in visible for hit in _HIT_ID.findall(found)):
-        return None  # (what an earlier message brought back: the model has it)
-    return f"{lead}\n{found}"
+    if found is None:
+        return None
+    text, hits = found
+    if all(f"[{hit}]" in visible for hit in hits):
+        return None  # (what an earlier message brought back, its ids in the heads: seen)
+    return f"{lead}\n{text}"
 
 
 def _user_text(message: StoredMessage) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    blocks = content if isinstance(content, list) else []
-    return "\n".join(
-        block["text"]
-        for block in blocks
-        if is_text_content(block) and isinstance(block.get("text"), str)
-    )
+    return content_text(message.get("content"))
 
 
 def _latest_user(messages: Sequence[StoredMessage]) -> int | None:
@@ -214,17 +208,23 @@ class RecalledMessages:
         """Whether :meth:`find` would search (a quick look, for a caller that would otherwise
         hand every request's check to a thread): the path has a compaction, and the latest
         user message is new to this object, has words, and is the user's own."""
-        if not recall.available():
-            return False
+        return recall.available() and self._due_position(messages, ids) is not None
+
+    def _due_position(
+        self, messages: Sequence[StoredMessage], ids: Sequence[str | None]
+    ) -> int | None:
+        """Where the latest user message is, when it is to be searched for: new to this object,
+        with words, and not one the agent wrote itself (``synthetic``: the prompt to go on
+        after a compaction)."""
         position = _latest_user(messages)
-        if position is None or position >= len(ids) or ids[position] is None:
-            return False
-        message = messages[position]
-        return (
-            ids[position] not in self._searched
-            and not message.get("synthetic")
-            and bool(_user_text(message).strip())
-        )
+        if position is None or position >= len(ids):
+            return None
+        entry_id, message = ids[position], messages[position]
+        if entry_id is None or entry_id in self._searched:
+            return None
+        if message.get("synthetic") or not _user_text(message).strip():
+            return None
+        return position
 
     def find(
         self,
@@ -234,11 +234,10 @@ class RecalledMessages:
         *,
         also_visible: str = "",
     ) -> str | None:
-        """Search for the latest user message of ``messages`` (``ids``: their entry ids), once
-        a message: what the model reads is the rest of the context, with what earlier
-        messages carry, and ``also_visible`` (the system prompt). A message the agent wrote
-        itself (``synthetic``: the prompt to go on after a compaction) is not searched for.
-        Returns what was found for it."""
+        """Search for the latest user message of ``messages`` (``ids``: their entry ids) when
+        it is due (:meth:`due`), once a message: what the model reads is the rest of the
+        context, with what earlier messages carry, and ``also_visible`` (the system prompt).
+        Returns what was found for it (``None``: nothing, or not searched)."""
         present = {entry_id for entry_id in ids if entry_id is not None}
         for entry_id in [key for key in self._searched if key not in present]:
             self._searched.discard(entry_id)
@@ -246,20 +245,15 @@ class RecalledMessages:
             self._copies.pop(entry_id, None)
         if not recall.available():
             return None  # nothing condensed yet: nothing to find, nor a context to read
-        latest = _latest_user(messages)
-        if latest is None or latest >= len(ids) or ids[latest] is None:
+        latest = self._due_position(messages, ids)
+        if latest is None:
             return None
         latest_id = ids[latest]
         assert latest_id is not None
-        if latest_id in self._searched:
-            return self._found.get(latest_id)
         self._searched.add(latest_id)  # (first: a search that fails is not made again)
-        message = messages[latest]
-        text = _user_text(message)
-        if message.get("synthetic") or not text.strip():
-            return None
         shown = self.apply(messages, ids)
         others = convert_to_llm([*shown[:latest], *shown[latest + 1 :]])
+        text = _user_text(messages[latest])
         block = auto_recall(recall, text, f"{also_visible}\n{llm_text(others)}")
         if block is not None:
             self._found[latest_id] = block
@@ -280,13 +274,10 @@ class RecalledMessages:
         ]
         for position in carrying[-_KEPT_BLOCKS:]:
             message, entry_id = messages[position], ids[position]
-            block = self._found.get(entry_id) if entry_id is not None else None
-            if block is None:
-                continue
             assert entry_id is not None
             held = self._copies.get(entry_id)
             if held is None or held[0] is not message:
-                held = (message, _carrying(message, block))
+                held = (message, _carrying(message, self._found[entry_id]))
                 self._copies[entry_id] = held
             out[position] = held[1]
         return out

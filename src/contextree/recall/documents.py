@@ -16,7 +16,7 @@ from typing import Any, assert_never
 from contextree.entries.js_json import js_stringify
 from contextree.entries.types import known_block, known_entry, known_message
 
-__all__ = ["Document", "entry_document", "entry_text", "tool_call_text"]
+__all__ = ["Document", "content_text", "entry_document", "entry_text", "tool_call_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,9 @@ class Document:
     text: str
 
 
-def _blocks(content: object, *, calls: bool = False) -> str:
+def content_text(content: object, *, calls: bool = False) -> str:
+    """The words of a message's ``content`` (a string, or its text blocks one a line; with
+    ``calls``, its tool calls too, as :func:`tool_call_text`)."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
@@ -75,21 +77,21 @@ def _json(value: object) -> str:
 def _message_text(message: Mapping[str, Any]) -> str:
     known = known_message(message)
     if known is None:
-        return _blocks(message.get("content"))  # a role this format does not define
+        return content_text(message.get("content"))  # a role this format does not define
     match known["role"]:
         case "assistant":
-            return _blocks(known.get("content"), calls=True)
+            return content_text(known.get("content"), calls=True)
         case "toolResult":
             # Pruning keeps the original output in prunedContent: that is what recall is for.
             original = known.get("prunedContent", known.get("content"))
-            return f"{known.get('toolName', '')}\n{_blocks(original)}".strip()
+            return f"{known.get('toolName', '')}\n{content_text(original)}".strip()
         case "bashExecution":
             return f"$ {known.get('command', '')}\n{known.get('output', '')}"
         case "branchSummary" | "compactionSummary":
             summary: object = known.get("summary")
             return summary if isinstance(summary, str) else ""
         case "user" | "developer" | "custom" | "hookMessage" | "pythonExecution" | "fileMention":
-            return _blocks(known.get("content"))
+            return content_text(known.get("content"))
         case _:
             assert_never(known)
 
@@ -112,7 +114,7 @@ def entry_text(entry: Mapping[str, Any]) -> tuple[str, str] | None:
                 return (known["type"], summary)
             return None
         case "custom_message":
-            text = _blocks(known.get("content"))
+            text = content_text(known.get("content"))
             return ("custom", text) if text.strip() else None
         case (
             "thinking_level_change"

@@ -153,15 +153,18 @@ class SessionRecall:
 
     def search_shown(
         self, query: str, *, limit: int, max_chars: int, complete_only: bool
-    ) -> str | None:
+    ) -> tuple[str, list[str]] | None:
         """The hits of ``query`` (with ``complete_only``, only those holding every one of its
         terms; at most ``limit``), shown as :meth:`search_text` shows them within
-        ``max_chars``, without its notes; ``None`` when there is none (see
-        :mod:`contextree.recall.auto`)."""
-        _, found = self._search(query, limit, max_chars=max_chars, complete_only=complete_only)
+        ``max_chars``, without its notes, and their entry ids; ``None`` when there is none
+        (see :mod:`contextree.recall.auto`)."""
+        result, found = self._search(
+            query, limit, max_chars=max_chars, complete_only=complete_only
+        )
         if not found:
             return None
-        return _SEPARATOR.join(excerpt.render() for excerpt in found)[:max_chars]
+        text = _SEPARATOR.join(excerpt.render() for excerpt in found)[:max_chars]
+        return text, [hit.entry_id for hit in result.hits]
 
     def _search_hits(self, query: str, limit: int) -> RecallResult:
         index = self._open_index()
